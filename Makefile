@@ -1,0 +1,144 @@
+# qlcshape build.
+#
+#   make              optimised build in build/ (build/qlcshape, build/qlcshaped)
+#   make test         every test, built in build/san/ under ASan and UBSan
+#   make bench        the main benchmark
+#   make SAN=1        sanitizer build of everything in build/san/
+#   make V=1          show the commands
+#
+# Libraries come through pkg-config. Debian 12's libiniparser-dev ships no
+# .pc file, so iniparser falls back to its Debian include path when
+# pkg-config does not know it.
+
+CC      ?= cc
+SAN     ?= 0
+V       ?= 0
+
+ifeq ($(SAN),1)
+BUILD   := build/san
+OPT     := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+           -fno-sanitize-recover=undefined
+LDSAN   := -fsanitize=address,undefined
+# jemalloc and ASan both want to own malloc; the sanitizer build uses libc's.
+DEFS    := -DQS_NO_JEMALLOC
+else
+BUILD   := build
+OPT     := -O2 -g
+LDSAN   :=
+DEFS    :=
+endif
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+PKGS    := liburing libnvme jemalloc
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+INI_CFLAGS := $(shell pkg-config --cflags iniparser 2>/dev/null || echo -I/usr/include/iniparser)
+INI_LIBS   := $(shell pkg-config --libs iniparser 2>/dev/null || echo -liniparser)
+CMOCKA_CFLAGS := $(shell pkg-config --cflags cmocka 2>/dev/null)
+CMOCKA_LIBS   := $(shell pkg-config --libs cmocka 2>/dev/null)
+ifeq ($(SAN),1)
+PKG_LIBS := $(filter-out -ljemalloc,$(PKG_LIBS))
+endif
+
+WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+           -Wno-unused-parameter -Werror=implicit-function-declaration
+CFLAGS  += -std=gnu11 $(OPT) $(WARN) $(DEFS) -Iinclude -MMD -MP -D_GNU_SOURCE
+LDLIBS  := -lm -lpthread
+
+# The engine: no I/O, no threads, no clock. Built as a static library that
+# the tool, the daemon and every test link.
+CACHE_SRCS := $(wildcard cache/*.c)
+CACHE_OBJS := $(CACHE_SRCS:%.c=$(BUILD)/%.o)
+LIBCACHE   := $(BUILD)/libqscache.a
+
+# Host-side code shared by the tool and the daemon (env, volumes, config).
+COMMON_SRCS := $(wildcard daemon/common_*.c)
+COMMON_OBJS := $(COMMON_SRCS:%.c=$(BUILD)/%.o)
+
+# The qlcshape tool: bench and control commands.
+TOOL_SRCS := $(wildcard bench/*.c)
+TOOL_OBJS := $(TOOL_SRCS:%.c=$(BUILD)/%.o)
+
+# The daemon (daemon/qlcshaped*.c and the ublk frontend).
+DAEMON_SRCS := $(filter-out $(COMMON_SRCS),$(wildcard daemon/*.c))
+DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(BUILD)/%.o)
+
+# Tests: tests/test_*.c, one program each, linked with tests/lib/*.c.
+TESTLIB_SRCS := $(wildcard tests/lib/*.c)
+TESTLIB_OBJS := $(TESTLIB_SRCS:%.c=$(BUILD)/%.o)
+TEST_SRCS := $(wildcard tests/test_*.c)
+TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
+
+TOOL   := $(BUILD)/qlcshape
+DAEMON := $(BUILD)/qlcshaped
+
+ALL := $(TOOL)
+ifneq ($(DAEMON_SRCS),)
+ALL += $(DAEMON)
+endif
+
+.PHONY: all test tests bench deps clean vmtest
+all: $(ALL)
+
+deps:
+	$(Q)bash scripts/deps.sh
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(INI_CFLAGS) $(CMOCKA_CFLAGS) -c -o $@ $<
+
+$(LIBCACHE): $(CACHE_OBJS)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(TOOL): $(TOOL_OBJS) $(COMMON_OBJS) $(LIBCACHE)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDSAN) -o $@ $^ $(PKG_LIBS) $(INI_LIBS) $(LDLIBS)
+
+$(DAEMON): $(DAEMON_OBJS) $(COMMON_OBJS) $(LIBCACHE)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDSAN) -o $@ $^ $(PKG_LIBS) $(INI_LIBS) $(LDLIBS)
+
+# Tests link the bench and daemon code (all but the programs' mains) as
+# archives, so each test pulls in only the objects it uses.
+LIBBENCH  := $(BUILD)/libqsbench.a
+LIBDAEMON := $(BUILD)/libqsdaemon.a
+LIBCOMMON := $(BUILD)/libqscommon.a
+$(LIBBENCH): $(filter-out $(BUILD)/bench/main.o,$(TOOL_OBJS))
+$(LIBDAEMON): $(filter-out $(BUILD)/daemon/qlcshaped.o,$(DAEMON_OBJS))
+$(LIBCOMMON): $(COMMON_OBJS)
+$(LIBBENCH) $(LIBDAEMON) $(LIBCOMMON):
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^ $(if $^,,--)
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(TESTLIB_OBJS) $(LIBBENCH) $(LIBDAEMON) $(LIBCOMMON) $(LIBCACHE)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDSAN) -o $@ $^ $(CMOCKA_LIBS) $(PKG_LIBS) $(INI_LIBS) $(LDLIBS)
+
+tests: $(TEST_BINS)
+
+# make test: install what is missing, build everything under ASan+UBSan,
+# run every test program; the summary line counts programs.
+test: deps
+	$(Q)$(MAKE) --no-print-directory SAN=1 all tests
+	$(Q)bash scripts/run-tests.sh build/san
+
+bench: deps
+	$(Q)$(MAKE) --no-print-directory SAN=0 all
+	$(Q)build/qlcshape bench engine --json build/bench-engine.json
+
+vmtest: deps
+	$(Q)bash scripts/deps.sh --vm
+	$(Q)$(MAKE) --no-print-directory SAN=0 all
+	$(Q)bash tests/vm/run.sh
+
+clean:
+	rm -rf build
+
+-include $(shell find build -name '*.d' 2>/dev/null)

@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Subcommands of the qlcshape tool. Each takes the arguments after its own
+ * name (argv[0] is the subcommand name), returns the process exit status
+ * (0 ok, 1 failure, 2 usage error) and prints its own errors.
+ */
+#ifndef QS_BENCH_CMDS_H
+#define QS_BENCH_CMDS_H
+
+int qs_cmd_bench_engine(int argc, char **argv);
+
+#endif

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/* qlcshape: the command-line tool (benchmarks and control of a daemon). */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmds.h"
+
+struct qs_cmd {
+	const char *group; /* "bench" or NULL for top-level commands */
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+};
+
+static const struct qs_cmd cmds[] = {
+	{"bench", "engine", qs_cmd_bench_engine,
+	 "engine benchmark in-process on RAM volumes [--json FILE]"},
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: qlcshape COMMAND [ARGS]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		char name[64];
+		snprintf(name, sizeof(name), "%s%s%s", cmds[i].group ? cmds[i].group : "",
+			 cmds[i].group ? " " : "", cmds[i].name);
+		fprintf(f, "  %-22s %s\n", name, cmds[i].help);
+	}
+	fprintf(f, "\n'qlcshape COMMAND --help' describes a command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		const struct qs_cmd *c = &cmds[i];
+		if (c->group) {
+			if (strcmp(argv[1], c->group) || argc < 3 || strcmp(argv[2], c->name))
+				continue;
+			return c->fn(argc - 2, argv + 2);
+		}
+		if (!strcmp(argv[1], c->name))
+			return c->fn(argc - 1, argv + 1);
+	}
+	fprintf(stderr, "qlcshape: unknown command '%s%s%s'\n", argv[1], argc > 2 ? " " : "",
+		argc > 2 ? argv[2] : "");
+	usage(stderr);
+	return 2;
+}

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * qlcshape engine: the write-shaping cache.
+ *
+ * The engine keeps a circular log on a fast-tier volume in front of a QLC
+ * volume and turns client writes into whole, aligned indirection-unit (IU)
+ * writes to the QLC. See docs/ARCHITECTURE.md for the data path and
+ * docs/FORMAT.md for the on-disk layout.
+ *
+ * Threading contract: one engine instance is single-threaded. Every call
+ * into it (submissions, qs_engine_timer, statistics, policy changes, close)
+ * and every volume completion callback must come from the same thread, the
+ * one driving the host's event loop. Client completion callbacks are called
+ * from that thread too, from inside a volume completion or qs_engine_timer
+ * call, never from inside the submission that started the request. A
+ * callback may submit new requests.
+ *
+ * Client buffers belong to the client and must stay valid and unchanged
+ * until the request's callback runs; the engine may write directly from
+ * them to the log device.
+ */
+#ifndef QLCSHAPE_ENGINE_H
+#define QLCSHAPE_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "qlcshape/env.h"
+#include "qlcshape/vol.h"
+
+struct qs_engine;
+
+typedef void (*qs_req_cb)(void *arg, int result); /* 0 or -errno */
+
+enum qs_mode {
+	QS_MODE_CACHE = 0,	 /* shaping on: log, coalesce, destage whole IUs */
+	QS_MODE_PASSTHROUGH = 1, /* shaping off: requests go to the QLC as is */
+};
+
+enum qs_order {
+	QS_ORDER_FIFO = 0,    /* oldest dirty IU first */
+	QS_ORDER_SWEEP = 1,   /* LBA-ordered passes over the dirty set */
+	QS_ORDER_FULLEST = 2, /* most dirty blocks first */
+};
+
+enum qs_partial {
+	QS_PARTIAL_FILL = 0, /* destage a partly dirty IU now, read-filling */
+	QS_PARTIAL_HOLD = 1, /* wait up to hold_ms for the rest to arrive */
+};
+
+/* A destage policy: a name plus parameters (see docs/ARCHITECTURE.md). */
+struct qs_policy {
+	enum qs_order order;
+	enum qs_partial partial;
+	uint32_t hold_ms;     /* QS_PARTIAL_HOLD: max age of a held partial IU */
+	uint32_t start_pct;   /* log use at which destage starts */
+	uint32_t urgent_pct;  /* log use at which destage runs at full depth */
+	uint32_t idle_ms;     /* destage everything after this long idle; 0 off */
+	uint32_t max_age_ms;  /* destage dirty data older than this; 0 off */
+};
+
+struct qs_engine_conf {
+	enum qs_mode mode;
+	uint32_t iu_bytes;	       /* QLC indirection unit, 4 KiB multiple */
+	uint32_t segment_blocks;       /* log segment, in 4 KiB blocks */
+	uint32_t group_commit_blocks;  /* max blocks in one log record */
+	uint32_t log_qd;	       /* log writes in flight */
+	uint32_t destage_qd;	       /* destage IUs in flight (urgent) */
+	uint64_t dram_buffer_bytes;    /* recent-data buffer; 0 = none */
+	uint64_t bypass_min_bytes;     /* whole-IU writes this big skip the log; 0 off */
+	uint64_t qlc_size;	       /* client-visible size; 0 = QLC size */
+	struct qs_policy policy;
+};
+
+/* Fill conf with the defaults documented in conf/qlcshaped.ini. */
+void qs_engine_conf_default(struct qs_engine_conf *conf);
+
+/* Check conf for consistency; on error, write a message naming the field. */
+int qs_engine_conf_check(const struct qs_engine_conf *conf, char *err,
+			 size_t errlen);
+
+/* Parse a policy name ("fifo", "sweep", "fullest"); -EINVAL if unknown. */
+int qs_policy_parse_order(const char *name, enum qs_order *order);
+const char *qs_policy_order_name(enum qs_order order);
+
+#define QS_OPEN_FORMAT 0x1u /* write a new, empty log (destroys the old one) */
+
+/*
+ * Create an engine over fast (the log device; unused in passthrough mode,
+ * may be NULL there) and qlc, then format or recover the log. cb runs once
+ * recovery is done, with 0 (the engine then accepts requests) or -errno
+ * (the engine must then only be closed). The engine keeps pointers to env,
+ * fast and qlc, which must outlive it. Returns NULL only when memory for the
+ * engine itself cannot be had or conf is invalid (errno is set).
+ */
+struct qs_engine *qs_engine_open(const struct qs_env *env, struct qs_vol *fast,
+				 struct qs_vol *qlc,
+				 const struct qs_engine_conf *conf,
+				 unsigned flags, qs_req_cb cb, void *arg);
+
+/*
+ * Submit a read, write, flush or discard. off and len are bytes, multiples
+ * of 4096, within the client-visible size; otherwise -EINVAL and no callback.
+ * On 0 the callback runs exactly once later. -ESHUTDOWN once close started,
+ * -EIO when the engine has failed (see qs_engine_stats.failed).
+ *
+ * Write semantics: complete means in the log (shaping on) or on the QLC
+ * (passthrough); durable only after a later flush completes, or at once with
+ * QS_WRITE_FUA. Discard: the range reads back as zeroes once it completes.
+ */
+int qs_engine_read(struct qs_engine *e, uint64_t off, uint64_t len, void *buf,
+		   qs_req_cb cb, void *arg);
+int qs_engine_write(struct qs_engine *e, uint64_t off, uint64_t len,
+		    const void *buf, unsigned flags, qs_req_cb cb, void *arg);
+int qs_engine_flush(struct qs_engine *e, qs_req_cb cb, void *arg);
+int qs_engine_discard(struct qs_engine *e, uint64_t off, uint64_t len,
+		      qs_req_cb cb, void *arg);
+
+/* The host calls this when the deadline last given to env->timer_set passes. */
+void qs_engine_timer(struct qs_engine *e);
+
+/*
+ * Destage every dirty block and checkpoint the log; cb runs when the log is
+ * empty (or with -errno if destage keeps failing). Client I/O may continue.
+ */
+int qs_engine_drain(struct qs_engine *e, qs_req_cb cb, void *arg);
+
+/*
+ * Stop: wait for in-flight requests, write a clean superblock, then run cb.
+ * After cb the engine must be freed with qs_engine_free(). New submissions
+ * fail with -ESHUTDOWN from the moment close is called.
+ */
+int qs_engine_close(struct qs_engine *e, qs_req_cb cb, void *arg);
+void qs_engine_free(struct qs_engine *e);
+
+/* Switch the destage policy while running. */
+int qs_engine_set_policy(struct qs_engine *e, const struct qs_policy *p);
+
+struct qs_engine_stats {
+	uint64_t client_reads, client_read_bytes;
+	uint64_t client_writes, client_write_bytes;
+	uint64_t client_flushes, client_discards, client_discard_bytes;
+	uint64_t client_errors;
+	uint64_t log_appends, log_append_bytes; /* records, bytes incl. headers */
+	uint64_t log_read_bytes;
+	uint64_t log_flushes;
+	uint64_t qlc_writes, qlc_write_bytes;
+	uint64_t qlc_iu_whole_writes; /* aligned, whole number of IUs */
+	uint64_t qlc_reads, qlc_read_bytes;
+	uint64_t qlc_discards, qlc_flushes;
+	uint64_t read_fill_bytes;  /* QLC reads done to complete a partial IU */
+	uint64_t bypass_writes, bypass_bytes;
+	uint64_t destage_ius, destage_full_ius, destage_partial_ius;
+	uint64_t destage_bytes;
+	uint64_t checkpoints;
+	uint64_t throttled_writes; /* writes that waited for log space */
+	uint64_t fast_errors, qlc_errors; /* device I/O errors seen */
+	uint64_t destage_retries;
+	uint64_t cached_blocks;	   /* blocks whose newest copy is in the log */
+	uint64_t dirty_ius;
+	uint64_t log_blocks, log_used_blocks;
+	uint64_t index_bytes;	   /* memory of index and dirty-IU state */
+	uint32_t inflight;	   /* client requests in flight */
+	bool failed;		   /* log unusable: writes fail with -EIO */
+};
+
+void qs_engine_get_stats(const struct qs_engine *e, struct qs_engine_stats *s);
+
+/* The client-visible capacity in bytes. */
+uint64_t qs_engine_size(const struct qs_engine *e);
+
+#endif
