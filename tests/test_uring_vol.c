@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: MIT */
+/* qs_uvol on regular files in /tmp: data, flush, discard, errors, async-ness. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../daemon/common_uring_vol.h"
+
+#define VOL_SIZE (1024u * 1024u)
+
+struct fix {
+	struct qs_uloop loop;
+	struct qs_uvol *v;
+	char path[64];
+};
+
+struct done {
+	int calls;
+	int res;
+	int in_submit; /* set while the test is inside the submitting call */
+	int early;     /* callback ran while in_submit was set */
+};
+
+static void on_done(void *arg, int res)
+{
+	struct done *d = arg;
+
+	d->calls++;
+	d->res = res;
+	if (d->in_submit)
+		d->early = 1;
+}
+
+static int setup(void **state)
+{
+	struct fix *f = calloc(1, sizeof(*f));
+	char err[256];
+	int fd;
+
+	assert_non_null(f);
+	snprintf(f->path, sizeof(f->path), "/tmp/qs_uvol_XXXXXX");
+	fd = mkstemp(f->path);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(qs_uloop_init(&f->loop, 64), 0);
+	assert_int_equal(qs_uvol_open(&f->v, &f->loop, f->path,
+				      QS_UVOL_CREATE | QS_UVOL_BUFFERED_OK, VOL_SIZE, err,
+				      sizeof(err)),
+			 0);
+	assert_int_equal(f->v->vol.size, VOL_SIZE);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fix *f = *state;
+
+	assert_int_equal(f->v->inflight, 0);
+	qs_uvol_close(f->v);
+	qs_uloop_exit(&f->loop);
+	unlink(f->path);
+	free(f);
+	return 0;
+}
+
+/* Run the loop until d has its callback (bounded: a hang fails the test). */
+static void wait_done(struct fix *f, struct done *d)
+{
+	for (int i = 0; i < 1000 && !d->calls; i++)
+		assert_true(qs_uloop_run(&f->loop, 100000000ull) >= 0);
+	assert_int_equal(d->calls, 1);
+	assert_int_equal(d->early, 0);
+}
+
+static void *abuf(size_t len, int byte)
+{
+	void *p = aligned_alloc(4096, len);
+
+	assert_non_null(p);
+	memset(p, byte, len);
+	return p;
+}
+
+static int do_write(struct fix *f, uint64_t off, void *buf, size_t len, unsigned flags)
+{
+	struct iovec iov = {buf, len};
+	struct done d = {.in_submit = 1};
+
+	f->v->vol.ops->write(f->v->vol.ctx, off, &iov, 1, flags, on_done, &d);
+	d.in_submit = 0;
+	wait_done(f, &d);
+	return d.res;
+}
+
+static int do_read(struct fix *f, uint64_t off, void *buf, size_t len)
+{
+	struct iovec iov = {buf, len};
+	struct done d = {.in_submit = 1};
+
+	f->v->vol.ops->read(f->v->vol.ctx, off, &iov, 1, on_done, &d);
+	d.in_submit = 0;
+	wait_done(f, &d);
+	return d.res;
+}
+
+static void test_write_read_back(void **state)
+{
+	struct fix *f = *state;
+	char *w = abuf(16384, 0), *r = abuf(16384, 0);
+
+	for (size_t i = 0; i < 16384; i++)
+		w[i] = (char)(i * 7 + 3);
+	assert_int_equal(do_write(f, 8192, w, 16384, 0), 0);
+	assert_int_equal(do_read(f, 8192, r, 16384), 0);
+	assert_memory_equal(w, r, 16384);
+	/* A FUA write lands and reads back too. */
+	memset(w, 0x5a, 4096);
+	assert_int_equal(do_write(f, VOL_SIZE - 4096, w, 4096, QS_WRITE_FUA), 0);
+	assert_int_equal(do_read(f, VOL_SIZE - 4096, r, 4096), 0);
+	assert_memory_equal(w, r, 4096);
+	free(w);
+	free(r);
+}
+
+/* Several iovecs (more than the inline copy holds), each its own buffer. */
+static void test_vectored(void **state)
+{
+	struct fix *f = *state;
+	struct iovec iov[6], riov[6];
+	struct done d = {0};
+
+	for (int i = 0; i < 6; i++) {
+		iov[i].iov_base = abuf(4096, 'a' + i);
+		iov[i].iov_len = 4096;
+		riov[i].iov_base = abuf(4096, 0);
+		riov[i].iov_len = 4096;
+	}
+	f->v->vol.ops->write(f->v->vol.ctx, 65536, iov, 6, 0, on_done, &d);
+	wait_done(f, &d);
+	assert_int_equal(d.res, 0);
+	d.calls = 0;
+	/* Read back as one iovec array in a different split. */
+	f->v->vol.ops->read(f->v->vol.ctx, 65536, riov, 6, on_done, &d);
+	wait_done(f, &d);
+	assert_int_equal(d.res, 0);
+	for (int i = 0; i < 6; i++) {
+		assert_memory_equal(iov[i].iov_base, riov[i].iov_base, 4096);
+		free(iov[i].iov_base);
+		free(riov[i].iov_base);
+	}
+}
+
+static void test_flush(void **state)
+{
+	struct fix *f = *state;
+	char *w = abuf(4096, 0x11);
+	struct done d = {.in_submit = 1};
+
+	assert_int_equal(do_write(f, 0, w, 4096, 0), 0);
+	f->v->vol.ops->flush(f->v->vol.ctx, on_done, &d);
+	d.in_submit = 0;
+	wait_done(f, &d);
+	assert_int_equal(d.res, 0);
+	free(w);
+}
+
+static void test_discard_zeroes(void **state)
+{
+	struct fix *f = *state;
+	char *w = abuf(65536, 0xee), *r = abuf(65536, 0x77), *z = abuf(65536, 0);
+	struct done d = {.in_submit = 1};
+
+	assert_int_equal(do_write(f, 131072, w, 65536, 0), 0);
+	/* Discard the middle 32 KiB; the edges keep their data. */
+	f->v->vol.ops->discard(f->v->vol.ctx, 131072 + 16384, 32768, on_done, &d);
+	d.in_submit = 0;
+	wait_done(f, &d);
+	assert_int_equal(d.res, 0);
+	assert_int_equal(do_read(f, 131072, r, 65536), 0);
+	assert_memory_equal(r, w, 16384);
+	assert_memory_equal(r + 16384, z, 32768);
+	assert_memory_equal(r + 49152, w + 49152, 16384);
+	free(w);
+	free(r);
+	free(z);
+}
+
+static void test_errors(void **state)
+{
+	struct fix *f = *state;
+	char *b = abuf(8192, 0);
+	struct done d = {.in_submit = 1};
+
+	/* Past the end, straddling the end, misaligned: -EINVAL, later. */
+	assert_int_equal(do_write(f, VOL_SIZE, b, 4096, 0), -EINVAL);
+	assert_int_equal(do_read(f, VOL_SIZE - 4096, b, 8192), -EINVAL);
+	assert_int_equal(do_read(f, 512, b, 4096), -EINVAL);
+	assert_int_equal(do_read(f, 0, b, 1000), -EINVAL);
+	f->v->vol.ops->discard(f->v->vol.ctx, VOL_SIZE - 4096, 8192, on_done, &d);
+	d.in_submit = 0;
+	wait_done(f, &d);
+	assert_int_equal(d.res, -EINVAL);
+	free(b);
+}
+
+/* Many requests in flight at once, more than the ring has SQEs. */
+static void test_many_inflight(void **state)
+{
+	struct fix *f = *state;
+	enum { N = 200 };
+	struct done d[N];
+	char *w = abuf(N * 4096, 0), *r = abuf(N * 4096, 0);
+	struct iovec iov[N];
+
+	memset(d, 0, sizeof(d));
+	for (int i = 0; i < N; i++) {
+		memset(w + i * 4096, i, 4096);
+		iov[i].iov_base = w + i * 4096;
+		iov[i].iov_len = 4096;
+		f->v->vol.ops->write(f->v->vol.ctx, (uint64_t)i * 4096, &iov[i], 1, 0, on_done,
+				     &d[i]);
+	}
+	for (int n = 0, guard = 0; guard < 10000; guard++) {
+		n = 0;
+		for (int i = 0; i < N; i++)
+			n += d[i].calls;
+		if (n == N)
+			break;
+		assert_true(qs_uloop_run(&f->loop, 100000000ull) >= 0);
+	}
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(d[i].calls, 1);
+		assert_int_equal(d[i].res, 0);
+	}
+	assert_int_equal(do_read(f, 0, r, N * 4096), 0);
+	assert_memory_equal(w, r, N * 4096);
+	free(w);
+	free(r);
+}
+
+static void test_open_errors(void **state)
+{
+	struct qs_uloop loop;
+	struct qs_uvol *v;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(qs_uloop_init(&loop, 8), 0);
+	assert_int_equal(qs_uvol_open(&v, &loop, "/nonexistent/qs", 0, 0, err, sizeof(err)),
+			 -ENOENT);
+	assert_non_null(strstr(err, "/nonexistent/qs"));
+	assert_int_equal(qs_uvol_open(&v, &loop, "/tmp/qs_uvol_bad", QS_UVOL_CREATE, 1000, err,
+				      sizeof(err)),
+			 -EINVAL);
+	assert_null(v);
+	qs_uloop_exit(&loop);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_write_read_back, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_vectored, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_flush, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_discard_zeroes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_many_inflight, setup, teardown),
+		cmocka_unit_test(test_open_errors),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Prepare the two guest kernels for the VM tests, cached under build/vm/:
+#
+#   build/vm/k612/  bookworm-backports linux-image-6.12.*-amd64 (ublk_drv is a
+#                   module there): vmlinuz, ublk_drv.ko, version
+#   build/vm/k61/   Debian 12's stock 6.1 kernel, built without ublk, plus
+#                   ublk_drv.ko compiled out of tree from linux-source-6.1's
+#                   drivers/block/ublk_drv.c against linux-headers-6.1.*-amd64
+#
+#   tests/vm/kernels.sh [612|61]...   (default: both)
+#
+# Everything comes from Debian packages through apt-get. The backports kernel
+# is fetched with a private sources list whose archive URI is read at run time
+# from this machine's own apt sources: the system's sources are not touched
+# and no host name is written anywhere. A kernel whose files are already in
+# place is not fetched again.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+VM=$PWD/build/vm
+mkdir -p "$VM"
+
+log() { echo "kernels.sh: $*" >&2; }
+
+# The URI of the machine's Debian archive (the source that carries the
+# 'bookworm' suite itself, not -security), from one-line or deb822 sources.
+debian_uri() {
+	local f uri=
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+		[ -f "$f" ] || continue
+		uri=$(awk '$1 == "deb" {
+			i = 2; if ($2 ~ /^\[/) { while ($i !~ /\]$/) i++; i++ }
+			if ($(i + 1) == "bookworm") { print $i; exit } }' "$f")
+		[ -n "$uri" ] && { echo "$uri"; return; }
+	done
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] || continue
+		uri=$(awk 'BEGIN { RS = ""; FS = "\n" } {
+			u = ""; s = 0; en = 1
+			for (i = 1; i <= NF; i++) {
+				if ($i ~ /^URIs:/) { sub(/^URIs:[ \t]*/, "", $i); split($i, a, " "); u = a[1] }
+				if ($i ~ /^Suites:/ && $i ~ /[ \t]bookworm([ \t]|$)/) s = 1
+				if ($i ~ /^Enabled:[ \t]*no/) en = 0
+			}
+			if (u != "" && s && en) { print u; exit } }' "$f")
+		[ -n "$uri" ] && { echo "$uri"; return; }
+	done
+	return 1
+}
+
+# apt-get / apt-cache with the private backports lists.
+APTDIR=$VM/apt
+papt() {
+	local tool=$1; shift
+	"$tool" -o Dir::Etc::SourceList="$APTDIR/sources.list" \
+		-o Dir::Etc::SourceParts="$APTDIR/no-parts" \
+		-o Dir::State::Lists="$APTDIR/lists" \
+		-o Dir::Cache::Archives="$APTDIR/archives" \
+		-o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache= \
+		-o Debug::NoLocking=1 -qq "$@"
+}
+
+# Newest package matching a regex, by version order of the name.
+newest() { sort -V | tail -1; }
+
+extract_deb() { # deb dir
+	rm -rf "$2" && mkdir -p "$2" && dpkg-deb -x "$1" "$2"
+}
+
+prep_612() {
+	local d=$VM/k612
+	if [ -f "$d/vmlinuz" ] && [ -f "$d/ublk_drv.ko" ]; then return 0; fi
+	local uri
+	uri=$(debian_uri) || { log "no Debian archive in the machine's apt sources"; return 1; }
+	mkdir -p "$APTDIR/lists/partial" "$APTDIR/archives/partial" "$APTDIR/no-parts" "$d"
+	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri bookworm-backports main" \
+		>"$APTDIR/sources.list"
+	papt apt-get update
+	local pkg
+	pkg=$(papt apt-cache pkgnames linux-image-6.12. |
+		grep -E '^linux-image-6\.12\.[0-9]+\+[a-z0-9]+-amd64$' | newest)
+	[ -n "$pkg" ] || { log "no linux-image-6.12.*-amd64 in bookworm-backports"; return 1; }
+	log "fetching $pkg"
+	(cd "$d" && rm -f ./*.deb && papt apt-get download "$pkg")
+	extract_deb "$d"/*.deb "$d/root"
+	local kver
+	kver=$(ls "$d/root/lib/modules")
+	cp "$d/root/boot/vmlinuz-$kver" "$d/vmlinuz"
+	local ko
+	ko=$(find "$d/root/lib/modules/$kver" -name 'ublk_drv.ko*' | head -1)
+	[ -n "$ko" ] || { log "$pkg has no ublk_drv module"; return 1; }
+	case "$ko" in
+	*.xz) xz -dc "$ko" >"$d/ublk_drv.ko" ;;
+	*.zst) zstd -dcq "$ko" >"$d/ublk_drv.ko" ;;
+	*) cp "$ko" "$d/ublk_drv.ko" ;;
+	esac
+	echo "$kver" >"$d/version"
+	rm -rf "$d/root" "$d"/*.deb
+	log "6.12: $kver ready"
+}
+
+prep_61() {
+	local d=$VM/k61
+	if [ -f "$d/vmlinuz" ] && [ -f "$d/ublk_drv.ko" ]; then return 0; fi
+	mkdir -p "$d"
+	# The ABI name (6.1.0-N) the distribution's headers package points at.
+	local hdr kver
+	hdr=$(apt-cache depends linux-headers-amd64 | awk '/Depends: linux-headers-6\.1/ { print $2; exit }')
+	[ -n "$hdr" ] || { log "cannot resolve linux-headers-amd64"; return 1; }
+	kver=${hdr#linux-headers-}
+	log "stock kernel $kver"
+	export DEBIAN_FRONTEND=noninteractive
+	dpkg-query -W -f='${Status}' "$hdr" 2>/dev/null | grep -q "install ok installed" ||
+		apt-get install -y -qq --no-install-recommends "$hdr" >/dev/null
+	(cd "$d" && rm -f ./*.deb && apt-get download -qq "linux-image-$kver" linux-source-6.1)
+	extract_deb "$d"/linux-image-*.deb "$d/root"
+	cp "$d/root/boot/vmlinuz-$kver" "$d/vmlinuz"
+	# Only ublk_drv.c is needed from the source tarball.
+	local tarball
+	mkdir -p "$d/src"
+	extract_deb "$d"/linux-source-*.deb "$d/srcdeb"
+	tarball=$(find "$d/srcdeb" -name 'linux-source-6.1.tar.*' | head -1)
+	tar -xf "$tarball" -C "$d/src" --strip-components=3 --wildcards '*/drivers/block/ublk_drv.c'
+	cat >"$d/src/Makefile" <<-'EOF'
+	obj-m := ublk_drv.o
+	EOF
+	# ublk_drv.c includes <uapi/linux/ublk_cmd.h>, which the 6.1 headers
+	# package carries.
+	make -s -C "/usr/src/linux-headers-$kver" M="$d/src" modules >"$d/build.log" 2>&1 ||
+		{ cat "$d/build.log" >&2; log "ublk_drv build failed"; return 1; }
+	cp "$d/src/ublk_drv.ko" "$d/ublk_drv.ko"
+	# Keep no kbuild droppings under build/: the Makefile includes *.d files.
+	cp "$d/src/ublk_drv.c" "$d/ublk_drv.c"
+	rm -rf "$d/src"
+	echo "$kver" >"$d/version"
+	rm -rf "$d/root" "$d/srcdeb" "$d"/*.deb
+	log "6.1: $kver ready (ublk_drv built out of tree)"
+}
+
+which=("$@")
+[ ${#which[@]} -eq 0 ] && which=(612 61)
+for k in "${which[@]}"; do
+	"prep_$k"
+done
