@@ -1,0 +1,818 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Bench job files (see job.h). iniparser reads the values; this file also
+ * scans the text itself, because iniparser keeps no line numbers and every
+ * error must name its line, and because iniparser silently accepts things
+ * fio users would want flagged (keys outside a section, bare flags).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <iniparser.h>
+
+#include "job.h"
+
+#define NS_PER_S 1000000000ull
+
+/* One "key = value" line or section header found by the scanner. */
+struct scan_ent {
+	char sec[QS_JOB_NAME_MAX]; /* lowercased like iniparser */
+	char key[64];		   /* lowercased; "" for a section header */
+	char secname[QS_JOB_NAME_MAX]; /* header as written (job name) */
+	unsigned line;
+};
+
+struct scan {
+	struct scan_ent *ent;
+	size_t n, cap;
+};
+
+/* A size or offset that may be a percentage of the capacity. */
+struct pct_size {
+	bool set, pct;
+	double pct_val;
+	uint64_t bytes;
+	unsigned line; /* where it was last set, for errors after resolving */
+};
+
+struct job_build {
+	struct qs_job job;
+	unsigned kb_base;
+	struct pct_size size, offset;
+	unsigned line_numjobs, line_offset_inc, line_trace, line_bs;
+};
+
+static void errf(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void errf(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+const char *qs_job_rw_name(enum qs_job_rw rw)
+{
+	switch (rw) {
+	case QS_RW_READ: return "read";
+	case QS_RW_WRITE: return "write";
+	case QS_RW_RANDREAD: return "randread";
+	case QS_RW_RANDWRITE: return "randwrite";
+	case QS_RW_RW: return "rw";
+	case QS_RW_RANDRW: return "randrw";
+	}
+	return "?";
+}
+
+bool qs_job_reads(const struct qs_job *j)
+{
+	if (j->trace)
+		return true;
+	switch (j->rw) {
+	case QS_RW_READ:
+	case QS_RW_RANDREAD:
+		return true;
+	case QS_RW_RW:
+	case QS_RW_RANDRW:
+		return j->rwmixread > 0;
+	default:
+		return false;
+	}
+}
+
+bool qs_job_writes(const struct qs_job *j)
+{
+	if (j->trace)
+		return true;
+	switch (j->rw) {
+	case QS_RW_WRITE:
+	case QS_RW_RANDWRITE:
+		return true;
+	case QS_RW_RW:
+	case QS_RW_RANDRW:
+		return j->rwmixread < 100;
+	default:
+		return false;
+	}
+}
+
+/* Split a number from its suffix; the number may have a fraction ("1.5g"). */
+static int split_number(const char *s, double *num, uint64_t *inum, bool *is_int,
+			const char **suffix)
+{
+	char *end;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	if (!isdigit((unsigned char)*s) && *s != '.')
+		return -EINVAL;
+	errno = 0;
+	unsigned long long u = strtoull(s, &end, 10);
+	if (errno == ERANGE)
+		return -ERANGE;
+	if (*end == '.') {
+		*num = strtod(s, &end);
+		*is_int = false;
+	} else {
+		*inum = u;
+		*num = (double)u;
+		*is_int = true;
+	}
+	while (isspace((unsigned char)*end))
+		end++;
+	*suffix = end;
+	return 0;
+}
+
+/* Case-insensitive equality of suffix (trailing blanks allowed) and word. */
+static bool suffix_is(const char *suffix, const char *word)
+{
+	size_t n = strlen(word);
+	if (strncasecmp(suffix, word, n))
+		return false;
+	for (suffix += n; *suffix; suffix++)
+		if (!isspace((unsigned char)*suffix))
+			return false;
+	return true;
+}
+
+int qs_job_parse_size(const char *s, unsigned kb_base, uint64_t *out)
+{
+	static const char units[] = "kmgtpe";
+	double num;
+	uint64_t inum = 0;
+	bool is_int;
+	const char *suf;
+	int rc = split_number(s, &num, &inum, &is_int, &suf);
+	if (rc)
+		return rc;
+
+	uint64_t mult = 1;
+	if (*suf && !suffix_is(suf, "b")) {
+		const char *u = strchr(units, tolower((unsigned char)*suf));
+		if (!u)
+			return -EINVAL;
+		/* "KiB" is binary whatever kb_base says; "k", "kb" follow kb_base. */
+		unsigned base = kb_base;
+		const char *rest = suf + 1;
+		if (suffix_is(rest, "ib"))
+			base = 1024;
+		else if (*rest && !suffix_is(rest, "b") && !suffix_is(rest, ""))
+			return -EINVAL;
+		for (const char *p = units; p <= u; p++) {
+			if (mult > UINT64_MAX / base)
+				return -ERANGE;
+			mult *= base;
+		}
+	}
+	if (is_int) {
+		if (inum && mult > UINT64_MAX / inum)
+			return -ERANGE;
+		*out = inum * mult;
+	} else {
+		double v = num * (double)mult;
+		if (v >= 18446744073709551616.0)
+			return -ERANGE;
+		*out = (uint64_t)v;
+	}
+	return 0;
+}
+
+int qs_job_parse_time(const char *s, uint64_t unit_ns, uint64_t *out)
+{
+	static const struct {
+		const char *suf;
+		uint64_t ns;
+	} units[] = {
+		{"ns", 1}, {"us", 1000}, {"usec", 1000}, {"ms", 1000000},
+		{"msec", 1000000}, {"s", NS_PER_S}, {"sec", NS_PER_S},
+		{"m", 60 * NS_PER_S}, {"min", 60 * NS_PER_S},
+		{"h", 3600 * NS_PER_S}, {"d", 86400 * NS_PER_S},
+	};
+	double num;
+	uint64_t inum = 0;
+	bool is_int;
+	const char *suf;
+	int rc = split_number(s, &num, &inum, &is_int, &suf);
+	if (rc)
+		return rc;
+	uint64_t mult = unit_ns;
+	if (*suf) {
+		size_t i;
+		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+			if (suffix_is(suf, units[i].suf))
+				break;
+		if (i == sizeof(units) / sizeof(units[0]))
+			return -EINVAL;
+		mult = units[i].ns;
+	}
+	double v = num * (double)mult;
+	if (v >= 9.2e18)
+		return -ERANGE;
+	*out = is_int ? inum * mult : (uint64_t)(v + 0.5);
+	return 0;
+}
+
+static int parse_bool(const char *v, bool *out)
+{
+	static const char *const yes[] = {"1", "true", "yes", "on"};
+	static const char *const no[] = {"0", "false", "no", "off"};
+	for (size_t i = 0; i < 4; i++) {
+		if (!strcasecmp(v, yes[i])) {
+			*out = true;
+			return 0;
+		}
+		if (!strcasecmp(v, no[i])) {
+			*out = false;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int parse_uint(const char *v, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char *end;
+	if (!isdigit((unsigned char)*v))
+		return -EINVAL;
+	errno = 0;
+	unsigned long long u = strtoull(v, &end, 10);
+	while (isspace((unsigned char)*end))
+		end++;
+	if (errno || *end || u < lo || u > hi)
+		return -EINVAL;
+	*out = u;
+	return 0;
+}
+
+static int parse_pct_size(const char *v, unsigned kb_base, struct pct_size *ps)
+{
+	size_t n = strlen(v);
+	while (n && isspace((unsigned char)v[n - 1]))
+		n--;
+	if (n && v[n - 1] == '%') {
+		char buf[64], *end;
+		if (n >= sizeof(buf))
+			return -EINVAL;
+		memcpy(buf, v, n - 1);
+		buf[n - 1] = 0;
+		double p = strtod(buf, &end);
+		if (end == buf || *end || !(p > 0 && p <= 100))
+			return -EINVAL;
+		ps->pct = true;
+		ps->pct_val = p;
+	} else {
+		if (qs_job_parse_size(v, kb_base, &ps->bytes))
+			return -EINVAL;
+		ps->pct = false;
+	}
+	ps->set = true;
+	return 0;
+}
+
+/* Apply one key to b. On a bad value, *allowed says what would be fine. */
+static int job_apply(struct job_build *b, const char *key, const char *v,
+		     unsigned line, const char **allowed)
+{
+	struct qs_job *j = &b->job;
+	uint64_t u;
+
+	if (!strcmp(key, "rw") || !strcmp(key, "readwrite")) {
+		static const struct {
+			const char *name;
+			enum qs_job_rw rw;
+		} rws[] = {
+			{"read", QS_RW_READ}, {"write", QS_RW_WRITE},
+			{"randread", QS_RW_RANDREAD}, {"randwrite", QS_RW_RANDWRITE},
+			{"rw", QS_RW_RW}, {"readwrite", QS_RW_RW},
+			{"randrw", QS_RW_RANDRW},
+		};
+		*allowed = "read, write, randread, randwrite, rw (readwrite), randrw";
+		for (size_t i = 0; i < sizeof(rws) / sizeof(rws[0]); i++) {
+			if (!strcasecmp(v, rws[i].name)) {
+				j->rw = rws[i].rw;
+				return 0;
+			}
+		}
+		return -EINVAL;
+	}
+	if (!strcmp(key, "bs") || !strcmp(key, "blocksize")) {
+		*allowed = "a size that is a multiple of 4k, from 4k to 16m "
+			   "(one value for reads and writes)";
+		if (qs_job_parse_size(v, b->kb_base, &u) || !u || u % 4096 ||
+		    u > (16u << 20))
+			return -EINVAL;
+		j->bs = u;
+		b->line_bs = line;
+		return 0;
+	}
+	if (!strcmp(key, "rwmixread") || !strcmp(key, "rwmixwrite")) {
+		*allowed = "an integer percentage from 0 to 100";
+		if (parse_uint(v, 0, 100, &u))
+			return -EINVAL;
+		j->rwmixread = key[5] == 'r' ? (unsigned)u : 100 - (unsigned)u;
+		return 0;
+	}
+	if (!strcmp(key, "iodepth")) {
+		*allowed = "an integer from 1 to 65536";
+		if (parse_uint(v, 1, 65536, &u))
+			return -EINVAL;
+		j->iodepth = (unsigned)u;
+		return 0;
+	}
+	if (!strcmp(key, "numjobs")) {
+		*allowed = "an integer from 1 to 1024";
+		if (parse_uint(v, 1, 1024, &u))
+			return -EINVAL;
+		j->numjobs = (unsigned)u;
+		b->line_numjobs = line;
+		return 0;
+	}
+	if (!strcmp(key, "size") || !strcmp(key, "offset")) {
+		struct pct_size *ps = key[0] == 's' ? &b->size : &b->offset;
+		*allowed = "a size (4k, 1m, 1g...) or a percentage of the "
+			   "capacity (5%), a multiple of 4k";
+		if (parse_pct_size(v, b->kb_base, ps))
+			return -EINVAL;
+		if (!ps->pct && ps->bytes % 4096)
+			return -EINVAL;
+		if (key[0] == 's' && !ps->pct && !ps->bytes)
+			return -EINVAL;
+		ps->line = line;
+		return 0;
+	}
+	if (!strcmp(key, "offset_increment")) {
+		*allowed = "a size that is a multiple of 4k";
+		if (qs_job_parse_size(v, b->kb_base, &u) || u % 4096)
+			return -EINVAL;
+		j->offset_increment = u;
+		b->line_offset_inc = line;
+		return 0;
+	}
+	if (!strcmp(key, "random_distribution")) {
+		*allowed = "random, zipf[:theta] (theta > 0, not 1; default 1.1), "
+			   "pareto[:h] (0 < h < 1; default 0.2)";
+		const char *colon = strchr(v, ':');
+		size_t n = colon ? (size_t)(colon - v) : strlen(v);
+		double p = NAN;
+		if (colon) {
+			char *end;
+			p = strtod(colon + 1, &end);
+			if (end == colon + 1 || *end)
+				return -EINVAL;
+		}
+		if (n == 6 && !strncasecmp(v, "random", n) && !colon) {
+			j->dist = QS_DIST_RANDOM;
+			j->dist_param = 0;
+		} else if (n == 4 && !strncasecmp(v, "zipf", n)) {
+			if (!colon)
+				p = 1.1;
+			if (!(p > 0) || p == 1.0 || p > 100)
+				return -EINVAL;
+			j->dist = QS_DIST_ZIPF;
+			j->dist_param = p;
+		} else if (n == 6 && !strncasecmp(v, "pareto", n)) {
+			if (!colon)
+				p = 0.2;
+			if (!(p > 0 && p < 1))
+				return -EINVAL;
+			j->dist = QS_DIST_PARETO;
+			j->dist_param = p;
+		} else {
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (!strcmp(key, "norandommap") || !strcmp(key, "time_based") ||
+	    !strcmp(key, "stonewall") || !strcmp(key, "trace_ignore_time")) {
+		bool bv;
+		*allowed = "0 or 1 (also true/false, yes/no, on/off)";
+		if (parse_bool(v, &bv))
+			return -EINVAL;
+		if (key[0] == 'n')
+			j->norandommap = bv;
+		else if (key[0] == 's')
+			j->stonewall = bv;
+		else if (key[1] == 'i')
+			j->time_based = bv;
+		else
+			j->trace_ignore_time = bv;
+		return 0;
+	}
+	if (!strcmp(key, "rate_iops")) {
+		*allowed = "an integer from 0 (unrated) to 100000000, one value "
+			   "for reads and writes together";
+		if (parse_uint(v, 0, 100000000, &u))
+			return -EINVAL;
+		j->rate_iops = u;
+		return 0;
+	}
+	if (!strcmp(key, "rate_process")) {
+		*allowed = "linear, poisson";
+		if (!strcasecmp(v, "linear"))
+			j->rate_process = QS_RATE_LINEAR;
+		else if (!strcasecmp(v, "poisson"))
+			j->rate_process = QS_RATE_POISSON;
+		else
+			return -EINVAL;
+		return 0;
+	}
+	if (!strcmp(key, "runtime") || !strcmp(key, "ramp_time")) {
+		*allowed = "a time up to 30 days: seconds, or a number with us, "
+			   "ms, s, m, h or d (500ms, 2s, 1m)";
+		if (qs_job_parse_time(v, NS_PER_S, &u) || u > 30 * 86400 * NS_PER_S)
+			return -EINVAL;
+		if (key[1] == 'u')
+			j->runtime_ns = u;
+		else
+			j->ramp_time_ns = u;
+		return 0;
+	}
+	if (!strcmp(key, "kb_base")) {
+		*allowed = "1024 or 1000";
+		if (parse_uint(v, 1000, 1024, &u) || (u != 1000 && u != 1024))
+			return -EINVAL;
+		b->kb_base = (unsigned)u;
+		return 0;
+	}
+	if (!strcmp(key, "trace")) {
+		*allowed = "a path to a trace file (relative to the current "
+			   "directory)";
+		if (!*v)
+			return -EINVAL;
+		char *p = strdup(v);
+		if (!p)
+			return -ENOMEM;
+		free(j->trace);
+		j->trace = p;
+		b->line_trace = line;
+		return 0;
+	}
+	if (!strcmp(key, "trace_format")) {
+		*allowed = "auto, mqsim, msr, iolog";
+		return qs_trace_format_parse(v, &j->trace_format);
+	}
+	if (!strcmp(key, "trace_timescale")) {
+		char *end;
+		*allowed = "a number above 0 and at most 1000000 (1 = time "
+			   "stamps as they are, 0.5 = twice as fast)";
+		double d = strtod(v, &end);
+		if (end == v || *end || !(d > 0 && d <= 1e6))
+			return -EINVAL;
+		j->trace_timescale = d;
+		return 0;
+	}
+	/* fio options with no meaning in the bench; accepted so real fio job
+	 * files load. */
+	static const char *const ignored[] = {
+		"ioengine", "direct", "filename", "group_reporting", "thread",
+		"description", "name",
+	};
+	for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
+		if (!strcmp(key, ignored[i]))
+			return 0;
+	return -ENOENT;
+}
+
+static void job_defaults(struct job_build *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->kb_base = 1024;
+	b->job.rw = QS_RW_READ;
+	b->job.bs = 4096;
+	b->job.rwmixread = 50;
+	b->job.iodepth = 1;
+	b->job.numjobs = 1;
+	b->job.dist = QS_DIST_RANDOM;
+	b->job.rate_process = QS_RATE_LINEAR;
+	b->job.trace_format = QS_TRACE_AUTO;
+	b->job.trace_timescale = 1.0;
+}
+
+static void str_trim(char *s)
+{
+	char *p = s;
+	while (isspace((unsigned char)*p))
+		p++;
+	size_t n = strlen(p);
+	while (n && isspace((unsigned char)p[n - 1]))
+		n--;
+	memmove(s, p, n);
+	s[n] = 0;
+}
+
+static void str_lower(char *s)
+{
+	for (; *s; s++)
+		*s = (char)tolower((unsigned char)*s);
+}
+
+static int scan_push(struct scan *sc, const struct scan_ent *e)
+{
+	if (sc->n == sc->cap) {
+		size_t cap = sc->cap ? sc->cap * 2 : 32;
+		struct scan_ent *n = realloc(sc->ent, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		sc->ent = n;
+		sc->cap = cap;
+	}
+	sc->ent[sc->n++] = *e;
+	return 0;
+}
+
+/* Find sections, keys and their lines; reject what iniparser would accept
+ * quietly or reject without a line number. */
+static int scan_file(const char *path, struct scan *sc, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		int rc = -errno;
+		errf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		return rc;
+	}
+	char *buf = NULL;
+	size_t cap = 0;
+	unsigned line = 0;
+	int rc = 0;
+	struct scan_ent cur = {0};
+
+	while (getline(&buf, &cap, f) >= 0) {
+		line++;
+		str_trim(buf);
+		if (!*buf || *buf == ';' || *buf == '#')
+			continue;
+		if (*buf == '[') {
+			char *close = strchr(buf, ']');
+			if (!close) {
+				errf(err, errlen, "%s:%u: section header '%s' has no ']'",
+				     path, line, buf);
+				rc = -EINVAL;
+				break;
+			}
+			*close = 0;
+			memset(&cur, 0, sizeof(cur));
+			snprintf(cur.secname, sizeof(cur.secname), "%s", buf + 1);
+			str_trim(cur.secname);
+			if (!*cur.secname || strlen(buf + 1) >= QS_JOB_NAME_MAX) {
+				errf(err, errlen, "%s:%u: section name '%s': must be "
+				     "1 to %d characters", path, line, buf + 1,
+				     QS_JOB_NAME_MAX - 1);
+				rc = -EINVAL;
+				break;
+			}
+			snprintf(cur.sec, sizeof(cur.sec), "%s", cur.secname);
+			str_lower(cur.sec);
+			cur.line = line;
+			for (size_t i = 0; i < sc->n; i++) {
+				if (!sc->ent[i].key[0] && !strcmp(sc->ent[i].sec, cur.sec)) {
+					errf(err, errlen, "%s:%u: section [%s] repeats the "
+					     "one on line %u; job names must be unique",
+					     path, line, cur.secname, sc->ent[i].line);
+					rc = -EINVAL;
+					goto out;
+				}
+			}
+			rc = scan_push(sc, &cur);
+			if (rc)
+				break;
+			continue;
+		}
+		char *eq = strchr(buf, '=');
+		if (!eq) {
+			errf(err, errlen, "%s:%u: '%s' has no value; write %s=1 for a "
+			     "flag (key=value)", path, line, buf, buf);
+			rc = -EINVAL;
+			break;
+		}
+		if (!cur.sec[0]) {
+			errf(err, errlen, "%s:%u: key '%.*s' is outside any section; "
+			     "put it under [global] or a job", path, line,
+			     (int)(eq - buf), buf);
+			rc = -EINVAL;
+			break;
+		}
+		struct scan_ent e = cur;
+		*eq = 0;
+		str_trim(buf);
+		if (!*buf || strlen(buf) >= sizeof(e.key)) {
+			errf(err, errlen, "%s:%u: key '%s': must be 1 to %zu characters",
+			     path, line, buf, sizeof(e.key) - 1);
+			rc = -EINVAL;
+			break;
+		}
+		snprintf(e.key, sizeof(e.key), "%s", buf);
+		str_lower(e.key);
+		e.line = line;
+		rc = scan_push(sc, &e);
+		if (rc)
+			break;
+	}
+	if (!rc && ferror(f)) {
+		rc = -EIO;
+		errf(err, errlen, "%s: read error", path);
+	}
+out:
+	free(buf);
+	fclose(f);
+	return rc;
+}
+
+/* Apply every key of section sec, in file order. */
+static int apply_section(struct job_build *b, const struct scan *sc,
+			 const char *sec, dictionary *d, const char *path,
+			 char *err, size_t errlen)
+{
+	for (size_t i = 0; i < sc->n; i++) {
+		const struct scan_ent *e = &sc->ent[i];
+		if (!e->key[0] || strcmp(e->sec, sec))
+			continue;
+		char full[QS_JOB_NAME_MAX + 80];
+		snprintf(full, sizeof(full), "%s:%s", e->sec, e->key);
+		const char *v = iniparser_getstring(d, full, "");
+		const char *allowed = "";
+		int rc = job_apply(b, e->key, v, e->line, &allowed);
+		if (rc == -ENOENT) {
+			errf(err, errlen, "%s:%u: [%s] unknown key '%s' (value '%s'); "
+			     "see docs/BENCH-OUTPUT.md for the job options",
+			     path, e->line, e->secname, e->key, v);
+			return -EINVAL;
+		}
+		if (rc == -ENOMEM) {
+			errf(err, errlen, "%s: out of memory", path);
+			return rc;
+		}
+		if (rc) {
+			errf(err, errlen, "%s:%u: [%s] key '%s' value '%s': allowed: %s",
+			     path, e->line, e->secname, e->key, v, allowed);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Turn percentages into bytes and check that every clone's span fits. */
+static int job_resolve(struct job_build *b, uint64_t capacity, const char *path,
+		       char *err, size_t errlen)
+{
+	struct qs_job *j = &b->job;
+
+	if (b->offset.set)
+		j->offset = b->offset.pct ?
+			(uint64_t)((double)capacity * b->offset.pct_val / 100.0) / 4096 * 4096 :
+			b->offset.bytes;
+	if (j->offset >= capacity) {
+		errf(err, errlen, "%s:%u: [%s] key 'offset' value %" PRIu64
+		     ": allowed: below the capacity %" PRIu64 " bytes",
+		     path, b->offset.line, j->name, j->offset, capacity);
+		return -EINVAL;
+	}
+	if (j->trace && j->numjobs != 1) {
+		errf(err, errlen, "%s:%u: [%s] key 'numjobs' value %u: allowed: 1 "
+		     "for a trace job", path, b->line_numjobs ? b->line_numjobs : j->line,
+		     j->name, j->numjobs);
+		return -EINVAL;
+	}
+	uint64_t last = j->offset;
+	if (j->numjobs > 1) {
+		if (j->offset_increment &&
+		    (j->numjobs - 1) > (capacity - j->offset) / j->offset_increment) {
+			errf(err, errlen, "%s:%u: [%s] key 'offset_increment' value "
+			     "%" PRIu64 ": allowed: offset + (numjobs - 1) * "
+			     "offset_increment below the capacity %" PRIu64,
+			     path, b->line_offset_inc, j->name, j->offset_increment,
+			     capacity);
+			return -EINVAL;
+		}
+		last += (uint64_t)(j->numjobs - 1) * j->offset_increment;
+		if (last >= capacity) {
+			errf(err, errlen, "%s:%u: [%s] key 'offset_increment' value "
+			     "%" PRIu64 ": allowed: offset + (numjobs - 1) * "
+			     "offset_increment below the capacity %" PRIu64,
+			     path, b->line_offset_inc, j->name, j->offset_increment,
+			     capacity);
+			return -EINVAL;
+		}
+	}
+	if (b->size.set)
+		j->size = b->size.pct ?
+			(uint64_t)((double)capacity * b->size.pct_val / 100.0) / 4096 * 4096 :
+			b->size.bytes;
+	else
+		j->size = capacity - last; /* fio: the rest of the file */
+	if (j->size > capacity - last) {
+		errf(err, errlen, "%s:%u: [%s] key 'size' value %" PRIu64 ": allowed: "
+		     "at most %" PRIu64 " (capacity %" PRIu64 " minus the last "
+		     "clone's offset %" PRIu64 ")", path,
+		     b->size.line ? b->size.line : j->line, j->name, j->size,
+		     capacity - last, capacity, last);
+		return -EINVAL;
+	}
+	if (!j->trace && j->size < j->bs) {
+		errf(err, errlen, "%s:%u: [%s] key 'size' value %" PRIu64 ": allowed: "
+		     "at least bs (%" PRIu64 ")", path,
+		     b->size.line ? b->size.line : j->line, j->name, j->size, j->bs);
+		return -EINVAL;
+	}
+	if (j->time_based && !j->runtime_ns) {
+		errf(err, errlen, "%s:%u: [%s] key 'time_based' value 1: allowed "
+		     "only with a runtime above 0", path, j->line, j->name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void qs_job_file_free(struct qs_job_file *f)
+{
+	if (!f)
+		return;
+	for (size_t i = 0; i < f->njobs; i++)
+		free(f->jobs[i].trace);
+	free(f->jobs);
+	free(f->path);
+	free(f);
+}
+
+static int quiet_ini_error(const char *fmt, ...)
+{
+	/* Syntax errors are found by scan_file with line numbers first. */
+	(void)fmt;
+	return 0;
+}
+
+int qs_job_file_load(const char *path, uint64_t capacity,
+		     struct qs_job_file **out, char *err, size_t errlen)
+{
+	struct scan sc = {0};
+	struct qs_job_file *f = NULL;
+	dictionary *d = NULL;
+	int rc;
+
+	*out = NULL;
+	if (!capacity || capacity % 4096) {
+		errf(err, errlen, "%s: capacity %" PRIu64 " must be a positive "
+		     "multiple of 4096", path, capacity);
+		return -EINVAL;
+	}
+	rc = scan_file(path, &sc, err, errlen);
+	if (rc)
+		goto out;
+	iniparser_set_error_callback(quiet_ini_error);
+	d = iniparser_load(path);
+	if (!d) {
+		errf(err, errlen, "%s: iniparser could not read the file", path);
+		rc = -EINVAL;
+		goto out;
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f || !(f->path = strdup(path)) ||
+	    !(f->jobs = calloc(sc.n ? sc.n : 1, sizeof(*f->jobs)))) {
+		errf(err, errlen, "%s: out of memory", path);
+		rc = -ENOMEM;
+		goto out;
+	}
+	f->capacity = capacity;
+	for (size_t i = 0; i < sc.n; i++) {
+		const struct scan_ent *e = &sc.ent[i];
+		if (e->key[0] || !strcmp(e->sec, "global"))
+			continue;
+		struct job_build b;
+		job_defaults(&b);
+		snprintf(b.job.name, sizeof(b.job.name), "%s", e->secname);
+		b.job.line = e->line;
+		rc = apply_section(&b, &sc, "global", d, path, err, errlen);
+		if (!rc)
+			rc = apply_section(&b, &sc, e->sec, d, path, err, errlen);
+		if (!rc)
+			rc = job_resolve(&b, capacity, path, err, errlen);
+		if (rc) {
+			free(b.job.trace);
+			goto out;
+		}
+		f->jobs[f->njobs++] = b.job;
+	}
+	if (!f->njobs) {
+		errf(err, errlen, "%s: no job section (only [global] or nothing)",
+		     path);
+		rc = -EINVAL;
+	}
+out:
+	if (d)
+		iniparser_freedict(d);
+	free(sc.ent);
+	if (rc)
+		qs_job_file_free(f);
+	else
+		*out = f;
+	return rc;
+}

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Bench job files: fio-style INI, fio's option names and meanings.
+ *
+ *   [global]          options every job below inherits
+ *   rw=randwrite
+ *   size=5%
+ *   [4k-randwrite]    one section per job; its options override [global]
+ *   bs=4k
+ *
+ * Options (fio semantics unless noted; docs/BENCH-OUTPUT.md has the list):
+ * rw, bs, rwmixread, rwmixwrite, iodepth, numjobs, size, offset,
+ * offset_increment, random_distribution, norandommap, rate_iops,
+ * rate_process, runtime, ramp_time, time_based, stonewall, kb_base; and for
+ * replay: trace, trace_format, trace_timescale, trace_ignore_time.
+ * A few fio options that mean nothing to the bench are accepted and ignored:
+ * ioengine, direct, filename, group_reporting, thread, description.
+ *
+ * Every option needs a value: write time_based=1, not a bare time_based
+ * (iniparser, which reads the file, rejects lines without '=').
+ */
+#ifndef QS_BENCH_JOB_H
+#define QS_BENCH_JOB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace.h"
+
+enum qs_job_rw {
+	QS_RW_READ = 0,
+	QS_RW_WRITE,
+	QS_RW_RANDREAD,
+	QS_RW_RANDWRITE,
+	QS_RW_RW,     /* sequential mix ("rw" or "readwrite") */
+	QS_RW_RANDRW, /* random mix */
+};
+
+enum qs_job_dist {
+	QS_DIST_RANDOM = 0, /* uniform */
+	QS_DIST_ZIPF,	    /* zipf:theta, theta > 0 and != 1 */
+	QS_DIST_PARETO,	    /* pareto:h, 0 < h < 1 */
+};
+
+enum qs_job_rate_process {
+	QS_RATE_LINEAR = 0, /* even spacing, 1/rate_iops apart */
+	QS_RATE_POISSON,    /* exponential gaps with mean 1/rate_iops */
+};
+
+#define QS_JOB_NAME_MAX 64
+
+/* One job, every option resolved to bytes, ns and enums. */
+struct qs_job {
+	char name[QS_JOB_NAME_MAX];
+	unsigned line;		   /* line of the job's [section] header */
+	enum qs_job_rw rw;
+	uint64_t bs;		   /* bytes, multiple of 4096 */
+	unsigned rwmixread;	   /* percent of reads in rw/randrw */
+	unsigned iodepth;	   /* outstanding I/Os per clone (closed loop) */
+	unsigned numjobs;	   /* clones of this job */
+	uint64_t size;		   /* bytes of the span each clone works on */
+	uint64_t offset;	   /* byte where clone 0's span starts */
+	uint64_t offset_increment; /* clone i starts at offset + i * this */
+	enum qs_job_dist dist;
+	double dist_param;	   /* theta (zipf) or h (pareto) */
+	bool norandommap;	   /* uniform draws with repeats; else a
+				      permutation covers every block per pass */
+	uint64_t rate_iops;	   /* per clone; 0 = unrated (closed loop) */
+	enum qs_job_rate_process rate_process;
+	uint64_t runtime_ns;	   /* 0 = until size bytes are done */
+	uint64_t ramp_time_ns;	   /* leading time excluded from statistics */
+	bool time_based;	   /* run for runtime even after size bytes */
+	bool stonewall;		   /* wait for earlier jobs before starting */
+	/* Replay (trace set): the generator options above except iodepth,
+	 * size, offset and runtime are unused. */
+	char *trace;		   /* path as written, NULL if none */
+	enum qs_trace_format trace_format;
+	double trace_timescale;	   /* > 0; 1.0 = time stamps as they are */
+	bool trace_ignore_time;
+};
+
+struct qs_job_file {
+	char *path;
+	uint64_t capacity; /* bytes the percentages were taken of */
+	struct qs_job *jobs;
+	size_t njobs;
+};
+
+/*
+ * Load the job file at path. capacity (bytes, > 0) is the device size that
+ * size=N% and offset=N% refer to and that every clone's span must fit in.
+ * Every job section inherits [global]; keys before any section are an
+ * error. On error returns -errno (-EINVAL for bad content) and writes one
+ * line to err naming the file, line, key, value and what is allowed. On
+ * success the caller owns *out and frees it with qs_job_file_free().
+ */
+int qs_job_file_load(const char *path, uint64_t capacity,
+		     struct qs_job_file **out, char *err, size_t errlen);
+
+/* Free f and everything in it (NULL is fine). */
+void qs_job_file_free(struct qs_job_file *f);
+
+/* fio's name of rw ("randwrite", ...). */
+const char *qs_job_rw_name(enum qs_job_rw rw);
+
+/* Whether a job issues reads / writes at all (trace jobs: both true). */
+bool qs_job_reads(const struct qs_job *j);
+bool qs_job_writes(const struct qs_job *j);
+
+/*
+ * Parse fio-style numbers (exposed for the command line and tests).
+ * qs_job_parse_size: "4096", "4k", "1m", "1g", "2t", "1p", with optional
+ * "b"/"ib" ("4KiB", "4kb"); kb_base 1024 or 1000 decides what "k" means,
+ * "KiB" is always 1024. qs_job_parse_time: a bare number is in `unit_ns`
+ * (seconds for runtime), suffixes us, ms, s, m, h, d. Both -EINVAL on junk,
+ * -ERANGE on overflow.
+ */
+int qs_job_parse_size(const char *s, unsigned kb_base, uint64_t *out);
+int qs_job_parse_time(const char *s, uint64_t unit_ns, uint64_t *out);
+
+#endif

@@ -1,0 +1,346 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Bench workload streams (see workload.h).
+ *
+ * Random offsets are drawn as block numbers in [0, nblocks) of the clone's
+ * span, nblocks = size / bs:
+ *  - random (uniform): like fio's default random map, every block is hit
+ *    once per pass, in an order given by a keyed permutation (a Feistel
+ *    network on the next power of four, cycle-walking down into range), new
+ *    key each pass. norandommap=1 draws independently instead.
+ *  - zipf:theta: rank k (1-based) has probability k^-theta / zeta(n, theta),
+ *    sampled with the closed-form method of Gray et al. ("Quickly
+ *    generating billion-record synthetic databases", SIGMOD 1994), which is
+ *    also what fio uses.
+ *  - pareto:h: rank = (n - 1) * u^(ln h / ln(1 - h)) for uniform u, fio's
+ *    meaning: a fraction h of the blocks receives a fraction 1 - h of the
+ *    hits (pareto:0.2 is the 80/20 rule).
+ * Like fio, which hashes the zipf/pareto rank, the hot ranks are scattered
+ * over the span (a fixed keyed permutation of the ranks), so hot blocks are
+ * not all at the start of the span; which block is hot depends on the seed.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+#include "trace.h"
+#include "workload.h"
+
+static uint64_t splitmix64(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+void qs_wl_rng_seed(struct qs_wl_rng *rng, uint64_t seed)
+{
+	for (int i = 0; i < 4; i++)
+		rng->s[i] = splitmix64(&seed);
+}
+
+static inline uint64_t rotl(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+uint64_t qs_wl_rng_next(struct qs_wl_rng *rng)
+{
+	uint64_t *s = rng->s;
+	uint64_t result = rotl(s[1] * 5, 7) * 9;
+	uint64_t t = s[1] << 17;
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rotl(s[3], 45);
+	return result;
+}
+
+uint64_t qs_wl_rng_below(struct qs_wl_rng *rng, uint64_t n)
+{
+	/* Multiply-shift: the bias is at most n / 2^64. */
+	return (uint64_t)(((unsigned __int128)qs_wl_rng_next(rng) * n) >> 64);
+}
+
+double qs_wl_rng_double(struct qs_wl_rng *rng)
+{
+	return (double)(qs_wl_rng_next(rng) >> 11) * 0x1.0p-53;
+}
+
+/* A keyed bijection of [0, n): Feistel network on 2*half bits. */
+struct perm {
+	uint64_t n;
+	unsigned half; /* bits per half */
+	uint64_t key;
+};
+
+static void perm_init(struct perm *p, uint64_t n, uint64_t key)
+{
+	unsigned bits = 0;
+	while (bits < 64 && (n - 1) >> bits)
+		bits++;
+	p->n = n;
+	p->half = (bits + 1) / 2;
+	if (p->half == 0)
+		p->half = 1;
+	p->key = key;
+}
+
+static uint64_t perm_round(uint64_t x, uint64_t key, unsigned r)
+{
+	uint64_t s = x ^ key ^ ((uint64_t)r << 56);
+	return splitmix64(&s);
+}
+
+static uint64_t perm_apply(const struct perm *p, uint64_t x)
+{
+	uint64_t mask = (1ull << p->half) - 1;
+	/* Cycle-walk: the domain is below 4n, so few steps on average. */
+	do {
+		uint64_t l = x >> p->half, r = x & mask;
+		for (unsigned i = 0; i < 4; i++) {
+			uint64_t nl = r;
+			r = l ^ (perm_round(r, p->key, i) & mask);
+			l = nl;
+		}
+		x = (l << p->half) | r;
+	} while (x >= p->n);
+	return x;
+}
+
+struct qs_wl {
+	const struct qs_job *job;
+	unsigned clone;
+	char err[256];
+	uint64_t span_off, span_len, nblocks;
+	struct qs_wl_rng rng;
+	/* sequential: next block per direction (fio keeps one per direction) */
+	uint64_t seq_pos[2];
+	/* uniform with random map */
+	struct perm pass_perm;
+	uint64_t pass_idx, pass_no, perm_seed;
+	/* zipf / pareto */
+	struct perm scatter;
+	double zeta_n, zeta2, zipf_alpha, zipf_eta, pareto_pow;
+	/* budget and timing */
+	uint64_t bytes_done;
+	double t_ns;
+	uint64_t ios;
+	/* replay */
+	struct qs_trace *trace;
+};
+
+/* zeta(n, theta) = sum_{i=1..n} i^-theta: exact for the first terms, then
+ * the midpoint integral, whose error is far below what sampling shows. */
+static double zeta(uint64_t n, double theta)
+{
+	const uint64_t exact = 1000000;
+	double z = 0;
+	uint64_t m = n < exact ? n : exact;
+	for (uint64_t i = 1; i <= m; i++)
+		z += pow((double)i, -theta);
+	if (n > m) {
+		double a = (double)m + 0.5, b = (double)n + 0.5;
+		z += (pow(b, 1 - theta) - pow(a, 1 - theta)) / (1 - theta);
+	}
+	return z;
+}
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return h;
+}
+
+int qs_wl_open(const struct qs_job *job, unsigned clone, uint64_t seed,
+	       struct qs_wl **out, char *err, size_t errlen)
+{
+	*out = NULL;
+	if (clone >= job->numjobs) {
+		snprintf(err, errlen, "job %s: clone %u out of range (numjobs %u)",
+			 job->name, clone, job->numjobs);
+		return -EINVAL;
+	}
+	struct qs_wl *w = calloc(1, sizeof(*w));
+	if (!w) {
+		snprintf(err, errlen, "job %s: out of memory", job->name);
+		return -ENOMEM;
+	}
+	w->job = job;
+	w->clone = clone;
+	w->span_off = job->offset + (uint64_t)clone * job->offset_increment;
+	w->span_len = job->size;
+
+	uint64_t s = seed ^ hash_str(job->name) ^ ((uint64_t)clone << 32);
+	qs_wl_rng_seed(&w->rng, splitmix64(&s));
+
+	if (job->trace) {
+		struct qs_trace_opts o = {
+			.format = job->trace_format,
+			.timescale = job->trace_timescale,
+			.ignore_time = job->trace_ignore_time,
+			.span_off = w->span_off,
+			.span_len = w->span_len,
+		};
+		int rc = qs_trace_open(job->trace, &o, &w->trace, err, errlen);
+		if (rc) {
+			free(w);
+			return rc;
+		}
+		*out = w;
+		return 0;
+	}
+
+	w->nblocks = job->size / job->bs;
+	w->span_len = w->nblocks * job->bs;
+	if (!w->nblocks) {
+		snprintf(err, errlen, "job %s: size %llu is below bs %llu", job->name,
+			 (unsigned long long)job->size, (unsigned long long)job->bs);
+		free(w);
+		return -EINVAL;
+	}
+	w->perm_seed = qs_wl_rng_next(&w->rng);
+	perm_init(&w->pass_perm, w->nblocks, w->perm_seed);
+	perm_init(&w->scatter, w->nblocks, qs_wl_rng_next(&w->rng));
+	if (job->dist == QS_DIST_ZIPF) {
+		double th = job->dist_param, n = (double)w->nblocks;
+		w->zeta_n = zeta(w->nblocks, th);
+		w->zeta2 = 1.0 + pow(0.5, th);
+		w->zipf_alpha = 1.0 / (1.0 - th);
+		w->zipf_eta = (1.0 - pow(2.0 / n, 1.0 - th)) /
+			      (1.0 - w->zeta2 / w->zeta_n);
+	} else if (job->dist == QS_DIST_PARETO) {
+		w->pareto_pow = log(job->dist_param) / log(1.0 - job->dist_param);
+	}
+	*out = w;
+	return 0;
+}
+
+/* Zipf rank in [0, n) (0 = most popular), Gray et al. */
+static uint64_t zipf_rank(struct qs_wl *w)
+{
+	double u = qs_wl_rng_double(&w->rng);
+	double uz = u * w->zeta_n;
+	uint64_t r;
+
+	if (uz < 1.0)
+		r = 0;
+	else if (uz < w->zeta2)
+		r = 1;
+	else
+		r = (uint64_t)((double)w->nblocks *
+			       pow(w->zipf_eta * u - w->zipf_eta + 1.0, w->zipf_alpha));
+	return r < w->nblocks ? r : w->nblocks - 1;
+}
+
+static uint64_t pareto_rank(struct qs_wl *w)
+{
+	double u = qs_wl_rng_double(&w->rng);
+	uint64_t r = (uint64_t)((double)(w->nblocks - 1) * pow(u, w->pareto_pow));
+	return r < w->nblocks ? r : w->nblocks - 1;
+}
+
+static uint64_t random_block(struct qs_wl *w)
+{
+	switch (w->job->dist) {
+	case QS_DIST_ZIPF:
+		return perm_apply(&w->scatter, zipf_rank(w));
+	case QS_DIST_PARETO:
+		return perm_apply(&w->scatter, pareto_rank(w));
+	case QS_DIST_RANDOM:
+		break;
+	}
+	if (w->job->norandommap)
+		return qs_wl_rng_below(&w->rng, w->nblocks);
+	if (w->pass_idx == w->nblocks) {
+		/* Every block was hit once: start a new pass in a new order. */
+		w->pass_idx = 0;
+		w->pass_no++;
+		perm_init(&w->pass_perm, w->nblocks, w->perm_seed + w->pass_no);
+	}
+	return perm_apply(&w->pass_perm, w->pass_idx++);
+}
+
+static int wl_trace_next(struct qs_wl *w, struct qs_io *io)
+{
+	return qs_trace_next(w->trace, io, w->err, sizeof(w->err));
+}
+
+int qs_wl_next(struct qs_wl *w, struct qs_io *io)
+{
+	const struct qs_job *j = w->job;
+
+	if (w->trace)
+		return wl_trace_next(w, io);
+	if (!j->time_based && w->bytes_done >= j->size)
+		return 0;
+
+	bool read;
+	bool random = false;
+	switch (j->rw) {
+	case QS_RW_READ: read = true; break;
+	case QS_RW_WRITE: read = false; break;
+	case QS_RW_RANDREAD: read = true; random = true; break;
+	case QS_RW_RANDWRITE: read = false; random = true; break;
+	case QS_RW_RANDRW:
+		random = true;
+		__attribute__((fallthrough));
+	case QS_RW_RW:
+	default:
+		read = qs_wl_rng_below(&w->rng, 100) < j->rwmixread;
+		break;
+	}
+	uint64_t blk;
+	if (random) {
+		blk = random_block(w);
+	} else {
+		uint64_t *pos = &w->seq_pos[read ? 0 : 1];
+		blk = *pos;
+		*pos = (*pos + 1) % w->nblocks; /* wrap within the span */
+	}
+	memset(io, 0, sizeof(*io));
+	io->op = read ? QS_IO_READ : QS_IO_WRITE;
+	io->off = w->span_off + blk * j->bs;
+	io->len = j->bs;
+	io->orig_off = io->off;
+	io->orig_len = io->len;
+	if (j->rate_iops) {
+		double gap = 1e9 / (double)j->rate_iops;
+		io->timed = true;
+		io->at_ns = (uint64_t)(w->t_ns + 0.5);
+		if (j->rate_process == QS_RATE_POISSON)
+			gap = -log1p(-qs_wl_rng_double(&w->rng)) * gap;
+		w->t_ns += gap;
+	}
+	w->bytes_done += j->bs;
+	w->ios++;
+	return 1;
+}
+
+const char *qs_wl_error(const struct qs_wl *w)
+{
+	return w->err;
+}
+
+void qs_wl_span(const struct qs_wl *w, uint64_t *off, uint64_t *len)
+{
+	*off = w->span_off;
+	*len = w->span_len;
+}
+
+void qs_wl_close(struct qs_wl *w)
+{
+	if (!w)
+		return;
+	qs_trace_close(w->trace);
+	free(w);
+}
