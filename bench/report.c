@@ -1,0 +1,650 @@
+/* SPDX-License-Identifier: MIT */
+/* Bench reports: table, JSON, CSV, SVG (see report.h, docs/BENCH-OUTPUT.md). */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hist.h"
+#include "report.h"
+
+#define SECONDS_PER_YEAR 31557600.0 /* Julian year, 365.25 days */
+
+static const char *const palette[] = {
+	"#9e9e9e", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
+	"#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
+};
+#define NPALETTE (sizeof(palette) / sizeof(palette[0]))
+
+const char *qs_report_shaping_name(bool shaping)
+{
+	return shaping ? "on" : "off";
+}
+
+static const char *policy_of(const struct qs_report_run *r)
+{
+	return r->policy && *r->policy ? r->policy : "-";
+}
+
+void qs_report_dir_fill(struct qs_report_dir *d, const struct qs_hist *lat,
+			uint64_t ios, uint64_t bytes, uint64_t elapsed_ns)
+{
+	memset(d, 0, sizeof(*d));
+	if (elapsed_ns) {
+		double s = (double)elapsed_ns / 1e9;
+		d->iops = (double)ios / s;
+		d->bw_bytes = (uint64_t)llround((double)bytes / s);
+	}
+	if (lat && lat->count) {
+		d->lat_mean_ns = qs_hist_mean(lat);
+		d->lat_p50_ns = qs_hist_percentile(lat, 50.0);
+		d->lat_p99_ns = qs_hist_percentile(lat, 99.0);
+		d->lat_p999_ns = qs_hist_percentile(lat, 99.9);
+	}
+}
+
+double qs_report_life_years(double rating_bytes, uint64_t rated_capacity,
+			    uint64_t capacity, double qlc_write_bytes_per_s,
+			    double waf_iu)
+{
+	if (!(rating_bytes > 0) || !rated_capacity || !capacity || !(waf_iu > 0) ||
+	    !(qlc_write_bytes_per_s >= 0))
+		return NAN;
+	if (qlc_write_bytes_per_s == 0)
+		return INFINITY;
+	double budget = rating_bytes * ((double)capacity / (double)rated_capacity);
+	return budget / (qlc_write_bytes_per_s * waf_iu * SECONDS_PER_YEAR);
+}
+
+/* ---------------------------------------------------------------- table */
+
+struct row {
+	const char *label;
+	int dir;  /* 0 read, 1 write, 2 other */
+	double (*get)(const struct qs_report_run *r);
+	const char *fmt;
+};
+
+static double g_r_iops(const struct qs_report_run *r) { return r->read.iops; }
+static double g_r_bw(const struct qs_report_run *r) { return (double)r->read.bw_bytes / 1e6; }
+static double g_r_mean(const struct qs_report_run *r) { return r->read.lat_mean_ns / 1e3; }
+static double g_r_p50(const struct qs_report_run *r) { return (double)r->read.lat_p50_ns / 1e3; }
+static double g_r_p99(const struct qs_report_run *r) { return (double)r->read.lat_p99_ns / 1e3; }
+static double g_r_p999(const struct qs_report_run *r) { return (double)r->read.lat_p999_ns / 1e3; }
+static double g_w_iops(const struct qs_report_run *r) { return r->write.iops; }
+static double g_w_bw(const struct qs_report_run *r) { return (double)r->write.bw_bytes / 1e6; }
+static double g_w_mean(const struct qs_report_run *r) { return r->write.lat_mean_ns / 1e3; }
+static double g_w_p50(const struct qs_report_run *r) { return (double)r->write.lat_p50_ns / 1e3; }
+static double g_w_p99(const struct qs_report_run *r) { return (double)r->write.lat_p99_ns / 1e3; }
+static double g_w_p999(const struct qs_report_run *r) { return (double)r->write.lat_p999_ns / 1e3; }
+static double g_q_bytes(const struct qs_report_run *r) { return (double)r->qlc.write_bytes / 1e6; }
+static double g_q_writes(const struct qs_report_run *r) { return (double)r->qlc.writes; }
+static double g_q_whole(const struct qs_report_run *r)
+{
+	return r->qlc.writes ? 100.0 * (double)r->qlc.iu_whole_writes / (double)r->qlc.writes : NAN;
+}
+static double g_q_fill(const struct qs_report_run *r) { return (double)r->qlc.read_fill_bytes / 1e6; }
+static double g_q_wafh(const struct qs_report_run *r) { return r->qlc.waf_host; }
+static double g_q_wafi(const struct qs_report_run *r) { return r->qlc.waf_iu; }
+static double g_q_life(const struct qs_report_run *r) { return r->qlc.life_years; }
+static double g_f_bytes(const struct qs_report_run *r) { return (double)r->fast_write_bytes / 1e6; }
+
+static const struct row rows[] = {
+	{"read IOPS", 0, g_r_iops, "%.0f"},
+	{"read MB/s", 0, g_r_bw, "%.1f"},
+	{"read lat mean us", 0, g_r_mean, "%.1f"},
+	{"read lat p50 us", 0, g_r_p50, "%.1f"},
+	{"read lat p99 us", 0, g_r_p99, "%.1f"},
+	{"read lat p99.9 us", 0, g_r_p999, "%.1f"},
+	{"write IOPS", 1, g_w_iops, "%.0f"},
+	{"write MB/s", 1, g_w_bw, "%.1f"},
+	{"write lat mean us", 1, g_w_mean, "%.1f"},
+	{"write lat p50 us", 1, g_w_p50, "%.1f"},
+	{"write lat p99 us", 1, g_w_p99, "%.1f"},
+	{"write lat p99.9 us", 1, g_w_p999, "%.1f"},
+	{"QLC write MB", 2, g_q_bytes, "%.1f"},
+	{"QLC writes", 2, g_q_writes, "%.0f"},
+	{"QLC whole-IU writes %", 2, g_q_whole, "%.1f"},
+	{"QLC read-fill MB", 2, g_q_fill, "%.1f"},
+	{"WAF host", 2, g_q_wafh, "%.3f"},
+	{"WAF IU", 2, g_q_wafi, "%.3f"},
+	{"QLC life years", 2, g_q_life, "%.2f"},
+	{"fast-tier write MB", 2, g_f_bytes, "%.1f"},
+};
+
+static void cell(char *buf, size_t len, const char *fmt, double v)
+{
+	if (isnan(v))
+		snprintf(buf, len, "-");
+	else if (isinf(v))
+		snprintf(buf, len, "inf");
+	else
+		snprintf(buf, len, fmt, v);
+}
+
+/* Same job name (NULL-safe). */
+static bool same_str(const char *a, const char *b)
+{
+	return !strcmp(a ? a : "", b ? b : "");
+}
+
+int qs_report_table(FILE *f, const struct qs_report_run *runs, size_t n)
+{
+	size_t *cols = calloc(n ? n : 1, sizeof(*cols));
+	if (!cols)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		bool seen = false;
+		for (size_t k = 0; k < i; k++)
+			if (same_str(runs[k].job, runs[i].job))
+				seen = true;
+		if (seen)
+			continue;
+		/* This job's runs: every "off" first, then "on", file order. */
+		size_t nc = 0;
+		for (int pass = 0; pass < 2; pass++)
+			for (size_t k = i; k < n; k++)
+				if (same_str(runs[k].job, runs[i].job) &&
+				    runs[k].shaping == (pass == 1))
+					cols[nc++] = k;
+		const struct qs_report_run *base = runs[cols[0]].shaping ? NULL : &runs[cols[0]];
+		bool reads = false, writes = false;
+		for (size_t c = 0; c < nc; c++) {
+			reads |= runs[cols[c]].read.iops > 0;
+			writes |= runs[cols[c]].write.iops > 0;
+		}
+
+		fprintf(f, "job %s\n%-22s", runs[i].job ? runs[i].job : "", "");
+		for (size_t c = 0; c < nc; c++) {
+			char h[40];
+			const struct qs_report_run *r = &runs[cols[c]];
+			if (r->shaping)
+				snprintf(h, sizeof(h), "on %s", policy_of(r));
+			else
+				snprintf(h, sizeof(h), "off");
+			fprintf(f, " %14.14s", h);
+		}
+		if (base)
+			for (size_t c = 0; c < nc; c++)
+				if (runs[cols[c]].shaping) {
+					char h[40];
+					snprintf(h, sizeof(h), "%s/off", policy_of(&runs[cols[c]]));
+					fprintf(f, " %12.12s", h);
+				}
+		fputc('\n', f);
+		for (size_t ri = 0; ri < sizeof(rows) / sizeof(rows[0]); ri++) {
+			const struct row *rw = &rows[ri];
+			if ((rw->dir == 0 && !reads) || (rw->dir == 1 && !writes))
+				continue;
+			fprintf(f, "  %-20s", rw->label);
+			for (size_t c = 0; c < nc; c++) {
+				char b[32];
+				cell(b, sizeof(b), rw->fmt, rw->get(&runs[cols[c]]));
+				fprintf(f, " %14s", b);
+			}
+			if (base)
+				for (size_t c = 0; c < nc; c++) {
+					if (!runs[cols[c]].shaping)
+						continue;
+					double a = rw->get(base), b = rw->get(&runs[cols[c]]);
+					char s[32];
+					if (a > 0 && isfinite(a) && isfinite(b))
+						snprintf(s, sizeof(s), "%.2fx", b / a);
+					else
+						snprintf(s, sizeof(s), "-");
+					fprintf(f, " %12s", s);
+				}
+			fputc('\n', f);
+		}
+		fputc('\n', f);
+	}
+	free(cols);
+	return ferror(f) ? -EIO : 0;
+}
+
+/* ----------------------------------------------------------------- JSON */
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+/* JSON has no infinity or NaN: those become null. */
+static void json_num(FILE *f, double v, const char *fmt)
+{
+	if (isfinite(v))
+		fprintf(f, fmt, v);
+	else
+		fputs("null", f);
+}
+
+static void json_dir(FILE *f, const char *name, const struct qs_report_dir *d)
+{
+	fprintf(f, "      \"%s\": {\"iops\": ", name);
+	json_num(f, d->iops, "%.3f");
+	fprintf(f, ", \"bw_bytes\": %" PRIu64 ", \"lat_ns\": {\"mean\": ", d->bw_bytes);
+	json_num(f, d->lat_mean_ns, "%.3f");
+	fprintf(f, ", \"percentile\": {\"50.000000\": %" PRIu64 ", \"99.000000\": %" PRIu64
+		", \"99.900000\": %" PRIu64 "}}}", d->lat_p50_ns, d->lat_p99_ns,
+		d->lat_p999_ns);
+}
+
+int qs_report_json(FILE *f, const struct qs_report_run *runs, size_t n)
+{
+	fputs("{\n  \"version\": 1,\n  \"runs\": [", f);
+	for (size_t i = 0; i < n; i++) {
+		const struct qs_report_run *r = &runs[i];
+		fputs(i ? ",\n    {\n" : "\n    {\n", f);
+		fputs("      \"job\": ", f);
+		json_str(f, r->job);
+		fprintf(f, ",\n      \"shaping\": \"%s\",\n      \"policy\": ",
+			qs_report_shaping_name(r->shaping));
+		json_str(f, policy_of(r));
+		fputs(",\n", f);
+		json_dir(f, "read", &r->read);
+		fputs(",\n", f);
+		json_dir(f, "write", &r->write);
+		fprintf(f, ",\n      \"qlc\": {\"write_bytes\": %" PRIu64 ", \"writes\": %" PRIu64
+			", \"iu_whole_writes\": %" PRIu64 ", \"read_fill_bytes\": %" PRIu64
+			", \"waf_host\": ", r->qlc.write_bytes, r->qlc.writes,
+			r->qlc.iu_whole_writes, r->qlc.read_fill_bytes);
+		json_num(f, r->qlc.waf_host, "%.6f");
+		fputs(", \"waf_iu\": ", f);
+		json_num(f, r->qlc.waf_iu, "%.6f");
+		fputs(", \"life_years\": ", f);
+		json_num(f, r->qlc.life_years, "%.6f");
+		fprintf(f, "},\n      \"fast\": {\"write_bytes\": %" PRIu64 "}\n    }",
+			r->fast_write_bytes);
+	}
+	fputs(n ? "\n  ]\n}\n" : "]\n}\n", f);
+	return ferror(f) ? -EIO : 0;
+}
+
+/* ------------------------------------------------------------------ CSV */
+
+static void csv_str(FILE *f, const char *s)
+{
+	s = s ? s : "";
+	if (!strpbrk(s, ",\"\n\r")) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void csv_num(FILE *f, double v, const char *fmt)
+{
+	fputc(',', f);
+	if (isfinite(v))
+		fprintf(f, fmt, v);
+}
+
+static void csv_dir(FILE *f, const struct qs_report_dir *d)
+{
+	csv_num(f, d->iops, "%.3f");
+	fprintf(f, ",%" PRIu64, d->bw_bytes);
+	csv_num(f, d->lat_mean_ns, "%.3f");
+	fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, d->lat_p50_ns, d->lat_p99_ns,
+		d->lat_p999_ns);
+}
+
+int qs_report_csv(FILE *f, const struct qs_report_run *runs, size_t n)
+{
+	fputs("job,shaping,policy,"
+	      "read_iops,read_bw_bytes,read_lat_mean_ns,read_lat_p50_ns,"
+	      "read_lat_p99_ns,read_lat_p99.9_ns,"
+	      "write_iops,write_bw_bytes,write_lat_mean_ns,write_lat_p50_ns,"
+	      "write_lat_p99_ns,write_lat_p99.9_ns,"
+	      "qlc_write_bytes,qlc_writes,qlc_iu_whole_writes,qlc_read_fill_bytes,"
+	      "qlc_waf_host,qlc_waf_iu,qlc_life_years,fast_write_bytes\n", f);
+	for (size_t i = 0; i < n; i++) {
+		const struct qs_report_run *r = &runs[i];
+		csv_str(f, r->job);
+		fprintf(f, ",%s,", qs_report_shaping_name(r->shaping));
+		csv_str(f, policy_of(r));
+		csv_dir(f, &r->read);
+		csv_dir(f, &r->write);
+		fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, r->qlc.write_bytes,
+			r->qlc.writes, r->qlc.iu_whole_writes, r->qlc.read_fill_bytes);
+		csv_num(f, r->qlc.waf_host, "%.6f");
+		csv_num(f, r->qlc.waf_iu, "%.6f");
+		csv_num(f, r->qlc.life_years, "%.6f");
+		fprintf(f, ",%" PRIu64 "\n", r->fast_write_bytes);
+	}
+	return ferror(f) ? -EIO : 0;
+}
+
+/* ------------------------------------------------------------------ SVG */
+
+double qs_report_metric_value(const struct qs_report_run *r, enum qs_report_metric m)
+{
+	switch (m) {
+	case QS_METRIC_WRITE_IOPS: return r->write.iops;
+	case QS_METRIC_READ_IOPS: return r->read.iops;
+	case QS_METRIC_WRITE_BW: return (double)r->write.bw_bytes / 1e6;
+	case QS_METRIC_READ_BW: return (double)r->read.bw_bytes / 1e6;
+	case QS_METRIC_WRITE_P99: return (double)r->write.lat_p99_ns / 1e3;
+	case QS_METRIC_READ_P99: return (double)r->read.lat_p99_ns / 1e3;
+	case QS_METRIC_QLC_WRITE_BYTES: return (double)r->qlc.write_bytes / 1e6;
+	case QS_METRIC_WAF_HOST: return r->qlc.waf_host;
+	case QS_METRIC_WAF_IU: return r->qlc.waf_iu;
+	case QS_METRIC_LIFE_YEARS: return r->qlc.life_years;
+	}
+	return NAN;
+}
+
+const char *qs_report_metric_label(enum qs_report_metric m)
+{
+	switch (m) {
+	case QS_METRIC_WRITE_IOPS: return "write IOPS";
+	case QS_METRIC_READ_IOPS: return "read IOPS";
+	case QS_METRIC_WRITE_BW: return "write MB/s";
+	case QS_METRIC_READ_BW: return "read MB/s";
+	case QS_METRIC_WRITE_P99: return "write p99 latency (us)";
+	case QS_METRIC_READ_P99: return "read p99 latency (us)";
+	case QS_METRIC_QLC_WRITE_BYTES: return "QLC write MB";
+	case QS_METRIC_WAF_HOST: return "QLC write amplification, host (x)";
+	case QS_METRIC_WAF_IU: return "QLC write amplification, IU (x)";
+	case QS_METRIC_LIFE_YEARS: return "projected QLC life (years)";
+	}
+	return "?";
+}
+
+static void xml_str(FILE *f, const char *s)
+{
+	for (s = s ? s : ""; *s; s++) {
+		switch (*s) {
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '&': fputs("&amp;", f); break;
+		case '"': fputs("&quot;", f); break;
+		default: fputc(*s, f);
+		}
+	}
+}
+
+/* A round step near range / target_ticks: 1, 2 or 5 times a power of 10. */
+static double nice_step(double range, int target_ticks)
+{
+	if (!(range > 0))
+		return 1;
+	double raw = range / target_ticks;
+	double p = pow(10, floor(log10(raw)));
+	double m = raw / p;
+	return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
+}
+
+/* Short label for an axis tick or bar value: 1.5K, 2.3M, 0.25. */
+static void fmt_short(char *b, size_t n, double v)
+{
+	double a = fabs(v);
+	if (!isfinite(v))
+		snprintf(b, n, isnan(v) ? "-" : "inf");
+	else if (a >= 1e9)
+		snprintf(b, n, "%.3gG", v / 1e9);
+	else if (a >= 1e6)
+		snprintf(b, n, "%.3gM", v / 1e6);
+	else if (a >= 1e4)
+		snprintf(b, n, "%.3gK", v / 1e3);
+	else
+		snprintf(b, n, "%.3g", v);
+}
+
+static void svg_head(FILE *f, int w, int h)
+{
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+		"viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n"
+		"<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", w, h, w, h);
+}
+
+/* Run variant: "off" or "on POLICY"; equal variants share a colour. */
+static void variant_name(char *b, size_t n, const struct qs_report_run *r)
+{
+	if (r->shaping)
+		snprintf(b, n, "on %s", policy_of(r));
+	else
+		snprintf(b, n, "off");
+}
+
+int qs_report_svg_bars(FILE *f, const char *title,
+		       const struct qs_report_run *runs, size_t n,
+		       const enum qs_report_metric *metrics, size_t nmetrics)
+{
+	size_t *job_of = calloc(n ? n : 1, sizeof(size_t));
+	size_t *var_of = calloc(n ? n : 1, sizeof(size_t));
+	size_t *jobs = calloc(n ? n : 1, sizeof(size_t));  /* first run of job j */
+	size_t *vars = calloc(n ? n : 1, sizeof(size_t));  /* first run of variant v */
+	if (!job_of || !var_of || !jobs || !vars) {
+		free(job_of), free(var_of), free(jobs), free(vars);
+		return -ENOMEM;
+	}
+	size_t nj = 0, nv = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t j, v;
+		char a[80], b[80];
+		for (j = 0; j < nj; j++)
+			if (same_str(runs[jobs[j]].job, runs[i].job))
+				break;
+		if (j == nj)
+			jobs[nj++] = i;
+		job_of[i] = j;
+		variant_name(a, sizeof(a), &runs[i]);
+		for (v = 0; v < nv; v++) {
+			variant_name(b, sizeof(b), &runs[vars[v]]);
+			if (!strcmp(a, b))
+				break;
+		}
+		if (v == nv)
+			vars[nv++] = i;
+		var_of[i] = v;
+	}
+
+	const int W = 960, top = 60, ph = 250, gap = 70, left = 80, right = 20;
+	const int H = top + (int)nmetrics * (ph + gap) + 10;
+	const int pw = W - left - right;
+	svg_head(f, W, H);
+	if (title) {
+		fprintf(f, "<text x=\"%d\" y=\"24\" font-size=\"16\" font-weight=\"bold\" "
+			"text-anchor=\"middle\">", W / 2);
+		xml_str(f, title);
+		fputs("</text>\n", f);
+	}
+	/* legend */
+	for (size_t v = 0; v < nv; v++) {
+		char name[80];
+		int x = left + (int)v * 140;
+		variant_name(name, sizeof(name), &runs[vars[v]]);
+		fprintf(f, "<rect x=\"%d\" y=\"36\" width=\"12\" height=\"12\" fill=\"%s\"/>"
+			"<text x=\"%d\" y=\"46\">", x, palette[v % NPALETTE], x + 16);
+		xml_str(f, name);
+		fputs("</text>\n", f);
+	}
+	for (size_t m = 0; m < nmetrics; m++) {
+		int y0 = top + (int)m * (ph + gap) + 20; /* panel top */
+		double vmax = 0;
+		for (size_t i = 0; i < n; i++) {
+			double v = qs_report_metric_value(&runs[i], metrics[m]);
+			if (isfinite(v) && v > vmax)
+				vmax = v;
+		}
+		double step = nice_step(vmax > 0 ? vmax : 1, 5);
+		double ymax = ceil((vmax > 0 ? vmax : 1) / step) * step;
+		fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"13\" font-weight=\"bold\">",
+			left, y0 - 8);
+		xml_str(f, qs_report_metric_label(metrics[m]));
+		fputs("</text>\n", f);
+		for (double t = 0; t <= ymax + step / 2; t += step) {
+			double y = y0 + ph - t / ymax * ph;
+			char b[32];
+			fmt_short(b, sizeof(b), t);
+			fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" "
+				"stroke=\"#ddd\"/><text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s"
+				"</text>\n", left, y, left + pw, y, left - 6, y + 4, b);
+		}
+		fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n"
+			"<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n",
+			left, y0, left, y0 + ph, left, y0 + ph, left + pw, y0 + ph);
+		double gw = nj ? (double)pw / (double)nj : pw;
+		double bw = (gw * 0.8) / (double)(nv ? nv : 1);
+		for (size_t j = 0; j < nj; j++) {
+			double gx = left + gw * (double)j + gw * 0.1;
+			fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" "
+				"font-size=\"11\">", gx + gw * 0.4, y0 + ph + 16);
+			xml_str(f, runs[jobs[j]].job);
+			fputs("</text>\n", f);
+			for (size_t i = 0; i < n; i++) {
+				if (job_of[i] != j)
+					continue;
+				double v = qs_report_metric_value(&runs[i], metrics[m]);
+				double x = gx + bw * (double)var_of[i];
+				char b[32];
+				fmt_short(b, sizeof(b), v);
+				if (isfinite(v) && v > 0) {
+					double h = v / ymax * ph;
+					fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+						"height=\"%.1f\" fill=\"%s\"><title>", x,
+						y0 + ph - h, bw * 0.92, h,
+						palette[var_of[i] % NPALETTE]);
+					xml_str(f, runs[i].job);
+					fprintf(f, " %s: %s</title></rect>\n",
+						runs[i].shaping ? "on" : "off", b);
+					fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
+						"font-size=\"10\">%s</text>\n", x + bw * 0.46,
+						y0 + ph - h - 3, b);
+				} else {
+					fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" "
+						"font-size=\"10\">%s</text>\n", x + bw * 0.46,
+						y0 + ph - 3, b);
+				}
+			}
+		}
+	}
+	fputs("</svg>\n", f);
+	free(job_of), free(var_of), free(jobs), free(vars);
+	return ferror(f) ? -EIO : 0;
+}
+
+int qs_report_svg_lines(FILE *f, const char *title, const char *xlabel,
+			const char *ylabel, const struct qs_report_series *s,
+			size_t nseries, bool log_y)
+{
+	double xmax = 0, ymin = INFINITY, ymax = 0;
+	for (size_t k = 0; k < nseries; k++)
+		for (size_t i = 0; i < s[k].n; i++) {
+			const struct qs_report_point *p = &s[k].pts[i];
+			if (!isfinite(p->x) || !isfinite(p->y))
+				continue;
+			if (log_y && !(p->y > 0))
+				return -EINVAL;
+			if (p->x > xmax)
+				xmax = p->x;
+			if (p->y > ymax)
+				ymax = p->y;
+			if (p->y < ymin)
+				ymin = p->y;
+		}
+	const int W = 960, H = 620, left = 90, right = 30, top = 60, bottom = 70;
+	const int pw = W - left - right, ph = H - top - bottom;
+	double xstep = nice_step(xmax > 0 ? xmax : 1, 8);
+	double xtop = ceil((xmax > 0 ? xmax : 1) / xstep) * xstep;
+	double ylo = 0, yhi, ystep = 0;
+	if (log_y) {
+		ylo = isfinite(ymin) ? floor(log10(ymin)) : 0;
+		yhi = ymax > 0 ? ceil(log10(ymax)) : 1;
+		if (yhi <= ylo)
+			yhi = ylo + 1;
+	} else {
+		ystep = nice_step(ymax > 0 ? ymax : 1, 6);
+		yhi = ceil((ymax > 0 ? ymax : 1) / ystep) * ystep;
+	}
+#define SX(x) (left + (x) / xtop * pw)
+#define SY(y) (top + ph - ((log_y ? log10(y) : (y)) - ylo) / (yhi - ylo) * ph)
+	svg_head(f, W, H);
+	if (title) {
+		fprintf(f, "<text x=\"%d\" y=\"24\" font-size=\"16\" font-weight=\"bold\" "
+			"text-anchor=\"middle\">", W / 2);
+		xml_str(f, title);
+		fputs("</text>\n", f);
+	}
+	for (double t = 0; t <= xtop + xstep / 2; t += xstep) {
+		char b[32];
+		fmt_short(b, sizeof(b), t);
+		fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#ddd\"/>"
+			"<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n",
+			SX(t), top, SX(t), top + ph, SX(t), top + ph + 16, b);
+	}
+	if (log_y) {
+		for (double e = ylo; e <= yhi + 0.5; e += 1) {
+			char b[32];
+			double y = top + ph - (e - ylo) / (yhi - ylo) * ph;
+			fmt_short(b, sizeof(b), pow(10, e));
+			fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" "
+				"stroke=\"#ddd\"/><text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s"
+				"</text>\n", left, y, left + pw, y, left - 6, y + 4, b);
+		}
+	} else {
+		for (double t = 0; t <= yhi + ystep / 2; t += ystep) {
+			char b[32];
+			fmt_short(b, sizeof(b), t);
+			fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" "
+				"stroke=\"#ddd\"/><text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s"
+				"</text>\n", left, SY(t), left + pw, SY(t), left - 6, SY(t) + 4, b);
+		}
+	}
+	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" "
+		"stroke=\"black\"/>\n", left, top, pw, ph);
+	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">", left + pw / 2, H - 24);
+	xml_str(f, xlabel);
+	fprintf(f, "</text>\n<text x=\"20\" y=\"%d\" text-anchor=\"middle\" "
+		"transform=\"rotate(-90 20 %d)\">", top + ph / 2, top + ph / 2);
+	xml_str(f, ylabel);
+	fputs("</text>\n", f);
+	for (size_t k = 0; k < nseries; k++) {
+		const char *col = palette[(k + 1) % NPALETTE];
+		int lx = left + (int)k * 160;
+		fprintf(f, "<rect x=\"%d\" y=\"36\" width=\"12\" height=\"12\" fill=\"%s\"/>"
+			"<text x=\"%d\" y=\"46\">", lx, col, lx + 16);
+		xml_str(f, s[k].name);
+		fprintf(f, "</text>\n<polyline fill=\"none\" stroke=\"%s\" "
+			"stroke-width=\"2\" points=\"", col);
+		for (size_t i = 0; i < s[k].n; i++) {
+			const struct qs_report_point *p = &s[k].pts[i];
+			if (isfinite(p->x) && isfinite(p->y))
+				fprintf(f, "%.1f,%.1f ", SX(p->x), SY(p->y));
+		}
+		fputs("\"/>\n", f);
+		for (size_t i = 0; i < s[k].n; i++) {
+			const struct qs_report_point *p = &s[k].pts[i];
+			char bx[32], by[32];
+			if (!isfinite(p->x) || !isfinite(p->y))
+				continue;
+			fmt_short(bx, sizeof(bx), p->x);
+			fmt_short(by, sizeof(by), p->y);
+			fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\">"
+				"<title>%s, %s</title></circle>\n", SX(p->x), SY(p->y), col,
+				bx, by);
+		}
+	}
+#undef SX
+#undef SY
+	fputs("</svg>\n", f);
+	return ferror(f) ? -EIO : 0;
+}
