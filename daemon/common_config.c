@@ -1,0 +1,562 @@
+/* SPDX-License-Identifier: MIT */
+/* qs_config: strict INI configuration of one daemon instance. */
+#include "common_config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <iniparser.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum cfg_type {
+	CFG_STR,    /* char *: a path or name, non-empty */
+	CFG_QLC,    /* char *: a path or emu:PROFILE */
+	CFG_U32,    /* uint32_t in [min, max] */
+	CFG_I32,    /* int32_t in [min, max] */
+	CFG_SIZE32, /* uint32_t byte size in [min, max], multiple of 4096 */
+	CFG_SIZE64, /* uint64_t byte size in [min, max], multiple of 4096 */
+	CFG_IU,	    /* uint32_t: "auto" (0) or a power-of-two size in [min, max] */
+	CFG_BOOL,   /* bool: yes/no, true/false, on/off, 1/0 */
+	CFG_ENUM,   /* an enum (int-sized) named by one of names[] */
+};
+
+struct cfg_key {
+	const char *section, *key;
+	enum cfg_type type;
+	size_t off;	   /* in struct qs_config */
+	int64_t min, max;  /* numeric range (inclusive) */
+	const char *names; /* CFG_ENUM: "a|b|c", value = index */
+	bool engine;	   /* lives in qs_config.engine: overlaid, not defaulted */
+};
+
+#define OFF(f) offsetof(struct qs_config, f)
+#define KIB ((int64_t)1024)
+#define MIB (1024ll * KIB)
+#define GIB (1024ll * MIB)
+#define TIB (1024ll * GIB)
+
+static const struct cfg_key cfg_keys[] = {
+	{"devices", "fast", CFG_STR, OFF(fast), 0, 0, NULL, false},
+	{"devices", "qlc", CFG_QLC, OFF(qlc), 0, 0, NULL, false},
+	{"devices", "iu", CFG_IU, OFF(iu_bytes), 4 * KIB, 16 * MIB, NULL, false},
+	{"engine", "mode", CFG_ENUM, OFF(engine.mode), 0, 0, "cache|passthrough", true},
+	{"engine", "segment_blocks", CFG_U32, OFF(engine.segment_blocks), 16, 1 << 20, NULL, true},
+	{"engine", "group_commit_blocks", CFG_U32, OFF(engine.group_commit_blocks), 1, 4096, NULL,
+	 true},
+	{"engine", "log_qd", CFG_U32, OFF(engine.log_qd), 1, 1024, NULL, true},
+	{"engine", "destage_qd", CFG_U32, OFF(engine.destage_qd), 1, 1024, NULL, true},
+	{"engine", "dram_buffer", CFG_SIZE64, OFF(engine.dram_buffer_bytes), 0, TIB, NULL, true},
+	{"engine", "bypass_min", CFG_SIZE64, OFF(engine.bypass_min_bytes), 0, GIB, NULL, true},
+	{"engine", "size", CFG_SIZE64, OFF(engine.qlc_size), 0, 1024 * TIB, NULL, true},
+	{"policy", "order", CFG_ENUM, OFF(engine.policy.order), 0, 0, "fifo|sweep|fullest", true},
+	{"policy", "partial", CFG_ENUM, OFF(engine.policy.partial), 0, 0, "fill|hold", true},
+	{"policy", "hold_ms", CFG_U32, OFF(engine.policy.hold_ms), 0, 3600000, NULL, true},
+	{"policy", "start_pct", CFG_U32, OFF(engine.policy.start_pct), 0, 100, NULL, true},
+	{"policy", "urgent_pct", CFG_U32, OFF(engine.policy.urgent_pct), 0, 100, NULL, true},
+	{"policy", "idle_ms", CFG_U32, OFF(engine.policy.idle_ms), 0, 86400000, NULL, true},
+	{"policy", "max_age_ms", CFG_U32, OFF(engine.policy.max_age_ms), 0, 86400000, NULL, true},
+	{"daemon", "control_socket", CFG_STR, OFF(control_socket), 0, 0, NULL, false},
+	{"daemon", "drain_on_stop", CFG_BOOL, OFF(drain_on_stop), 0, 1, NULL, false},
+	{"daemon", "backend", CFG_ENUM, OFF(backend), 0, 0, "engine|ram", false},
+	{"daemon", "ram_size", CFG_SIZE64, OFF(ram_size), 1 * MIB, 64 * GIB, NULL, false},
+	{"ublk", "queues", CFG_U32, OFF(queues), 1, 64, NULL, false},
+	{"ublk", "queue_depth", CFG_U32, OFF(queue_depth), 1, 4096, NULL, false},
+	{"ublk", "max_io", CFG_SIZE32, OFF(max_io_bytes), 4 * KIB, 1 * MIB, NULL, false},
+	{"ublk", "dev_id", CFG_I32, OFF(dev_id), -1, 1 << 20, NULL, false},
+	{"ublk", "user_recovery", CFG_BOOL, OFF(user_recovery), 0, 1, NULL, false},
+};
+#define CFG_NKEYS (sizeof(cfg_keys) / sizeof(cfg_keys[0]))
+
+_Static_assert(CFG_NKEYS <= QS_CONFIG_MAX_KEYS, "grow QS_CONFIG_MAX_KEYS");
+_Static_assert(sizeof(enum qs_mode) == sizeof(int) && sizeof(enum qs_order) == sizeof(int) &&
+		       sizeof(enum qs_partial) == sizeof(int) &&
+		       sizeof(enum qs_backend_kind) == sizeof(int),
+	       "CFG_ENUM stores an int");
+
+static void cfg_defaults(struct qs_config *c)
+{
+	c->control_socket = NULL; /* filled after load: strdup needs checking */
+	c->drain_on_stop = true;
+	c->backend = QS_BACKEND_ENGINE;
+	c->ram_size = 256 * MIB;
+	c->queues = 1;
+	c->queue_depth = 64;
+	c->max_io_bytes = 512 * KIB;
+	c->dev_id = -1;
+	c->user_recovery = false;
+}
+
+#define QS_CONFIG_DEFAULT_SOCKET "/run/qlcshaped.sock"
+
+int qs_config_parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	uint64_t mult = 1;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	switch (tolower((unsigned char)*end)) {
+	case 'k': mult = 1ull << 10; end++; break;
+	case 'm': mult = 1ull << 20; end++; break;
+	case 'g': mult = 1ull << 30; end++; break;
+	case 't': mult = 1ull << 40; end++; break;
+	default: break;
+	}
+	if (mult != 1 && (end[0] == 'i' || end[0] == 'I') && (end[1] == 'b' || end[1] == 'B'))
+		end += 2;
+	else if (mult != 1 && (end[0] == 'b' || end[0] == 'B'))
+		end++;
+	while (isspace((unsigned char)*end))
+		end++;
+	if (*end)
+		return -EINVAL;
+	if (v > UINT64_MAX / mult)
+		return -EINVAL;
+	*out = v * mult;
+	return 0;
+}
+
+/* One key=value line as scanned from the file. */
+struct cfg_line {
+	char section[64], key[64];
+	int line;
+};
+
+struct cfg_scan {
+	struct cfg_line *lines;
+	size_t n, cap;
+};
+
+static char *cfg_trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = 0;
+	return s;
+}
+
+static void cfg_lower(char *s)
+{
+	for (; *s; s++)
+		*s = (char)tolower((unsigned char)*s);
+}
+
+static int cfg_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int cfg_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static const struct cfg_key *cfg_find(const char *section, const char *key)
+{
+	for (size_t i = 0; i < CFG_NKEYS; i++)
+		if (!strcmp(cfg_keys[i].section, section) && (!key || !strcmp(cfg_keys[i].key, key)))
+			return &cfg_keys[i];
+	return NULL;
+}
+
+/* "a, b, c": the keys of a section, for "unknown key" messages. */
+static void cfg_section_keys(const char *section, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < CFG_NKEYS && used < len; i++) {
+		if (strcmp(cfg_keys[i].section, section))
+			continue;
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
+					 cfg_keys[i].key);
+	}
+}
+
+/*
+ * Scan the file for sections and keys with their line numbers, rejecting
+ * what iniparser would reject or silently accept: malformed lines, keys
+ * outside a section, unknown sections and keys, repeated keys.
+ */
+static int cfg_scan_file(const char *path, struct cfg_scan *sc, char *err, size_t errlen)
+{
+	char buf[4096], section[64] = "";
+	int lineno = 0, cont = 0, ret = 0;
+	FILE *f = fopen(path, "re");
+
+	if (!f) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		return ret;
+	}
+	while (fgets(buf, sizeof(buf), f)) {
+		char *s, *eq;
+		size_t len = strlen(buf);
+		int was_cont = cont;
+
+		lineno++;
+		if (len == sizeof(buf) - 1 && buf[len - 1] != '\n') {
+			ret = cfg_err(err, errlen, "%s:%d: line longer than %zu characters", path,
+				      lineno, sizeof(buf) - 2);
+			break;
+		}
+		s = cfg_trim(buf);
+		/* iniparser joins a line ending in a backslash with the next. */
+		len = strlen(s);
+		cont = len && s[len - 1] == '\\';
+		if (was_cont || !*s || *s == ';' || *s == '#')
+			continue;
+		if (*s == '[') {
+			char *close = strchr(s, ']');
+			char *rest = close ? cfg_trim(close + 1) : NULL;
+
+			if (!close || (*rest && *rest != ';' && *rest != '#')) {
+				ret = cfg_err(err, errlen, "%s:%d: malformed section header '%s'",
+					      path, lineno, s);
+				break;
+			}
+			*close = 0;
+			snprintf(section, sizeof(section), "%s", cfg_trim(s + 1));
+			cfg_lower(section);
+			if (!cfg_find(section, NULL)) {
+				ret = cfg_err(err, errlen,
+					      "%s:%d: unknown section [%s]; allowed: [devices], "
+					      "[engine], [policy], [daemon], [ublk]",
+					      path, lineno, section);
+				break;
+			}
+			continue;
+		}
+		eq = strchr(s, '=');
+		if (!eq) {
+			ret = cfg_err(err, errlen, "%s:%d: expected 'key = value', found '%s'",
+				      path, lineno, s);
+			break;
+		}
+		*eq = 0;
+		s = cfg_trim(s);
+		cfg_lower(s);
+		if (!*section) {
+			ret = cfg_err(err, errlen, "%s:%d: key '%s' outside any [section]", path,
+				      lineno, s);
+			break;
+		}
+		if (!cfg_find(section, s)) {
+			char keys[512];
+
+			cfg_section_keys(section, keys, sizeof(keys));
+			ret = cfg_err(err, errlen,
+				      "%s:%d: unknown key '%s' in [%s]; allowed keys: %s", path,
+				      lineno, s, section, keys);
+			break;
+		}
+		for (size_t i = 0; i < sc->n; i++) {
+			if (!strcmp(sc->lines[i].section, section) && !strcmp(sc->lines[i].key, s)) {
+				ret = cfg_err(err, errlen,
+					      "%s:%d: key '%s.%s' repeated (first set on line %d)",
+					      path, lineno, section, s, sc->lines[i].line);
+				goto out;
+			}
+		}
+		if (sc->n == sc->cap) {
+			size_t cap = sc->cap ? sc->cap * 2 : 32;
+			struct cfg_line *nl = realloc(sc->lines, cap * sizeof(*nl));
+
+			if (!nl) {
+				ret = -ENOMEM;
+				snprintf(err, errlen, "%s: out of memory", path);
+				break;
+			}
+			sc->lines = nl;
+			sc->cap = cap;
+		}
+		snprintf(sc->lines[sc->n].section, sizeof(sc->lines[0].section), "%s", section);
+		snprintf(sc->lines[sc->n].key, sizeof(sc->lines[0].key), "%s", s);
+		sc->lines[sc->n].line = lineno;
+		sc->n++;
+	}
+out:
+	if (!ret && ferror(f)) {
+		ret = -EIO;
+		snprintf(err, errlen, "%s: read error", path);
+	}
+	fclose(f);
+	return ret;
+}
+
+static bool cfg_is_pow2(uint64_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+/* "64K" style rendering of a range bound for messages. */
+static void cfg_fmt_size(char *buf, size_t len, int64_t v)
+{
+	if (v >= TIB && v % TIB == 0)
+		snprintf(buf, len, "%" PRId64 "T", v / TIB);
+	else if (v >= GIB && v % GIB == 0)
+		snprintf(buf, len, "%" PRId64 "G", v / GIB);
+	else if (v >= MIB && v % MIB == 0)
+		snprintf(buf, len, "%" PRId64 "M", v / MIB);
+	else if (v >= KIB && v % KIB == 0)
+		snprintf(buf, len, "%" PRId64 "K", v / KIB);
+	else
+		snprintf(buf, len, "%" PRId64, v);
+}
+
+/* Parse and range-check one value; the message names everything. */
+static int cfg_parse_value(struct qs_config *c, const struct cfg_key *k, const char *val,
+			   int line, char *err, size_t errlen)
+{
+	void *dst = (char *)c + k->off;
+	const char *file = c->file;
+	char lo[32], hi[32];
+
+	switch (k->type) {
+	case CFG_STR:
+	case CFG_QLC: {
+		char *copy;
+
+		if (!*val)
+			return cfg_err(err, errlen, "%s:%d: key '%s.%s' is empty; expected a path",
+				       file, line, k->section, k->key);
+		if (k->type == CFG_QLC && !strncmp(val, "emu:", 4)) {
+			const char *p = val + 4;
+
+			if (!*p)
+				return cfg_err(err, errlen,
+					       "%s:%d: key '%s.%s' = '%s': 'emu:' needs a profile "
+					       "name (emu:PROFILE)",
+					       file, line, k->section, k->key, val);
+			for (; *p; p++)
+				if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_' &&
+				    *p != '.')
+					return cfg_err(err, errlen,
+						       "%s:%d: key '%s.%s' = '%s': profile name "
+						       "allows letters, digits, '-', '_', '.'",
+						       file, line, k->section, k->key, val);
+		} else if (val[0] != '/') {
+			return cfg_err(err, errlen,
+				       "%s:%d: key '%s.%s' = '%s': expected an absolute path%s",
+				       file, line, k->section, k->key, val,
+				       k->type == CFG_QLC ? " or emu:PROFILE" : "");
+		}
+		copy = strdup(val);
+		if (!copy)
+			return -ENOMEM;
+		*(char **)dst = copy;
+		return 0;
+	}
+	case CFG_U32:
+	case CFG_I32: {
+		char *end;
+		long long v;
+
+		errno = 0;
+		v = strtoll(val, &end, 10);
+		if (!*val || *end || errno || v < k->min || v > k->max)
+			return cfg_err(err, errlen,
+				       "%s:%d: key '%s.%s' = '%s': expected an integer in "
+				       "%" PRId64 "..%" PRId64,
+				       file, line, k->section, k->key, val, k->min, k->max);
+		if (k->type == CFG_U32)
+			*(uint32_t *)dst = (uint32_t)v;
+		else
+			*(int32_t *)dst = (int32_t)v;
+		return 0;
+	}
+	case CFG_IU:
+	case CFG_SIZE32:
+	case CFG_SIZE64: {
+		uint64_t v;
+
+		if (k->type == CFG_IU && !strcasecmp(val, "auto")) {
+			*(uint32_t *)dst = 0;
+			return 0;
+		}
+		cfg_fmt_size(lo, sizeof(lo), k->min);
+		cfg_fmt_size(hi, sizeof(hi), k->max);
+		if (qs_config_parse_size(val, &v) || v < (uint64_t)k->min ||
+		    v > (uint64_t)k->max || v % 4096)
+			return cfg_err(err, errlen,
+				       "%s:%d: key '%s.%s' = '%s': expected %sa size in %s..%s "
+				       "bytes, a multiple of 4096 (suffixes K, M, G, T)",
+				       file, line, k->section, k->key, val,
+				       k->type == CFG_IU ? "'auto' or " : "", lo, hi);
+		if (k->type == CFG_IU && !cfg_is_pow2(v))
+			return cfg_err(err, errlen,
+				       "%s:%d: key '%s.%s' = '%s': the IU must be a power of two "
+				       "in %s..%s",
+				       file, line, k->section, k->key, val, lo, hi);
+		if (k->type == CFG_SIZE64)
+			*(uint64_t *)dst = v;
+		else
+			*(uint32_t *)dst = (uint32_t)v;
+		return 0;
+	}
+	case CFG_BOOL: {
+		static const char *const yes[] = {"yes", "true", "on", "1"};
+		static const char *const no[] = {"no", "false", "off", "0"};
+
+		for (size_t i = 0; i < 4; i++) {
+			if (!strcasecmp(val, yes[i])) {
+				*(bool *)dst = true;
+				return 0;
+			}
+			if (!strcasecmp(val, no[i])) {
+				*(bool *)dst = false;
+				return 0;
+			}
+		}
+		return cfg_err(err, errlen,
+			       "%s:%d: key '%s.%s' = '%s': expected yes or no (true/false, "
+			       "on/off, 1/0)",
+			       file, line, k->section, k->key, val);
+	}
+	case CFG_ENUM: {
+		const char *p = k->names;
+		int idx = 0;
+		size_t n = strlen(val);
+
+		while (*p) {
+			size_t len = strcspn(p, "|");
+
+			if (len == n && !strncasecmp(p, val, n)) {
+				*(int *)dst = idx;
+				return 0;
+			}
+			p += len;
+			if (*p == '|')
+				p++;
+			idx++;
+		}
+		return cfg_err(err, errlen, "%s:%d: key '%s.%s' = '%s': expected one of %s", file,
+			       line, k->section, k->key, val, k->names);
+	}
+	}
+	return -EINVAL;
+}
+
+void qs_config_free(struct qs_config *c)
+{
+	for (size_t i = 0; i < CFG_NKEYS; i++) {
+		if (cfg_keys[i].type == CFG_STR || cfg_keys[i].type == CFG_QLC) {
+			char **p = (char **)((char *)c + cfg_keys[i].off);
+			free(*p);
+			*p = NULL;
+		}
+	}
+	free(c->file);
+	c->file = NULL;
+}
+
+int qs_config_load(struct qs_config *c, const char *path, char *err, size_t errlen)
+{
+	struct cfg_scan sc = {0};
+	dictionary *d = NULL;
+	int ret;
+
+	memset(c, 0, sizeof(*c));
+	cfg_defaults(c);
+	c->file = strdup(path);
+	if (!c->file)
+		return -ENOMEM;
+	ret = cfg_scan_file(path, &sc, err, errlen);
+	if (ret)
+		goto out;
+	/* The scan accepted the syntax, so iniparser will not complain. */
+	d = iniparser_load(path);
+	if (!d) {
+		ret = cfg_err(err, errlen, "%s: iniparser could not load the file", path);
+		goto out;
+	}
+	for (size_t i = 0; i < sc.n; i++) {
+		const struct cfg_line *l = &sc.lines[i];
+		const struct cfg_key *k = cfg_find(l->section, l->key);
+		char name[140];
+		const char *val;
+
+		snprintf(name, sizeof(name), "%s:%s", l->section, l->key);
+		val = iniparser_getstring(d, name, NULL);
+		if (!val)
+			val = "";
+		ret = cfg_parse_value(c, k, val, l->line, err, errlen);
+		if (ret)
+			goto out;
+		c->set[k - cfg_keys] = true;
+	}
+	if (!c->qlc) {
+		ret = cfg_err(err, errlen,
+			      "%s: key 'devices.qlc' is missing; expected a path or emu:PROFILE",
+			      path);
+		goto out;
+	}
+	if (c->backend == QS_BACKEND_ENGINE && !c->fast &&
+	    !(qs_config_is_set(c, "engine.mode") && c->engine.mode == QS_MODE_PASSTHROUGH)) {
+		ret = cfg_err(err, errlen,
+			      "%s: key 'devices.fast' is missing; required unless engine.mode = "
+			      "passthrough",
+			      path);
+		goto out;
+	}
+	if (!c->control_socket) {
+		c->control_socket = strdup(QS_CONFIG_DEFAULT_SOCKET);
+		if (!c->control_socket)
+			ret = -ENOMEM;
+	}
+out:
+	if (d)
+		iniparser_freedict(d);
+	free(sc.lines);
+	if (ret)
+		qs_config_free(c);
+	return ret;
+}
+
+bool qs_config_is_set(const struct qs_config *c, const char *name)
+{
+	const char *dot = strchr(name, '.');
+	char section[64];
+
+	if (!dot || (size_t)(dot - name) >= sizeof(section))
+		return false;
+	memcpy(section, name, (size_t)(dot - name));
+	section[dot - name] = 0;
+	for (size_t i = 0; i < CFG_NKEYS; i++)
+		if (!strcmp(cfg_keys[i].section, section) && !strcmp(cfg_keys[i].key, dot + 1))
+			return c->set[i];
+	return false;
+}
+
+void qs_config_engine_conf(const struct qs_config *c, struct qs_engine_conf *conf)
+{
+	size_t base = offsetof(struct qs_config, engine);
+
+	for (size_t i = 0; i < CFG_NKEYS; i++) {
+		const struct cfg_key *k = &cfg_keys[i];
+		size_t width;
+
+		if (!k->engine || !c->set[i])
+			continue;
+		width = k->type == CFG_SIZE64 ? sizeof(uint64_t) : sizeof(uint32_t);
+		memcpy((char *)conf + (k->off - base), (const char *)c + k->off, width);
+	}
+	if (c->iu_bytes)
+		conf->iu_bytes = c->iu_bytes;
+}

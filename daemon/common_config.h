@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * qs_config: one daemon instance's INI file (conf/qlcshaped.ini documents
+ * every key).
+ *
+ * Parsing is strict: a malformed line, a key outside a section, an unknown
+ * section or key, a repeated key, or a value outside its range stops the
+ * load with one message that names the file, the line, the key, the value
+ * and what is allowed. iniparser reads the values; the file is also scanned
+ * line by line because iniparser keeps no line numbers.
+ *
+ * Engine settings are an overlay: qs_config_engine_conf() writes only the
+ * keys the file sets over a struct qs_engine_conf the caller filled with the
+ * engine's defaults (qs_engine_conf_default), so the defaults live in one
+ * place, the engine. Consistency between fields is qs_engine_conf_check's.
+ */
+#ifndef QS_COMMON_CONFIG_H
+#define QS_COMMON_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "qlcshape/engine.h"
+
+enum qs_backend_kind {
+	QS_BACKEND_ENGINE = 0, /* the write-shaping engine (production) */
+	QS_BACKEND_RAM = 1,    /* a RAM disk, no engine: frontend tests only */
+};
+
+#define QS_CONFIG_MAX_KEYS 64
+
+struct qs_config {
+	char *file;	      /* the file loaded */
+	/* [devices] */
+	char *fast;	      /* fast-tier (log) device or file; NULL if unset */
+	char *qlc;	      /* QLC device or file, or "emu:PROFILE" */
+	uint32_t iu_bytes;    /* 0 = auto-detect */
+	/* [engine] and [policy]: meaningful only where qs_config_is_set() */
+	struct qs_engine_conf engine;
+	/* [daemon] */
+	char *control_socket;
+	bool drain_on_stop;
+	enum qs_backend_kind backend;
+	uint64_t ram_size;    /* backend = ram: device size */
+	/* [ublk] */
+	uint32_t queues;
+	uint32_t queue_depth;
+	uint32_t max_io_bytes; /* per-request buffer, also max_sectors */
+	int32_t dev_id;	       /* -1: the kernel picks */
+	bool user_recovery;
+	/* which table keys the file set (internal to the parser) */
+	bool set[QS_CONFIG_MAX_KEYS];
+};
+
+/*
+ * Load and validate path into c (zeroed first; defaults for the non-engine
+ * keys are filled in). Returns 0, or -EINVAL / -errno with one message in
+ * err. On success the caller owns c's strings and frees them with
+ * qs_config_free(); on error nothing needs freeing.
+ */
+int qs_config_load(struct qs_config *c, const char *path, char *err, size_t errlen);
+void qs_config_free(struct qs_config *c);
+
+/* Whether the file set "section.key" (e.g. "engine.log_qd"). */
+bool qs_config_is_set(const struct qs_config *c, const char *name);
+
+/* Write the engine keys the file set over conf (see above). */
+void qs_config_engine_conf(const struct qs_config *c, struct qs_engine_conf *conf);
+
+/*
+ * Parse a byte size: a number with an optional K, M, G or T suffix (powers
+ * of 1024, "KiB" and "k" accepted too). Returns 0 or -EINVAL (also on
+ * overflow). Used by the config and by command-line options.
+ */
+int qs_config_parse_size(const char *s, uint64_t *out);
+
+#endif

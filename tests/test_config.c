@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: MIT */
+/* qs_config: the shipped example loads; every error names file, line, key, value, range. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../daemon/common_config.h"
+
+static char tmp_path[64];
+
+static const char *write_conf(const char *text)
+{
+	FILE *f;
+	int fd;
+
+	snprintf(tmp_path, sizeof(tmp_path), "/tmp/qs_conf_XXXXXX");
+	fd = mkstemp(tmp_path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	return tmp_path;
+}
+
+/* The repo's example, from the repo root or relative to this source file. */
+static const char *example_path(void)
+{
+	static char path[512];
+	const char *src = __FILE__;
+	const char *slash = strrchr(src, '/');
+
+	if (access("conf/qlcshaped.ini", R_OK) == 0)
+		return "conf/qlcshaped.ini";
+	snprintf(path, sizeof(path), "%.*s/../conf/qlcshaped.ini",
+		 slash ? (int)(slash - src) : 1, slash ? src : ".");
+	return path;
+}
+
+static void test_example_file(void **state)
+{
+	struct qs_config c;
+	struct qs_engine_conf e;
+	char err[512] = "";
+	int ret;
+
+	(void)state;
+	ret = qs_config_load(&c, example_path(), err, sizeof(err));
+	if (ret)
+		fail_msg("%s", err);
+	assert_string_equal(c.fast, "/dev/disk/by-id/nvme-optane-example");
+	assert_string_equal(c.qlc, "/dev/disk/by-id/nvme-qlc-example");
+	assert_int_equal(c.iu_bytes, 0);
+	assert_string_equal(c.control_socket, "/run/qlcshaped/qlc0.sock");
+	assert_true(c.drain_on_stop);
+	assert_int_equal(c.backend, QS_BACKEND_ENGINE);
+	assert_int_equal(c.queues, 1);
+	assert_int_equal(c.queue_depth, 64);
+	assert_int_equal(c.max_io_bytes, 512 * 1024);
+	assert_int_equal(c.dev_id, -1);
+	assert_false(c.user_recovery);
+	assert_true(qs_config_is_set(&c, "policy.order"));
+	assert_false(qs_config_is_set(&c, "policy.nonexistent"));
+
+	/* The overlay writes what the file set, and nothing else. */
+	memset(&e, 0xab, sizeof(e));
+	qs_config_engine_conf(&c, &e);
+	assert_int_equal(e.mode, QS_MODE_CACHE);
+	assert_int_equal(e.segment_blocks, 8192);
+	assert_int_equal(e.group_commit_blocks, 64);
+	assert_int_equal(e.log_qd, 32);
+	assert_int_equal(e.destage_qd, 16);
+	assert_int_equal(e.dram_buffer_bytes, 256ull << 20);
+	assert_int_equal(e.bypass_min_bytes, 256 << 10);
+	assert_int_equal(e.qlc_size, 0);
+	assert_int_equal(e.policy.order, QS_ORDER_SWEEP);
+	assert_int_equal(e.policy.partial, QS_PARTIAL_HOLD);
+	assert_int_equal(e.policy.hold_ms, 5000);
+	assert_int_equal(e.policy.start_pct, 10);
+	assert_int_equal(e.policy.urgent_pct, 80);
+	assert_int_equal(e.policy.idle_ms, 2000);
+	assert_int_equal(e.policy.max_age_ms, 60000);
+	/* iu = auto: left for detection. */
+	assert_int_equal(e.iu_bytes, 0xabababab);
+	qs_config_free(&c);
+}
+
+static void test_minimal_and_overlay(void **state)
+{
+	struct qs_config c;
+	struct qs_engine_conf e;
+	char err[512] = "";
+	const char *p = write_conf("; minimal\n[devices]\nqlc = /dev/qlc\nfast = /dev/fast\n"
+				   "iu = 128KiB\n[policy]\norder = FIFO ; comment\n"
+				   "[daemon]\nbackend = ram\nram_size = 64M\n");
+
+	assert_int_equal(qs_config_load(&c, p, err, sizeof(err)), 0);
+	unlink(p);
+	assert_int_equal(c.iu_bytes, 128 * 1024);
+	assert_int_equal(c.backend, QS_BACKEND_RAM);
+	assert_int_equal(c.ram_size, 64ull << 20);
+	assert_string_equal(c.control_socket, "/run/qlcshaped.sock");
+	memset(&e, 0, sizeof(e));
+	e.log_qd = 7;
+	qs_config_engine_conf(&c, &e);
+	assert_int_equal(e.log_qd, 7); /* not in the file: untouched */
+	assert_int_equal(e.policy.order, QS_ORDER_FIFO);
+	assert_int_equal(e.iu_bytes, 128 * 1024);
+	qs_config_free(&c);
+
+	/* passthrough needs no fast device; ram backend neither. */
+	p = write_conf("[devices]\nqlc = emu:p5316-30t\n[engine]\nmode = passthrough\n");
+	assert_int_equal(qs_config_load(&c, p, err, sizeof(err)), 0);
+	unlink(p);
+	assert_string_equal(c.qlc, "emu:p5316-30t");
+	assert_null(c.fast);
+	qs_config_free(&c);
+}
+
+/* Load text, expect -EINVAL and a message containing every needle. */
+static void expect_error(const char *text, const char *const *needles)
+{
+	struct qs_config c;
+	char err[512] = "";
+	const char *p = write_conf(text);
+	int ret = qs_config_load(&c, p, err, sizeof(err));
+
+	unlink(p);
+	if (ret != -EINVAL)
+		fail_msg("expected -EINVAL, got %d for:\n%s", ret, text);
+	assert_non_null(strstr(err, p)); /* the file */
+	for (; *needles; needles++)
+		if (!strstr(err, *needles))
+			fail_msg("message '%s' lacks '%s'", err, *needles);
+}
+
+#define EXPECT(text, ...) expect_error(text, (const char *const[]){__VA_ARGS__, NULL})
+
+static void test_errors_values(void **state)
+{
+	(void)state;
+	/* Out of range: key, value, range and line. */
+	EXPECT("[devices]\nqlc = /q\nfast = /f\n[engine]\nlog_qd = 0\n", ":5:", "engine.log_qd",
+	       "'0'", "1..1024");
+	EXPECT("[devices]\nqlc = /q\nfast = /f\n[engine]\nlog_qd = 5000\n", ":5:", "5000",
+	       "1..1024");
+	EXPECT("[devices]\nqlc = /q\nfast = /f\n[engine]\nlog_qd = 12abc\n", ":5:", "12abc");
+	EXPECT("[devices]\nqlc = /q\nfast = /f\n[policy]\nstart_pct = 101\n", ":5:",
+	       "policy.start_pct", "0..100");
+	EXPECT("[devices]\nqlc = /q\nfast = /f\n[ublk]\ndev_id = -2\n", ":5:", "ublk.dev_id",
+	       "-1..");
+	/* Sizes: syntax, range, alignment, IU power of two. */
+	EXPECT("[devices]\nqlc = /q\nfast = /f\niu = 48K\n", ":4:", "devices.iu", "'48K'",
+	       "power of two", "4K..16M");
+	EXPECT("[devices]\nqlc = /q\nfast = /f\niu = 2K\n", ":4:", "'2K'", "4K..16M");
+	EXPECT("[devices]\nqlc = /q\nfast = /f\n[engine]\ndram_buffer = lots\n", ":5:",
+	       "engine.dram_buffer", "'lots'", "0..1T");
+	EXPECT("[devices]\nqlc = /q\nfast = /f\n[engine]\nbypass_min = 1000\n", ":5:",
+	       "multiple of 4096");
+	EXPECT("[devices]\nqlc = /q\nfast = /f\n[ublk]\nmax_io = 2M\n", ":5:", "ublk.max_io",
+	       "4K..1M");
+	/* Enums and booleans. */
+	EXPECT("[devices]\nqlc = /q\nfast = /f\n[policy]\norder = random\n", ":5:",
+	       "policy.order", "'random'", "fifo|sweep|fullest");
+	EXPECT("[devices]\nqlc = /q\nfast = /f\n[engine]\nmode = fast\n", ":5:", "cache|passthrough");
+	EXPECT("[devices]\nqlc = /q\nfast = /f\n[daemon]\ndrain_on_stop = maybe\n", ":5:",
+	       "daemon.drain_on_stop", "'maybe'", "yes or no");
+	/* Paths. */
+	EXPECT("[devices]\nqlc = relative/path\nfast = /f\n", ":2:", "devices.qlc",
+	       "absolute path");
+	EXPECT("[devices]\nqlc = emu:\nfast = /f\n", ":2:", "emu:PROFILE");
+	EXPECT("[devices]\nqlc = emu:bad/name\nfast = /f\n", ":2:", "profile name");
+	EXPECT("[devices]\nqlc = /q\nfast =\n", ":3:", "devices.fast", "empty");
+}
+
+static void test_errors_structure(void **state)
+{
+	(void)state;
+	EXPECT("[devices]\nqlc = /q\nfast = /f\nsize = 1G\n", ":4:", "unknown key 'size'",
+	       "[devices]", "allowed keys: fast, qlc, iu");
+	EXPECT("[devices]\nqlc = /q\n[cache]\nx = 1\n", ":3:", "unknown section [cache]");
+	EXPECT("qlc = /q\n", ":1:", "outside any [section]");
+	EXPECT("[devices]\nqlc = /q\nthis line is wrong\n", ":3:", "expected 'key = value'");
+	EXPECT("[devices\nqlc = /q\n", ":1:", "malformed section");
+	EXPECT("[devices]\nqlc = /q\nfast = /f\nqlc = /r\n", ":4:", "devices.qlc", "repeated",
+	       "line 2");
+	EXPECT("[devices]\nfast = /f\n", "devices.qlc", "missing");
+	EXPECT("[devices]\nqlc = /q\n", "devices.fast", "missing", "passthrough");
+}
+
+static void test_missing_file(void **state)
+{
+	struct qs_config c;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(qs_config_load(&c, "/nonexistent/qs.ini", err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "/nonexistent/qs.ini"));
+}
+
+static void test_parse_size(void **state)
+{
+	uint64_t v;
+
+	(void)state;
+	assert_int_equal(qs_config_parse_size("4096", &v), 0);
+	assert_int_equal(v, 4096);
+	assert_int_equal(qs_config_parse_size("64K", &v), 0);
+	assert_int_equal(v, 65536);
+	assert_int_equal(qs_config_parse_size("64KiB", &v), 0);
+	assert_int_equal(v, 65536);
+	assert_int_equal(qs_config_parse_size("2g", &v), 0);
+	assert_int_equal(v, 2ull << 30);
+	assert_int_equal(qs_config_parse_size("1T", &v), 0);
+	assert_int_equal(v, 1ull << 40);
+	assert_int_equal(qs_config_parse_size("", &v), -EINVAL);
+	assert_int_equal(qs_config_parse_size("-1", &v), -EINVAL);
+	assert_int_equal(qs_config_parse_size("1X", &v), -EINVAL);
+	assert_int_equal(qs_config_parse_size("99999999999999999999", &v), -EINVAL);
+	assert_int_equal(qs_config_parse_size("17179869184T", &v), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_example_file),
+		cmocka_unit_test(test_minimal_and_overlay),
+		cmocka_unit_test(test_errors_values),
+		cmocka_unit_test(test_errors_structure),
+		cmocka_unit_test(test_missing_file),
+		cmocka_unit_test(test_parse_size),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
