@@ -34,9 +34,9 @@ struct cfg_key {
 
 #define OFF(f) offsetof(struct qs_config, f)
 #define KIB ((int64_t)1024)
-#define MIB (1024ll * KIB)
-#define GIB (1024ll * MIB)
-#define TIB (1024ll * GIB)
+#define MIB (1024 * KIB)
+#define GIB (1024 * MIB)
+#define TIB (1024 * GIB)
 
 static const struct cfg_key cfg_keys[] = {
 	{"devices", "fast", CFG_STR, OFF(fast), 0, 0, NULL, false},
