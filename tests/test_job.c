@@ -1,0 +1,356 @@
+/* SPDX-License-Identifier: MIT */
+/* Job file parsing: values, inheritance, every error naming its place. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../bench/job.h"
+#include "../bench/workload.h"
+
+#define GiB (1024ull * 1024 * 1024)
+#define CAP (100 * GiB)
+
+static char path[64];
+
+/* Write text to a fresh temporary file; its name is left in path. */
+static void write_file(const char *text)
+{
+	strcpy(path, "/tmp/qs_test_job_XXXXXX");
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	if (path[0])
+		unlink(path);
+	path[0] = 0;
+	return 0;
+}
+
+static void test_sizes_and_times(void **state)
+{
+	(void)state;
+	uint64_t v;
+	assert_int_equal(qs_job_parse_size("4096", 1024, &v), 0);
+	assert_int_equal(v, 4096);
+	assert_int_equal(qs_job_parse_size("4k", 1024, &v), 0);
+	assert_int_equal(v, 4096);
+	assert_int_equal(qs_job_parse_size("4K", 1024, &v), 0);
+	assert_int_equal(v, 4096);
+	assert_int_equal(qs_job_parse_size("1m", 1024, &v), 0);
+	assert_int_equal(v, 1048576);
+	assert_int_equal(qs_job_parse_size("1g", 1024, &v), 0);
+	assert_int_equal(v, GiB);
+	assert_int_equal(qs_job_parse_size("2KiB", 1000, &v), 0);
+	assert_int_equal(v, 2048);
+	assert_int_equal(qs_job_parse_size("2kb", 1000, &v), 0);
+	assert_int_equal(v, 2000);
+	assert_int_equal(qs_job_parse_size("1.5m", 1024, &v), 0);
+	assert_int_equal(v, 1572864);
+	assert_int_equal(qs_job_parse_size("4x", 1024, &v), -EINVAL);
+	assert_int_equal(qs_job_parse_size("k", 1024, &v), -EINVAL);
+	assert_int_equal(qs_job_parse_size("99999999e", 1024, &v), -ERANGE);
+
+	assert_int_equal(qs_job_parse_time("30", 1000000000ull, &v), 0);
+	assert_int_equal(v, 30000000000ull);
+	assert_int_equal(qs_job_parse_time("10s", 1000000000ull, &v), 0);
+	assert_int_equal(v, 10000000000ull);
+	assert_int_equal(qs_job_parse_time("500ms", 1000000000ull, &v), 0);
+	assert_int_equal(v, 500000000ull);
+	assert_int_equal(qs_job_parse_time("2m", 1000000000ull, &v), 0);
+	assert_int_equal(v, 120000000000ull);
+	assert_int_equal(qs_job_parse_time("250us", 1000000000ull, &v), 0);
+	assert_int_equal(v, 250000ull);
+	assert_int_equal(qs_job_parse_time("1.5s", 1000000000ull, &v), 0);
+	assert_int_equal(v, 1500000000ull);
+	assert_int_equal(qs_job_parse_time("5 parsecs", 1000000000ull, &v), -EINVAL);
+}
+
+static void test_good_file_and_inheritance(void **state)
+{
+	(void)state;
+	write_file("; comment\n"
+		   "# another\n"
+		   "[global]\n"
+		   "rw=randwrite\n"
+		   "bs=16k\n"
+		   "size=5%\n"
+		   "iodepth=8\n"
+		   "runtime=2s\n"
+		   "time_based=1\n"
+		   "ioengine=libaio\n"
+		   "\n"
+		   "[First-Job]\n"
+		   "bs=4k  ; trailing comment\n"
+		   "\n"
+		   "[mix]\n"
+		   "rw=randrw\n"
+		   "rwmixwrite=30\n"
+		   "numjobs=4\n"
+		   "offset=10g\n"
+		   "offset_increment=20g\n"
+		   "size=1g\n"
+		   "random_distribution=zipf:1.2\n"
+		   "rate_iops=5000\n"
+		   "rate_process=poisson\n"
+		   "ramp_time=500ms\n"
+		   "\n"
+		   "[par]\n"
+		   "random_distribution=pareto:0.3\n"
+		   "runtime=30\n"
+		   "offset=50%\n"
+		   "kb_base=1000\n"
+		   "bs=8KiB\n"
+		   "norandommap=1\n");
+	struct qs_job_file *f;
+	char err[512] = "";
+	int rc = qs_job_file_load(path, CAP, &f, err, sizeof(err));
+	if (rc)
+		fail_msg("%s", err);
+	assert_string_equal(err, "");
+	assert_int_equal(f->njobs, 3);
+
+	const struct qs_job *a = &f->jobs[0];
+	assert_string_equal(a->name, "First-Job");
+	assert_int_equal(a->line, 12);
+	assert_int_equal(a->rw, QS_RW_RANDWRITE);     /* from [global] */
+	assert_int_equal(a->bs, 4096);		      /* own value wins */
+	assert_int_equal(a->iodepth, 8);
+	assert_int_equal(a->size, CAP / 20 / 4096 * 4096);
+	assert_int_equal(a->offset, 0);
+	assert_int_equal(a->runtime_ns, 2000000000ull);
+	assert_true(a->time_based);
+	assert_int_equal(a->numjobs, 1);
+	assert_int_equal(a->dist, QS_DIST_RANDOM);
+	assert_int_equal(a->rate_iops, 0);
+	assert_null(a->trace);
+	assert_false(qs_job_reads(a));
+	assert_true(qs_job_writes(a));
+
+	const struct qs_job *m = &f->jobs[1];
+	assert_string_equal(m->name, "mix");
+	assert_int_equal(m->rw, QS_RW_RANDRW);
+	assert_int_equal(m->rwmixread, 70);
+	assert_int_equal(m->bs, 16384); /* inherited */
+	assert_int_equal(m->numjobs, 4);
+	assert_int_equal(m->offset, 10 * GiB);
+	assert_int_equal(m->offset_increment, 20 * GiB);
+	assert_int_equal(m->size, GiB);
+	assert_int_equal(m->dist, QS_DIST_ZIPF);
+	assert_true(m->dist_param > 1.19 && m->dist_param < 1.21);
+	assert_int_equal(m->rate_iops, 5000);
+	assert_int_equal(m->rate_process, QS_RATE_POISSON);
+	assert_int_equal(m->ramp_time_ns, 500000000ull);
+	assert_true(qs_job_reads(m) && qs_job_writes(m));
+
+	const struct qs_job *p = &f->jobs[2];
+	assert_int_equal(p->dist, QS_DIST_PARETO);
+	assert_true(p->dist_param > 0.29 && p->dist_param < 0.31);
+	assert_int_equal(p->runtime_ns, 30000000000ull);
+	assert_int_equal(p->offset, CAP / 2);
+	assert_int_equal(p->bs, 8192); /* KiB is binary whatever kb_base */
+	assert_true(p->norandommap);
+	/* Streams of clones: clone 3 of mix starts at 10g + 3 * 20g. */
+	struct qs_wl *w;
+	assert_int_equal(qs_wl_open(m, 3, 1, &w, err, sizeof(err)), 0);
+	uint64_t so, sl;
+	qs_wl_span(w, &so, &sl);
+	assert_int_equal(so, 70 * GiB);
+	assert_int_equal(sl, GiB);
+	qs_wl_close(w);
+	qs_job_file_free(f);
+}
+
+static void test_kb_base(void **state)
+{
+	(void)state;
+	write_file("[j]\nkb_base=1000\nsize=8k\nbs=4KiB\n");
+	struct qs_job_file *f;
+	char err[512] = "";
+	/* 8k with kb_base 1000 is 8000 bytes: not a 4 KiB multiple. */
+	assert_int_equal(qs_job_file_load(path, CAP, &f, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "'size'"));
+	assert_non_null(strstr(err, ":3:"));
+}
+
+/* Load text expecting failure; err must hold every needle. */
+static void expect_error(const char *text, const char *const *needles)
+{
+	write_file(text);
+	struct qs_job_file *f = (void *)0x1;
+	char err[512] = "";
+	int rc = qs_job_file_load(path, CAP, &f, err, sizeof(err));
+	if (rc == 0)
+		fail_msg("loaded, expected an error for:\n%s", text);
+	assert_null(f);
+	assert_non_null(strstr(err, path));
+	for (; *needles; needles++)
+		if (!strstr(err, *needles))
+			fail_msg("error '%s' lacks '%s'", err, *needles);
+	teardown(NULL);
+}
+
+static void test_errors(void **state)
+{
+	(void)state;
+	expect_error("[global]\nbs=4k\n[a]\nrw=randwrite\nfrobnicate=7\n",
+		     (const char *[]){":5:", "'frobnicate'", "'7'", "unknown", NULL});
+	expect_error("[a]\nrw=sideways\n",
+		     (const char *[]){":2:", "'rw'", "'sideways'", "randwrite", NULL});
+	expect_error("[a]\nbs=3k\n",
+		     (const char *[]){":2:", "'bs'", "'3k'", "multiple of 4k", NULL});
+	expect_error("[global]\nbs=6000\n[a]\n",
+		     (const char *[]){":2:", "[global]", "'bs'", "'6000'", NULL});
+	expect_error("[a]\nrwmixread=101\n",
+		     (const char *[]){":2:", "'rwmixread'", "'101'", "0 to 100", NULL});
+	expect_error("[a]\niodepth=0\n",
+		     (const char *[]){":2:", "'iodepth'", "'0'", "1 to 65536", NULL});
+	expect_error("[a]\nrandom_distribution=zipf:1\n",
+		     (const char *[]){":2:", "'random_distribution'", "'zipf:1'",
+				      "not 1", NULL});
+	expect_error("[a]\nrandom_distribution=pareto:1.5\n",
+		     (const char *[]){":2:", "'pareto:1.5'", "0 < h < 1", NULL});
+	expect_error("[a]\nrandom_distribution=normal\n",
+		     (const char *[]){":2:", "'normal'", "zipf", NULL});
+	expect_error("[a]\nrate_process=bursty\n",
+		     (const char *[]){":2:", "'rate_process'", "'bursty'", "poisson", NULL});
+	expect_error("[a]\nruntime=5 fortnights\n",
+		     (const char *[]){":2:", "'runtime'", "'5 fortnights'", "ms", NULL});
+	expect_error("[a]\ntime_based=maybe\n",
+		     (const char *[]){":2:", "'time_based'", "'maybe'", "0 or 1", NULL});
+	expect_error("[a]\nsize=150%\n",
+		     (const char *[]){":2:", "'size'", "'150%'", "percentage", NULL});
+	expect_error("[a]\nsize=200g\n",
+		     (const char *[]){":2:", "'size'", "at most", NULL});
+	expect_error("[a]\noffset=100g\n",
+		     (const char *[]){":2:", "'offset'", "below the capacity", NULL});
+	expect_error("[a]\nnumjobs=8\noffset_increment=20g\nsize=1g\n",
+		     (const char *[]){":3:", "'offset_increment'", "21474836480",
+				      "below the capacity", NULL});
+	expect_error("rw=write\n[a]\n",
+		     (const char *[]){":1:", "'rw'", "outside any section", NULL});
+	expect_error("[a]\ntime_based\n",
+		     (const char *[]){":2:", "time_based", "time_based=1", NULL});
+	expect_error("[a]\nbs=4k\n[a]\n",
+		     (const char *[]){":3:", "repeats", "line 1", NULL});
+	expect_error("[a\nbs=4k\n", (const char *[]){":1:", "']'", NULL});
+	expect_error("[global]\nbs=4k\n", (const char *[]){"no job section", NULL});
+	expect_error("[a]\ntrace=x.trace\nnumjobs=2\n",
+		     (const char *[]){":3:", "'numjobs'", "trace", NULL});
+	expect_error("[a]\ntrace_format=blktrace\n",
+		     (const char *[]){":2:", "'trace_format'", "'blktrace'", "mqsim", NULL});
+	expect_error("[a]\ntrace_timescale=0\n",
+		     (const char *[]){":2:", "'trace_timescale'", "'0'", "above 0", NULL});
+	expect_error("[a]\ntime_based=1\n",
+		     (const char *[]){"'time_based'", "runtime", NULL});
+}
+
+static void test_missing_file(void **state)
+{
+	(void)state;
+	struct qs_job_file *f;
+	char err[256];
+	assert_int_equal(qs_job_file_load("/nonexistent/x.fio", CAP, &f, err, sizeof(err)),
+			 -ENOENT);
+	assert_non_null(strstr(err, "/nonexistent/x.fio"));
+}
+
+/* Every shipped job file loads, on the 30.72 TB drive and on a small one. */
+static void test_shipped_files(void **state)
+{
+	(void)state;
+	glob_t g;
+	const char *dir = getenv("QS_SRCDIR");
+	char pat[512];
+	snprintf(pat, sizeof(pat), "%s/conf/bench/*.fio", dir ? dir : ".");
+	assert_int_equal(glob(pat, 0, NULL, &g), 0);
+	assert_true(g.gl_pathc >= 6);
+	const uint64_t caps[] = {30720000000000ull / 4096 * 4096, 64 * GiB};
+	bool saw_trace = false;
+	for (size_t c = 0; c < 2; c++)
+		for (size_t i = 0; i < g.gl_pathc; i++) {
+			struct qs_job_file *f;
+			char err[512] = "";
+			int rc = qs_job_file_load(g.gl_pathv[i], caps[c], &f, err, sizeof(err));
+			if (rc)
+				fail_msg("%s: %s", g.gl_pathv[i], err);
+			assert_true(f->njobs >= 1);
+			for (size_t j = 0; j < f->njobs; j++) {
+				const struct qs_job *jb = &f->jobs[j];
+				if (jb->trace) {
+					saw_trace = true;
+					assert_string_equal(jb->trace,
+							    "../shared/traces/tpcc-small.trace");
+					continue;
+				}
+				assert_int_equal(jb->size % 4096, 0);
+				assert_true(jb->size <= caps[c] / 20);
+				assert_true(jb->runtime_ns > 0 && jb->time_based);
+				assert_int_equal(jb->bs % 4096, 0);
+			}
+			qs_job_file_free(f);
+		}
+	assert_true(saw_trace);
+	globfree(&g);
+}
+
+/* The default file is the five jobs the docs promise. */
+static void test_default_file(void **state)
+{
+	(void)state;
+	const char *dir = getenv("QS_SRCDIR");
+	char p[512];
+	snprintf(p, sizeof(p), "%s/conf/bench/default.fio", dir ? dir : ".");
+	struct qs_job_file *f;
+	char err[512] = "";
+	assert_int_equal(qs_job_file_load(p, 64 * GiB, &f, err, sizeof(err)), 0);
+	assert_int_equal(f->njobs, 5);
+	static const struct {
+		const char *name;
+		enum qs_job_rw rw;
+		uint64_t bs;
+	} want[] = {
+		{"4k-randread", QS_RW_RANDREAD, 4096},
+		{"4k-randwrite", QS_RW_RANDWRITE, 4096},
+		{"64k-read", QS_RW_READ, 65536},
+		{"64k-write", QS_RW_WRITE, 65536},
+		{"64k-randwrite", QS_RW_RANDWRITE, 65536},
+	};
+	for (size_t i = 0; i < 5; i++) {
+		assert_string_equal(f->jobs[i].name, want[i].name);
+		assert_int_equal(f->jobs[i].rw, want[i].rw);
+		assert_int_equal(f->jobs[i].bs, want[i].bs);
+		assert_int_equal(f->jobs[i].size, 64 * GiB / 20 / 4096 * 4096);
+		assert_int_equal(f->jobs[i].runtime_ns, 2000000000ull);
+	}
+	qs_job_file_free(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sizes_and_times),
+		cmocka_unit_test_teardown(test_good_file_and_inheritance, teardown),
+		cmocka_unit_test_teardown(test_kb_base, teardown),
+		cmocka_unit_test_teardown(test_errors, teardown),
+		cmocka_unit_test(test_missing_file),
+		cmocka_unit_test(test_shipped_files),
+		cmocka_unit_test(test_default_file),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
