@@ -1,0 +1,492 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * qlcshape bench calibrate: run a drive's published workloads in its model
+ * and compare.
+ *
+ * The published points live in the profile file next to the drive's
+ * parameters ([method.NAME] and [test.N] sections, see docs/MODEL.md), so
+ * this command holds no figures of its own. Each method preconditions a
+ * fresh model as the review did (a sequential fill of the whole drive), then
+ * runs that method's tests in the published order on the same drive state,
+ * each as a closed loop with the published number of outstanding I/Os on
+ * the span the review used. Run lengths are given in real-drive seconds and
+ * scaled with the capacity, so that the share of the drive each test writes
+ * is the same at any scale.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <iniparser.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cmds.h"
+#include "model.h"
+#include "sim.h"
+
+#define MAX_TESTS 32
+#define MAX_POINTS 96
+
+struct cal_test {
+	char name[64];
+	char method[32];
+	int write, seq;
+	uint32_t bs;
+	uint32_t qd;
+	double iops, mbps, gbps, lat_us; /* published; 0 when not given */
+	int order;
+};
+
+struct cal_method {
+	char name[32];
+	double span_pct;
+	double run_s; /* per test, real-drive seconds */
+};
+
+struct cal_point {
+	char name[96];
+	const char *unit;
+	double published, model;
+};
+
+/* Result of one closed-loop run. */
+struct cal_result {
+	double iops, bytes_per_s, mean_lat_us;
+	uint64_t ios;
+};
+
+/* ---- closed-loop runner on the simulation ---- */
+
+struct loop {
+	struct qs_sim *sim;
+	struct qs_vol *vol;
+	uint64_t span_off, span_len, bs;
+	int write, seq;
+	uint64_t seq_next;
+	uint64_t rng;
+	uint64_t t_meas, t_end;
+	uint64_t done_ios, lat_sum;
+	uint64_t inflight;
+	struct loop_slot *slots;
+	struct iovec iov; /* timing-only volume: the buffer is never touched */
+};
+
+struct loop_slot {
+	struct loop *l;
+	uint64_t t_submit;
+};
+
+static uint64_t cal_rand(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+static void loop_issue(struct loop_slot *sl);
+
+static void loop_done(void *arg, int result)
+{
+	struct loop_slot *sl = arg;
+	struct loop *l = sl->l;
+	uint64_t now = qs_sim_now(l->sim);
+	l->inflight--;
+	if (result == 0 && sl->t_submit >= l->t_meas && now <= l->t_end) {
+		l->done_ios++;
+		l->lat_sum += now - sl->t_submit;
+	}
+	if (now < l->t_end)
+		loop_issue(sl);
+}
+
+static void loop_issue(struct loop_slot *sl)
+{
+	struct loop *l = sl->l;
+	uint64_t off;
+	if (l->seq) {
+		if (l->seq_next + l->bs > l->span_len)
+			l->seq_next = 0;
+		off = l->seq_next;
+		l->seq_next += l->bs;
+	} else {
+		off = (cal_rand(&l->rng) % (l->span_len / l->bs)) * l->bs;
+	}
+	off += l->span_off;
+	sl->t_submit = qs_sim_now(l->sim);
+	l->inflight++;
+	l->iov.iov_len = l->bs;
+	if (l->write)
+		l->vol->ops->write(l->vol->ctx, off, &l->iov, 1, 0, loop_done, sl);
+	else
+		l->vol->ops->read(l->vol->ctx, off, &l->iov, 1, loop_done, sl);
+}
+
+/*
+ * Run one test on model m from its idle time for dur_ns of virtual time with
+ * qd requests in flight; the first half is ramp, the second is measured.
+ */
+static int cal_run(struct qs_model *m, const struct cal_test *t, uint64_t span_off,
+		   uint64_t span_len, uint64_t dur_ns, uint32_t qd, uint64_t seed,
+		   struct cal_result *r)
+{
+	struct qs_sim *sim = qs_sim_new();
+	if (!sim)
+		return -ENOMEM;
+	struct qs_sim_vol *sv = qs_sim_vol_new(sim, m, 0);
+	struct loop l = {0};
+	l.slots = calloc(qd, sizeof(*l.slots));
+	if (!sv || !l.slots) {
+		qs_sim_vol_free(sv);
+		qs_sim_free(sim);
+		free(l.slots);
+		return -ENOMEM;
+	}
+	uint64_t t0 = qs_model_idle_time(m);
+	qs_sim_run_until(sim, t0);
+	l.sim = sim;
+	l.vol = qs_sim_vol_vol(sv);
+	l.span_off = span_off;
+	l.span_len = span_len - span_len % t->bs;
+	l.bs = t->bs;
+	l.write = t->write;
+	l.seq = t->seq;
+	l.rng = seed;
+	l.t_meas = t0 + dur_ns / 2;
+	l.t_end = t0 + dur_ns;
+	static char dummy[1];
+	l.iov.iov_base = dummy;
+	for (uint32_t i = 0; i < qd; i++) {
+		l.slots[i].l = &l;
+		loop_issue(&l.slots[i]);
+	}
+	qs_sim_run(sim);
+	double win = (double)(l.t_end - l.t_meas) / 1e9;
+	r->ios = l.done_ios;
+	r->iops = (double)l.done_ios / win;
+	r->bytes_per_s = r->iops * t->bs;
+	r->mean_lat_us = l.done_ios ? (double)l.lat_sum / (double)l.done_ios / 1e3 : 0;
+	qs_sim_vol_free(sv);
+	qs_sim_free(sim);
+	free(l.slots);
+	return 0;
+}
+
+/* ---- reading the published tests from the profile file ---- */
+
+static int parse_rw(const char *s, struct cal_test *t)
+{
+	static const struct {
+		const char *n;
+		int w, q;
+	} tab[] = {{"read", 0, 1}, {"write", 1, 1}, {"randread", 0, 0}, {"randwrite", 1, 0}};
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
+		if (!strcmp(s, tab[i].n)) {
+			t->write = tab[i].w;
+			t->seq = tab[i].q;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static int load_tests(const char *path, struct cal_method *meth, int *nmeth,
+		      struct cal_test *tests, int *ntests)
+{
+	dictionary *d = iniparser_load(path);
+	if (!d) {
+		fprintf(stderr, "calibrate: %s: cannot read\n", path);
+		return -EINVAL;
+	}
+	*nmeth = *ntests = 0;
+	int rc = 0;
+	for (int i = 0; i < iniparser_getnsec(d) && !rc; i++) {
+		const char *sec = iniparser_getsecname(d, i);
+		char k[128];
+		if (!strncmp(sec, "method.", 7) && *nmeth < 8) {
+			struct cal_method *mm = &meth[(*nmeth)++];
+			snprintf(mm->name, sizeof(mm->name), "%s", sec + 7);
+			snprintf(k, sizeof(k), "%s:span_pct", sec);
+			mm->span_pct = iniparser_getdouble(d, k, -1);
+			snprintf(k, sizeof(k), "%s:run_s", sec);
+			mm->run_s = iniparser_getdouble(d, k, -1);
+			if (mm->span_pct <= 0 || mm->span_pct > 100 || mm->run_s <= 0) {
+				fprintf(stderr,
+					"calibrate: %s: [%s] span_pct must be in (0, 100] and "
+					"run_s > 0 (got %g, %g)\n",
+					path, sec, mm->span_pct, mm->run_s);
+				rc = -EINVAL;
+			}
+		} else if (!strncmp(sec, "test.", 5) && *ntests < MAX_TESTS) {
+			struct cal_test *t = &tests[(*ntests)++];
+			memset(t, 0, sizeof(*t));
+			t->order = atoi(sec + 5);
+#define GETS(key) (snprintf(k, sizeof(k), "%s:" key, sec), iniparser_getstring(d, k, NULL))
+#define GETD(key) (snprintf(k, sizeof(k), "%s:" key, sec), iniparser_getdouble(d, k, 0))
+			const char *s = GETS("name");
+			snprintf(t->name, sizeof(t->name), "%s", s ? s : sec);
+			s = GETS("method");
+			snprintf(t->method, sizeof(t->method), "%s", s ? s : "");
+			s = GETS("rw");
+			if (!s || parse_rw(s, t)) {
+				fprintf(stderr,
+					"calibrate: %s: [%s] rw = '%s': allowed read, write, "
+					"randread, randwrite\n",
+					path, sec, s ? s : "");
+				rc = -EINVAL;
+			}
+			t->bs = (uint32_t)(GETD("bs_kib") * 1024);
+			t->qd = (uint32_t)GETD("qd");
+			t->iops = GETD("iops");
+			t->mbps = GETD("mbps");
+			t->gbps = GETD("gbps");
+			t->lat_us = GETD("lat_us");
+			if (!t->bs || t->bs % 4096 || !t->qd || t->qd > 4096) {
+				fprintf(stderr,
+					"calibrate: %s: [%s] bs_kib must be a multiple of 4 and "
+					"qd in 1..4096 (got %u KiB, %u)\n",
+					path, sec, t->bs / 1024, t->qd);
+				rc = -EINVAL;
+			}
+#undef GETS
+#undef GETD
+		}
+	}
+	iniparser_freedict(d);
+	/* Published order: by test number. */
+	for (int i = 1; i < *ntests; i++)
+		for (int j = i; j > 0 && tests[j].order < tests[j - 1].order; j--) {
+			struct cal_test x = tests[j];
+			tests[j] = tests[j - 1];
+			tests[j - 1] = x;
+		}
+	return rc;
+}
+
+static void add_point(struct cal_point *pts, int *n, const char *method, const char *name,
+		      const char *unit, double pub, double model)
+{
+	if (*n >= MAX_POINTS)
+		return;
+	struct cal_point *p = &pts[(*n)++];
+	snprintf(p->name, sizeof(p->name), "%.31s: %.60s", method, name);
+	p->unit = unit;
+	p->published = pub;
+	p->model = model;
+}
+
+static void add_points(struct cal_point *pts, int *n, const struct cal_method *mm,
+		       const struct cal_test *t, const struct cal_result *r)
+{
+	if (t->iops)
+		add_point(pts, n, mm->name, t->name, "IOPS", t->iops, r->iops);
+	if (t->mbps)
+		add_point(pts, n, mm->name, t->name, "MB/s", t->mbps, r->bytes_per_s / 1e6);
+	if (t->gbps)
+		add_point(pts, n, mm->name, t->name, "GB/s", t->gbps, r->bytes_per_s / 1e9);
+}
+
+/* Where the run for a method stands, for the summary of drive state. */
+static void print_state(const struct qs_model *m, const char *what, const char *method)
+{
+	struct qs_model_counters c;
+	qs_model_get_counters(m, &c);
+	double host = (double)c.host_prog_bytes;
+	printf("  [%s after %s] NAND WA %.2f (programmed %.1f GiB for %.1f GiB written), "
+	       "RMW %llu, GC moves %llu, free superblocks %u/%u\n",
+	       method, what, host > 0 ? (double)c.nand_prog_bytes / (double)c.host_write_bytes : 0,
+	       (double)c.nand_prog_bytes / 1073741824.0, (double)c.host_write_bytes / 1073741824.0,
+	       (unsigned long long)c.rmw, (unsigned long long)c.gc_moves,
+	       qs_model_free_superblocks(m), qs_model_superblocks(m));
+}
+
+static int run_method(const struct qs_profile *p, uint64_t scaled, const struct cal_method *mm,
+		      const struct cal_test *tests, int ntests, struct cal_point *pts, int *npts,
+		      int verbose)
+{
+	struct qs_model *m = qs_model_new(p, scaled);
+	if (!m) {
+		fprintf(stderr, "calibrate: cannot create the model: %s\n", strerror(errno));
+		return -ENOMEM;
+	}
+	uint64_t cap = qs_model_capacity(m);
+	double tscale = (double)cap / (double)p->capacity_bytes;
+	uint64_t span = (uint64_t)((double)cap * mm->span_pct / 100.0);
+	span -= span % qs_model_iu_bytes(m);
+	/* Precondition: the whole drive written sequentially. */
+	qs_model_fill_seq(m, 0, 0, cap);
+	if (verbose)
+		print_state(m, "sequential fill", mm->name);
+	uint64_t dur = (uint64_t)(mm->run_s * tscale * 1e9);
+	int rc = 0;
+	for (int i = 0; i < ntests && !rc; i++) {
+		const struct cal_test *t = &tests[i];
+		if (strcmp(t->method, mm->name))
+			continue;
+		struct cal_result r;
+		if (t->lat_us && (t->iops || t->mbps)) {
+			/*
+			 * Latency at peak: closed loops obey Little's law, so the
+			 * published latency comes with an outstanding count of
+			 * IOPS x latency, which the review's thread count does not
+			 * always equal. Run that count on a copy of the drive state
+			 * so the throughput run below still sees what it would have.
+			 */
+			double iops = t->iops ? t->iops : t->mbps * 1e6 / t->bs;
+			uint32_t qd_l = (uint32_t)lround(iops * t->lat_us / 1e6);
+			if (qd_l < 1)
+				qd_l = 1;
+			struct qs_model *c = qs_model_clone(m);
+			if (!c) {
+				rc = -ENOMEM;
+				break;
+			}
+			rc = cal_run(c, t, 0, span, dur, qd_l, 1000 + (uint64_t)i, &r);
+			qs_model_free(c);
+			char nm[96];
+			snprintf(nm, sizeof(nm), "%.50s latency (%u outstanding)", t->name, qd_l);
+			add_point(pts, npts, mm->name, nm, "us", t->lat_us, r.mean_lat_us);
+		}
+		if (!rc)
+			rc = cal_run(m, t, 0, span, dur, t->qd, 1 + (uint64_t)i, &r);
+		if (!rc) {
+			add_points(pts, npts, mm, t, &r);
+			if (verbose) {
+				printf("  [%s] %-22s qd %-4u %10.0f IOPS %9.1f MB/s lat %8.1f us "
+				       "(%llu I/Os measured)\n",
+				       mm->name, t->name, t->qd, r.iops, r.bytes_per_s / 1e6,
+				       r.mean_lat_us, (unsigned long long)r.ios);
+				if (t->write)
+					print_state(m, t->name, mm->name);
+			}
+		}
+	}
+	qs_model_free(m);
+	return rc;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: qlcshape bench calibrate --profile NAME [--json FILE] [--scale-gib N] "
+		"[-v]\n"
+		"  --profile NAME   conf/profiles/NAME.ini (or a path to an .ini)\n"
+		"  --json FILE      also write the points as JSON\n"
+		"  --scale-gib N    model capacity in GiB (default: 2^20 IUs)\n"
+		"  -v               per-test detail and drive state (WA, GC, RMW)\n");
+}
+
+int qs_cmd_bench_calibrate(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"profile", required_argument, NULL, 'p'},
+		{"json", required_argument, NULL, 'j'},
+		{"scale-gib", required_argument, NULL, 's'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *prof = NULL, *json = NULL;
+	double scale_gib = 0;
+	int verbose = 0, c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "p:j:s:vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			prof = optarg;
+			break;
+		case 'j':
+			json = optarg;
+			break;
+		case 's': {
+			char *end;
+			scale_gib = strtod(optarg, &end);
+			if (*end || scale_gib < 0.25 || scale_gib > 4096) {
+				fprintf(stderr,
+					"calibrate: --scale-gib '%s': allowed 0.25..4096\n",
+					optarg);
+				return 2;
+			}
+			break;
+		}
+		case 'v':
+			verbose = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (!prof || optind < argc) {
+		usage(stderr);
+		return 2;
+	}
+	char path[512], err[512];
+	struct qs_profile p;
+	qs_profile_path(prof, path, sizeof(path));
+	if (qs_profile_load(path, &p, err, sizeof(err))) {
+		fprintf(stderr, "calibrate: %s\n", err);
+		return 1;
+	}
+	struct cal_method meth[8];
+	struct cal_test tests[MAX_TESTS];
+	int nmeth, ntests;
+	if (load_tests(path, meth, &nmeth, tests, &ntests))
+		return 1;
+	uint64_t scaled = scale_gib > 0 ? (uint64_t)(scale_gib * 1073741824.0)
+					: ((uint64_t)p.iu_bytes << 20);
+	if (scaled > p.capacity_bytes)
+		scaled = p.capacity_bytes;
+	scaled -= scaled % p.iu_bytes;
+
+	struct cal_point pts[MAX_POINTS];
+	int npts = 0;
+	struct timespec w0, w1;
+	clock_gettime(CLOCK_MONOTONIC, &w0);
+	printf("profile %s (%s), model capacity %.2f GiB (1/%.0f of %.2f TB)\n", p.name, path,
+	       (double)scaled / 1073741824.0, (double)p.capacity_bytes / (double)scaled,
+	       (double)p.capacity_bytes / 1e12);
+	for (int i = 0; i < nmeth; i++)
+		if (run_method(&p, scaled, &meth[i], tests, ntests, pts, &npts, verbose))
+			return 1;
+	clock_gettime(CLOCK_MONOTONIC, &w1);
+
+	printf("\n%-58s %-5s %12s %12s %8s\n", "point", "unit", "published", "model", "error");
+	double worst = 0;
+	for (int i = 0; i < npts; i++) {
+		double e = (pts[i].model - pts[i].published) / pts[i].published * 100.0;
+		if (fabs(e) > worst)
+			worst = fabs(e);
+		printf("%-58s %-5s %12.6g %12.6g %+7.1f%%\n", pts[i].name, pts[i].unit,
+		       pts[i].published, pts[i].model, e);
+	}
+	printf("\n%d points, worst error %.1f%%, %.1f s wall\n", npts, worst,
+	       (double)(w1.tv_sec - w0.tv_sec) + (double)(w1.tv_nsec - w0.tv_nsec) / 1e9);
+
+	if (json) {
+		FILE *f = fopen(json, "w");
+		if (!f) {
+			fprintf(stderr, "calibrate: %s: %s\n", json, strerror(errno));
+			return 1;
+		}
+		fprintf(f, "{\"profile\": \"%s\", \"scale_bytes\": %llu, \"points\": [", p.name,
+			(unsigned long long)scaled);
+		for (int i = 0; i < npts; i++)
+			fprintf(f,
+				"%s\n  {\"name\": \"%s\", \"unit\": \"%s\", \"published\": %.6g, "
+				"\"model\": %.6g, \"error_pct\": %.2f}",
+				i ? "," : "", pts[i].name, pts[i].unit, pts[i].published,
+				pts[i].model,
+				(pts[i].model - pts[i].published) / pts[i].published * 100.0);
+		fprintf(f, "\n]}\n");
+		if (fclose(f)) {
+			fprintf(stderr, "calibrate: %s: write failed\n", json);
+			return 1;
+		}
+	}
+	return 0;
+}

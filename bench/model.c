@@ -1,0 +1,647 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Device models on a timeline. See model.h for the contract and
+ * docs/MODEL.md for the structure, the parameters and the calibration.
+ *
+ * Physical layout of a NAND model: the flash is a set of superblocks, each
+ * made of one erase block on every die. A write stream fills a superblock
+ * slot by slot; slot q lives on die q % D, so consecutive IUs land on
+ * consecutive dies (reads of a sequential range run on many dies at once),
+ * and a die programs once it has collected unit_ius IUs. Host writes and GC
+ * relocations use separate streams (separate open superblocks), as drives
+ * do to keep hot and relocated data apart.
+ */
+#include "model.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE UINT32_MAX
+
+enum sb_state { SB_FREE = 0, SB_OPEN = 1, SB_CLOSED = 2 };
+
+struct stream {
+	uint32_t sb;	     /* open superblock, NONE when none */
+	uint32_t pos;	     /* next slot in it */
+	int host;	     /* host stream: its programs release buffer space */
+	uint64_t *unit_ready; /* per die: when the unit being filled has all data */
+};
+
+/* A program unit of host data in the write buffer, freed when programmed. */
+struct buf_ent {
+	uint64_t release;
+	uint32_t bytes;
+};
+
+struct qs_model {
+	struct qs_profile p;
+	uint64_t user_ius;
+	uint32_t ndies, nch, unit, sb_ius, nsb;
+	uint64_t phys_ius;
+	uint32_t iu;
+	/* Per-byte transfer costs in ns. */
+	double ch_ns_per_byte, lrd_ns_per_byte, lwr_ns_per_byte;
+
+	/* Mapping state (NAND only). */
+	uint32_t *map;	    /* user IU -> physical IU, NONE = unmapped */
+	uint32_t *rmap;	    /* physical IU -> user IU, NONE = invalid/free */
+	uint32_t *sb_valid; /* valid IUs per superblock */
+	uint8_t *sb_state;
+	uint32_t *free_q; /* FIFO of free superblocks */
+	uint32_t free_head, free_n;
+	struct stream host, gc;
+	int in_gc;
+
+	/* Timelines. */
+	uint64_t *ctrl_free;
+	uint64_t *die_rd_free;	 /* reads (they suspend programs) */
+	uint64_t *die_prog_free; /* programs and erases */
+	uint64_t *ch_free;
+	uint64_t link_rd_free, link_wr_free;
+	uint64_t host_prog_done; /* last host program completion */
+
+	/* Write buffer: bytes accepted and not yet programmed. */
+	struct buf_ent *ring;
+	uint32_t ring_cap, ring_head, ring_n;
+	uint64_t inbuf;
+
+	struct qs_model_counters c;
+};
+
+static inline uint64_t max64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+static inline uint64_t xfer_ns(double ns_per_byte, uint64_t bytes)
+{
+	return (uint64_t)(ns_per_byte * (double)bytes + 0.5);
+}
+
+/* One command on the least busy controller core. */
+static uint64_t ctrl_run(struct qs_model *m, uint64_t t)
+{
+	uint32_t best = 0;
+	for (uint32_t i = 1; i < m->p.ctrl_units; i++)
+		if (m->ctrl_free[i] < m->ctrl_free[best])
+			best = i;
+	uint64_t s = max64(t, m->ctrl_free[best]);
+	m->ctrl_free[best] = s + m->p.ctrl_ns;
+	return s + m->p.ctrl_ns;
+}
+
+static inline uint32_t die_of_phys(const struct qs_model *m, uint64_t p)
+{
+	return (uint32_t)((p % m->sb_ius) % m->ndies);
+}
+
+/*
+ * Read bytes of one IU from die d, starting no earlier than t. Reads take
+ * priority over programs and erases (program/erase suspend): the read waits
+ * only for earlier reads and pushes the die's pending program work back by
+ * its own duration.
+ */
+static uint64_t die_read(struct qs_model *m, uint32_t d, uint64_t t, uint64_t bytes)
+{
+	uint64_t s = max64(t, m->die_rd_free[d]);
+	uint64_t e = s + m->p.t_read_ns;
+	m->die_rd_free[d] = e;
+	if (m->die_prog_free[d] > s)
+		m->die_prog_free[d] += m->p.t_read_ns;
+	uint32_t ch = d % m->nch;
+	uint64_t xs = max64(e, m->ch_free[ch]);
+	m->ch_free[ch] = xs + xfer_ns(m->ch_ns_per_byte, bytes);
+	m->c.nand_read_bytes += bytes;
+	return m->ch_free[ch];
+}
+
+/* Program one unit on die d once its data is ready; returns completion. */
+static uint64_t die_prog(struct qs_model *m, uint32_t d, uint64_t ready)
+{
+	uint64_t bytes = (uint64_t)m->unit * m->iu;
+	uint32_t ch = d % m->nch;
+	uint64_t xs = max64(ready, m->ch_free[ch]);
+	uint64_t xe = xs + xfer_ns(m->ch_ns_per_byte, bytes);
+	m->ch_free[ch] = xe;
+	uint64_t ps = max64(xe, m->die_prog_free[d]);
+	m->die_prog_free[d] = ps + m->p.t_prog_ns;
+	m->c.nand_prog_bytes += bytes;
+	return m->die_prog_free[d];
+}
+
+static void buf_push(struct qs_model *m, uint64_t release, uint32_t bytes)
+{
+	if (m->ring_n == m->ring_cap) {
+		/* Cannot happen with the sizing in qs_model_new; stay safe. */
+		m->inbuf -= m->ring[m->ring_head].bytes;
+		m->ring_head = (m->ring_head + 1) % m->ring_cap;
+		m->ring_n--;
+	}
+	struct buf_ent *b = &m->ring[(m->ring_head + m->ring_n) % m->ring_cap];
+	b->release = release;
+	b->bytes = bytes;
+	m->ring_n++;
+}
+
+/*
+ * Admit bytes into the write buffer at time t: wait (in program order) for
+ * enough earlier data to be programmed. Returns the admission time.
+ */
+static uint64_t buf_admit(struct qs_model *m, uint64_t t, uint64_t bytes)
+{
+	while (m->ring_n && m->ring[m->ring_head].release <= t) {
+		m->inbuf -= m->ring[m->ring_head].bytes;
+		m->ring_head = (m->ring_head + 1) % m->ring_cap;
+		m->ring_n--;
+	}
+	while (m->ring_n && m->inbuf + bytes > m->p.write_buffer_bytes) {
+		t = max64(t, m->ring[m->ring_head].release);
+		m->inbuf -= m->ring[m->ring_head].bytes;
+		m->ring_head = (m->ring_head + 1) % m->ring_cap;
+		m->ring_n--;
+	}
+	m->inbuf += bytes;
+	return t;
+}
+
+static uint32_t sb_take_free(struct qs_model *m)
+{
+	uint32_t sb = m->free_q[m->free_head];
+	m->free_head = (m->free_head + 1) % m->nsb;
+	m->free_n--;
+	m->sb_state[sb] = SB_OPEN;
+	return sb;
+}
+
+static void gc_one(struct qs_model *m, uint64_t t);
+
+/* Open a new superblock for stream s, collecting garbage first if needed. */
+static void stream_open(struct qs_model *m, struct stream *s, uint64_t t)
+{
+	if (s->sb != NONE)
+		m->sb_state[s->sb] = SB_CLOSED;
+	s->sb = NONE;
+	if (!m->in_gc) {
+		/*
+		 * Greedy GC until the free pool is back above its watermark. A
+		 * victim always frees at least one IU net, because the user
+		 * capacity is smaller than the closed superblocks.
+		 */
+		int guard = (int)m->nsb;
+		while (m->free_n < m->p.gc_free_low && guard-- > 0)
+			gc_one(m, t);
+	}
+	s->sb = sb_take_free(m);
+	s->pos = 0;
+	for (uint32_t d = 0; d < m->ndies; d++)
+		s->unit_ready[d] = 0;
+}
+
+/*
+ * Place one IU in stream s, its data ready at time ready; issue the die's
+ * program when its unit is complete. Returns the physical IU.
+ */
+static uint32_t stream_put(struct qs_model *m, struct stream *s, uint64_t ready)
+{
+	if (s->sb == NONE || s->pos == m->sb_ius)
+		stream_open(m, s, ready);
+	uint32_t q = s->pos++;
+	uint32_t d = q % m->ndies;
+	uint32_t w = q / m->ndies;
+	s->unit_ready[d] = max64(s->unit_ready[d], ready);
+	if (w % m->unit == m->unit - 1) {
+		uint64_t done = die_prog(m, d, s->unit_ready[d]);
+		s->unit_ready[d] = 0;
+		if (s->host) {
+			buf_push(m, done, m->unit * m->iu);
+			m->host_prog_done = max64(m->host_prog_done, done);
+			m->c.host_prog_bytes += (uint64_t)m->unit * m->iu;
+		}
+	}
+	return s->sb * m->sb_ius + q;
+}
+
+/* Is physical IU p still in the host write buffer, its unit not issued? */
+static int in_host_buffer(const struct qs_model *m, uint32_t p)
+{
+	uint32_t sb = p / m->sb_ius;
+	if (sb != m->host.sb)
+		return 0;
+	uint32_t q = p % m->sb_ius;
+	uint32_t d = q % m->ndies, u = (q / m->ndies) / m->unit;
+	uint32_t last = d + m->ndies * (m->unit * u + m->unit - 1);
+	return m->host.pos <= last;
+}
+
+static void invalidate(struct qs_model *m, uint32_t p)
+{
+	m->rmap[p] = NONE;
+	m->sb_valid[p / m->sb_ius]--;
+}
+
+static void place(struct qs_model *m, uint32_t lba, uint32_t p)
+{
+	m->map[lba] = p;
+	m->rmap[p] = lba;
+	m->sb_valid[p / m->sb_ius]++;
+}
+
+/*
+ * Collect one victim: the closed superblock with the fewest valid IUs
+ * (greedy). Its valid IUs are read and rewritten through the GC stream, then
+ * its block on every die is erased. The work is laid on the die timelines
+ * from time t, where it competes with host I/O.
+ */
+static void gc_one(struct qs_model *m, uint64_t t)
+{
+	uint32_t victim = NONE, best = UINT32_MAX;
+	for (uint32_t i = 0; i < m->nsb; i++)
+		if (m->sb_state[i] == SB_CLOSED && m->sb_valid[i] < best) {
+			best = m->sb_valid[i];
+			victim = i;
+		}
+	if (victim == NONE || best == m->sb_ius)
+		return;
+	m->in_gc = 1;
+	m->c.gc_runs++;
+	uint32_t base = victim * m->sb_ius;
+	for (uint32_t q = 0; q < m->sb_ius && m->sb_valid[victim]; q++) {
+		uint32_t lba = m->rmap[base + q];
+		if (lba == NONE)
+			continue;
+		uint64_t r = die_read(m, q % m->ndies, t, m->iu);
+		invalidate(m, base + q);
+		place(m, lba, stream_put(m, &m->gc, r));
+		m->c.gc_moves++;
+	}
+	for (uint32_t d = 0; d < m->ndies; d++) {
+		uint64_t s = max64(max64(t, m->die_prog_free[d]), m->die_rd_free[d]);
+		m->die_prog_free[d] = s + m->p.t_erase_ns;
+		m->c.erases++;
+	}
+	m->sb_state[victim] = SB_FREE;
+	m->free_q[(m->free_head + m->free_n) % m->nsb] = victim;
+	m->free_n++;
+	m->in_gc = 0;
+}
+
+static uint64_t nand_read(struct qs_model *m, uint64_t t, uint64_t off, uint64_t len)
+{
+	uint64_t done = t;
+	uint64_t end = off + len;
+	while (off < end) {
+		uint64_t lba = off / m->iu;
+		uint64_t piece = (lba + 1) * m->iu - off;
+		if (piece > end - off)
+			piece = end - off;
+		uint32_t p = m->map[lba];
+		if (p != NONE && !in_host_buffer(m, p))
+			done = max64(done, die_read(m, die_of_phys(m, p), t, piece));
+		off += piece;
+	}
+	return done;
+}
+
+static uint64_t nand_write(struct qs_model *m, uint64_t t, uint64_t off, uint64_t len)
+{
+	uint64_t iu0 = off / m->iu, iu1 = (off + len - 1) / m->iu;
+	uint64_t need = 0;
+	for (uint64_t l = iu0; l <= iu1; l++)
+		if (m->map[l] == NONE || !in_host_buffer(m, m->map[l]))
+			need++;
+	uint64_t acc = buf_admit(m, t, need * m->iu);
+	for (uint64_t l = iu0; l <= iu1; l++) {
+		uint64_t s = l * m->iu, e = s + m->iu;
+		int partial = off > s || off + len < e;
+		uint32_t old = m->map[l];
+		if (old != NONE && in_host_buffer(m, old)) {
+			/* Overwrite or merge inside the buffer: no NAND work. */
+			m->c.buffer_merges++;
+			continue;
+		}
+		uint64_t ready = acc;
+		if (partial) {
+			m->c.partial_ius++;
+			if (old != NONE) {
+				/* Read-modify-write: the old IU must be read to merge. */
+				ready = die_read(m, die_of_phys(m, old), acc, m->iu);
+				m->c.rmw++;
+			}
+		}
+		if (old != NONE)
+			invalidate(m, old);
+		place(m, (uint32_t)l, stream_put(m, &m->host, ready));
+	}
+	return acc;
+}
+
+static uint64_t nand_discard(struct qs_model *m, uint64_t off, uint64_t len)
+{
+	/* Only whole IUs can be unmapped; a partial IU keeps its mapping. */
+	uint64_t iu0 = (off + m->iu - 1) / m->iu, iu1 = (off + len) / m->iu;
+	for (uint64_t l = iu0; l < iu1; l++) {
+		if (m->map[l] == NONE)
+			continue;
+		invalidate(m, m->map[l]);
+		m->map[l] = NONE;
+	}
+	return 0;
+}
+
+static uint64_t scm_io(struct qs_model *m, uint64_t t, uint64_t off, uint64_t len, int write)
+{
+	uint64_t done = t;
+	for (uint64_t l = off / m->iu; l * m->iu < off + len; l++) {
+		uint32_t d = (uint32_t)(l % m->ndies);
+		uint64_t *tl = write ? m->die_prog_free : m->die_rd_free;
+		uint64_t s = max64(t, tl[d]);
+		tl[d] = s + (write ? m->p.t_prog_ns : m->p.t_read_ns);
+		done = max64(done, tl[d]);
+	}
+	if (write)
+		m->c.nand_prog_bytes += len;
+	else
+		m->c.nand_read_bytes += len;
+	return done;
+}
+
+uint64_t qs_model_submit(struct qs_model *m, uint64_t now, int op, uint64_t off, uint64_t len)
+{
+	uint64_t cap = m->user_ius * m->iu;
+	if (op != QS_OP_FLUSH && (off >= cap || len == 0 || len > cap - off))
+		return ctrl_run(m, now); /* rejected: the controller still saw it */
+	uint64_t t = ctrl_run(m, now);
+	switch (op) {
+	case QS_OP_READ: {
+		m->c.host_reads++;
+		m->c.host_read_bytes += len;
+		uint64_t done = m->p.media == QS_MEDIA_SCM ? scm_io(m, t, off, len, 0)
+							  : nand_read(m, t, off, len);
+		uint64_t ls = max64(done, m->link_rd_free);
+		m->link_rd_free = ls + xfer_ns(m->lrd_ns_per_byte, len);
+		return m->link_rd_free;
+	}
+	case QS_OP_WRITE: {
+		m->c.host_writes++;
+		m->c.host_write_bytes += len;
+		uint64_t ls = max64(t, m->link_wr_free);
+		m->link_wr_free = ls + xfer_ns(m->lwr_ns_per_byte, len);
+		if (m->p.media == QS_MEDIA_SCM)
+			return scm_io(m, m->link_wr_free, off, len, 1);
+		return nand_write(m, m->link_wr_free, off, len);
+	}
+	case QS_OP_FLUSH:
+		m->c.host_flushes++;
+		/* With PLP the buffer is already durable. */
+		return m->p.plp ? t : max64(t, m->host_prog_done);
+	case QS_OP_DISCARD:
+		m->c.host_discards++;
+		m->c.host_discard_bytes += len;
+		if (m->p.media == QS_MEDIA_NAND)
+			nand_discard(m, off, len);
+		return t;
+	}
+	return t;
+}
+
+uint64_t qs_model_idle_time(const struct qs_model *m)
+{
+	uint64_t t = max64(m->link_rd_free, m->link_wr_free);
+	for (uint32_t i = 0; i < m->p.ctrl_units; i++)
+		t = max64(t, m->ctrl_free[i]);
+	for (uint32_t d = 0; d < m->ndies; d++)
+		t = max64(t, max64(m->die_rd_free[d], m->die_prog_free[d]));
+	for (uint32_t c = 0; c < m->nch; c++)
+		t = max64(t, m->ch_free[c]);
+	return t;
+}
+
+uint64_t qs_model_fill_seq(struct qs_model *m, uint64_t now, uint64_t off, uint64_t len)
+{
+	uint64_t chunk = 16ull * m->iu;
+	off -= off % m->iu;
+	for (uint64_t o = off; o < off + len; o += chunk) {
+		uint64_t l = chunk < off + len - o ? chunk : off + len - o;
+		l += (m->iu - l % m->iu) % m->iu;
+		if (o + l > m->user_ius * m->iu)
+			l = m->user_ius * m->iu - o;
+		now = qs_model_submit(m, now, QS_OP_WRITE, o, l);
+	}
+	return qs_model_idle_time(m);
+}
+
+static int alloc_all(struct qs_model *m)
+{
+	m->ctrl_free = calloc(m->p.ctrl_units, sizeof(uint64_t));
+	m->die_rd_free = calloc(m->ndies, sizeof(uint64_t));
+	m->die_prog_free = calloc(m->ndies, sizeof(uint64_t));
+	m->ch_free = calloc(m->nch, sizeof(uint64_t));
+	if (!m->ctrl_free || !m->die_rd_free || !m->die_prog_free || !m->ch_free)
+		return -ENOMEM;
+	if (m->p.media == QS_MEDIA_SCM)
+		return 0;
+	m->map = malloc(m->user_ius * sizeof(uint32_t));
+	m->rmap = malloc(m->phys_ius * sizeof(uint32_t));
+	m->sb_valid = calloc(m->nsb, sizeof(uint32_t));
+	m->sb_state = calloc(m->nsb, 1);
+	m->free_q = calloc(m->nsb, sizeof(uint32_t));
+	m->host.unit_ready = calloc(m->ndies, sizeof(uint64_t));
+	m->gc.unit_ready = calloc(m->ndies, sizeof(uint64_t));
+	m->ring = calloc(m->ring_cap, sizeof(*m->ring));
+	if (!m->map || !m->rmap || !m->sb_valid || !m->sb_state || !m->free_q ||
+	    !m->host.unit_ready || !m->gc.unit_ready || !m->ring)
+		return -ENOMEM;
+	return 0;
+}
+
+struct qs_model *qs_model_new(const struct qs_profile *p, uint64_t scaled)
+{
+	if (!p || !p->iu_bytes || !qs_profile_dies(p) || !p->unit_ius || !p->ctrl_units) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct qs_model *m = calloc(1, sizeof(*m));
+	if (!m) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	m->p = *p;
+	m->iu = p->iu_bytes;
+	m->ndies = qs_profile_dies(p);
+	m->nch = p->channels;
+	m->unit = p->unit_ius;
+	m->user_ius = (scaled ? scaled : p->capacity_bytes) / m->iu;
+	m->ch_ns_per_byte = 1000.0 / p->channel_mbps;
+	m->lrd_ns_per_byte = 1000.0 / p->link_read_mbps;
+	m->lwr_ns_per_byte = 1000.0 / p->link_write_mbps;
+	if (m->user_ius == 0 || m->user_ius >= NONE / 2) {
+		free(m);
+		errno = EINVAL;
+		return NULL;
+	}
+	if (p->media == QS_MEDIA_NAND) {
+		/*
+		 * Superblock size: a whole number of die stripes, chosen so that
+		 * the model has about p->superblocks of them at any scale (the
+		 * GC statistics depend on the count, not on the size).
+		 */
+		uint64_t row = (uint64_t)m->ndies * m->unit;
+		double phys = (double)m->user_ius * (1.0 + p->op_pct / 100.0);
+		uint64_t k = (uint64_t)(phys / ((double)row * p->superblocks) + 0.5);
+		if (k == 0)
+			k = 1;
+		m->sb_ius = (uint32_t)(row * k);
+		uint64_t nsb = (uint64_t)(phys / (double)m->sb_ius + 0.5);
+		uint64_t min_sb = (m->user_ius + m->sb_ius - 1) / m->sb_ius + p->gc_free_low + 3;
+		if (nsb < min_sb)
+			nsb = min_sb;
+		m->phys_ius = nsb * m->sb_ius;
+		if (m->phys_ius >= NONE) {
+			free(m);
+			errno = EINVAL;
+			return NULL;
+		}
+		m->nsb = (uint32_t)nsb;
+		m->ring_cap = (uint32_t)(p->write_buffer_bytes / ((uint64_t)m->unit * m->iu)) +
+			      2 * m->ndies + 16;
+		m->host.host = 1;
+	}
+	if (alloc_all(m)) {
+		qs_model_free(m);
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (p->media == QS_MEDIA_NAND) {
+		memset(m->map, 0xff, m->user_ius * sizeof(uint32_t));
+		memset(m->rmap, 0xff, m->phys_ius * sizeof(uint32_t));
+		for (uint32_t i = 0; i < m->nsb; i++)
+			m->free_q[i] = i;
+		m->free_n = m->nsb;
+		m->host.sb = m->gc.sb = NONE;
+	}
+	return m;
+}
+
+void qs_model_free(struct qs_model *m)
+{
+	if (!m)
+		return;
+	free(m->ctrl_free);
+	free(m->die_rd_free);
+	free(m->die_prog_free);
+	free(m->ch_free);
+	free(m->map);
+	free(m->rmap);
+	free(m->sb_valid);
+	free(m->sb_state);
+	free(m->free_q);
+	free(m->host.unit_ready);
+	free(m->gc.unit_ready);
+	free(m->ring);
+	free(m);
+}
+
+#define DUP(field, n)                                                                  \
+	do {                                                                           \
+		if (m->field) {                                                        \
+			memcpy(c->field, m->field, (size_t)(n) * sizeof(*m->field));   \
+		}                                                                      \
+	} while (0)
+
+struct qs_model *qs_model_clone(const struct qs_model *m)
+{
+	struct qs_model *c = qs_model_new(&m->p, m->user_ius * m->iu);
+	if (!c)
+		return NULL;
+	DUP(ctrl_free, m->p.ctrl_units);
+	DUP(die_rd_free, m->ndies);
+	DUP(die_prog_free, m->ndies);
+	DUP(ch_free, m->nch);
+	if (m->p.media == QS_MEDIA_NAND) {
+		DUP(map, m->user_ius);
+		DUP(rmap, m->phys_ius);
+		DUP(sb_valid, m->nsb);
+		DUP(sb_state, m->nsb);
+		DUP(free_q, m->nsb);
+		DUP(host.unit_ready, m->ndies);
+		DUP(gc.unit_ready, m->ndies);
+		DUP(ring, m->ring_cap);
+	}
+	c->free_head = m->free_head;
+	c->free_n = m->free_n;
+	c->host.sb = m->host.sb;
+	c->host.pos = m->host.pos;
+	c->gc.sb = m->gc.sb;
+	c->gc.pos = m->gc.pos;
+	c->link_rd_free = m->link_rd_free;
+	c->link_wr_free = m->link_wr_free;
+	c->host_prog_done = m->host_prog_done;
+	c->ring_head = m->ring_head;
+	c->ring_n = m->ring_n;
+	c->inbuf = m->inbuf;
+	c->c = m->c;
+	return c;
+}
+
+uint64_t qs_model_capacity(const struct qs_model *m)
+{
+	return m->user_ius * m->iu;
+}
+
+uint32_t qs_model_iu_bytes(const struct qs_model *m)
+{
+	return m->iu;
+}
+
+const struct qs_profile *qs_model_profile(const struct qs_model *m)
+{
+	return &m->p;
+}
+
+void qs_model_get_counters(const struct qs_model *m, struct qs_model_counters *c)
+{
+	*c = m->c;
+}
+
+uint32_t qs_model_free_superblocks(const struct qs_model *m)
+{
+	return m->free_n;
+}
+
+uint32_t qs_model_superblocks(const struct qs_model *m)
+{
+	return m->nsb;
+}
+
+int qs_model_check(const struct qs_model *m)
+{
+	if (m->p.media != QS_MEDIA_NAND)
+		return 0;
+	uint32_t *cnt = calloc(m->nsb, sizeof(uint32_t));
+	if (!cnt)
+		return -ENOMEM;
+	int rc = 0;
+	for (uint64_t l = 0; l < m->user_ius && !rc; l++) {
+		uint32_t p = m->map[l];
+		if (p == NONE)
+			continue;
+		if (p >= m->phys_ius || m->rmap[p] != l || m->sb_state[p / m->sb_ius] == SB_FREE)
+			rc = -EIO;
+		else
+			cnt[p / m->sb_ius]++;
+	}
+	for (uint64_t p = 0; p < m->phys_ius && !rc; p++)
+		if (m->rmap[p] != NONE && (m->rmap[p] >= m->user_ius || m->map[m->rmap[p]] != p))
+			rc = -EIO;
+	uint32_t nfree = 0;
+	for (uint32_t i = 0; i < m->nsb && !rc; i++) {
+		if (cnt[i] != m->sb_valid[i])
+			rc = -EIO;
+		nfree += m->sb_state[i] == SB_FREE;
+	}
+	if (!rc && nfree != m->free_n)
+		rc = -EIO;
+	free(cnt);
+	return rc;
+}

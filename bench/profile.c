@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: MIT */
+/* Drive profile loader: INI via iniparser, every value range-checked. */
+#include "profile.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <iniparser.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+enum key_type { K_U32, K_U64, K_DBL, K_NS, K_MEDIA };
+
+/*
+ * One key of section [drive]. scale converts the file's unit to the
+ * struct's (e.g. GB to bytes, us to ns); min and max are in the file's unit
+ * so error messages quote what the user wrote.
+ */
+struct key_def {
+	const char *name;
+	enum key_type type;
+	size_t off;
+	double min, max, scale;
+	int required;
+};
+
+#define F(x) offsetof(struct qs_profile, x)
+static const struct key_def keys[] = {
+	{"media", K_MEDIA, F(media), 0, 1, 1, 1},
+	{"capacity_gb", K_U64, F(capacity_bytes), 1, 1e6, 1e9, 1},
+	{"iu_kib", K_U32, F(iu_bytes), 4, 1024, 1024, 1},
+	{"op_pct", K_DBL, F(op_pct), 0, 200, 1, 1},
+	{"channels", K_U32, F(channels), 1, 64, 1, 1},
+	{"dies_per_channel", K_U32, F(dies_per_channel), 1, 64, 1, 1},
+	{"unit_ius", K_U32, F(unit_ius), 1, 256, 1, 1},
+	{"superblocks", K_U32, F(superblocks), 16, 100000, 1, 0},
+	{"gc_free_low", K_U32, F(gc_free_low), 2, 1000, 1, 0},
+	{"t_read_us", K_NS, F(t_read_ns), 0.1, 10000, 1000, 1},
+	{"t_prog_us", K_NS, F(t_prog_ns), 0.1, 100000, 1000, 1},
+	{"t_erase_us", K_NS, F(t_erase_ns), 0, 100000, 1000, 0},
+	{"channel_mbps", K_DBL, F(channel_mbps), 10, 100000, 1, 1},
+	{"link_read_mbps", K_DBL, F(link_read_mbps), 10, 100000, 1, 1},
+	{"link_write_mbps", K_DBL, F(link_write_mbps), 10, 100000, 1, 1},
+	{"ctrl_units", K_U32, F(ctrl_units), 1, 64, 1, 1},
+	{"ctrl_ns", K_NS, F(ctrl_ns), 1, 1e6, 1, 1},
+	{"write_buffer_mib", K_U64, F(write_buffer_bytes), 0, 65536, 1048576, 0},
+	{"plp", K_U32, F(plp), 0, 1, 1, 1},
+};
+#undef F
+
+void qs_profile_path(const char *name, char *buf, size_t buflen)
+{
+	size_t n = strlen(name);
+	if (strchr(name, '/') || (n > 4 && !strcmp(name + n - 4, ".ini"))) {
+		snprintf(buf, buflen, "%s", name);
+		return;
+	}
+	const char *dir = getenv("QS_PROFILE_DIR");
+	snprintf(buf, buflen, "%s/%s.ini", dir && *dir ? dir : "conf/profiles", name);
+}
+
+/*
+ * iniparser keeps no line numbers, so find the line of [drive] key by
+ * scanning the file ourselves; 0 when not found (a missing key).
+ */
+static int key_line(const char *path, const char *key)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	char line[512];
+	int no = 0, found = 0, in_drive = 0;
+	size_t klen = strlen(key);
+	while (fgets(line, sizeof(line), f)) {
+		no++;
+		char *s = line;
+		while (isspace((unsigned char)*s))
+			s++;
+		if (*s == '[') {
+			in_drive = !strncasecmp(s, "[drive]", 7);
+			continue;
+		}
+		if (in_drive && !strncasecmp(s, key, klen)) {
+			char *r = s + klen;
+			while (*r == ' ' || *r == '\t')
+				r++;
+			if (*r == '=' || *r == ':') {
+				found = no;
+				break;
+			}
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+static int bad(char *err, size_t errlen, const char *path, const char *key,
+	       const char *val, const char *why)
+{
+	snprintf(err, errlen, "%s:%d: [drive] %s = '%s': %s", path, key_line(path, key), key,
+		 val ? val : "", why);
+	return -EINVAL;
+}
+
+int qs_profile_load(const char *path, struct qs_profile *p, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		int e = errno;
+		snprintf(err, errlen, "%s: cannot open profile: %s", path, strerror(e));
+		return -e;
+	}
+	fclose(f);
+	dictionary *d = iniparser_load(path);
+	if (!d) {
+		snprintf(err, errlen, "%s: not a valid INI file", path);
+		return -EINVAL;
+	}
+	memset(p, 0, sizeof(*p));
+	p->superblocks = 1024;
+	p->gc_free_low = 4;
+	p->write_buffer_bytes = 0;
+	int rc = 0;
+
+	/* Name: the file's base name without .ini, unless [drive] name is set. */
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	snprintf(p->name, sizeof(p->name), "%s", base);
+	char *dot = strstr(p->name, ".ini");
+	if (dot)
+		*dot = 0;
+	const char *nm = iniparser_getstring(d, "drive:name", NULL);
+	if (nm)
+		snprintf(p->name, sizeof(p->name), "%s", nm);
+
+	/* Reject keys we do not know: a typo must not silently keep a default. */
+	int nk = iniparser_getsecnkeys(d, "drive");
+	if (nk < 0) {
+		snprintf(err, errlen, "%s: no [drive] section", path);
+		iniparser_freedict(d);
+		return -EINVAL;
+	}
+	const char **names = calloc((size_t)nk + 1, sizeof(*names));
+	if (!names) {
+		iniparser_freedict(d);
+		return -ENOMEM;
+	}
+	iniparser_getseckeys(d, "drive", names);
+	for (int i = 0; i < nk && !rc; i++) {
+		const char *k = names[i] + strlen("drive:");
+		int known = !strcmp(k, "name");
+		for (size_t j = 0; j < sizeof(keys) / sizeof(keys[0]); j++)
+			known |= !strcmp(k, keys[j].name);
+		if (!known)
+			rc = bad(err, errlen, path, k, iniparser_getstring(d, names[i], ""),
+				 "unknown key (see docs/MODEL.md for the keys of [drive])");
+	}
+	free(names);
+
+	for (size_t j = 0; j < sizeof(keys) / sizeof(keys[0]) && !rc; j++) {
+		const struct key_def *kd = &keys[j];
+		char full[96], why[160];
+		snprintf(full, sizeof(full), "drive:%s", kd->name);
+		const char *v = iniparser_getstring(d, full, NULL);
+		if (!v) {
+			if (kd->required) {
+				snprintf(err, errlen, "%s: [drive] %s is missing (required)", path,
+					 kd->name);
+				rc = -EINVAL;
+			}
+			continue;
+		}
+		char *p_ = (char *)p + kd->off;
+		if (kd->type == K_MEDIA) {
+			if (!strcasecmp(v, "nand"))
+				*(enum qs_media *)(void *)p_ = QS_MEDIA_NAND;
+			else if (!strcasecmp(v, "scm"))
+				*(enum qs_media *)(void *)p_ = QS_MEDIA_SCM;
+			else
+				rc = bad(err, errlen, path, kd->name, v, "allowed: nand, scm");
+			continue;
+		}
+		char *end;
+		errno = 0;
+		double x = strtod(v, &end);
+		while (*end && isspace((unsigned char)*end))
+			end++;
+		if (end == v || *end || errno || x != x) {
+			snprintf(why, sizeof(why), "not a number; allowed %g..%g", kd->min, kd->max);
+			rc = bad(err, errlen, path, kd->name, v, why);
+			continue;
+		}
+		if (x < kd->min || x > kd->max) {
+			snprintf(why, sizeof(why), "out of range; allowed %g..%g", kd->min, kd->max);
+			rc = bad(err, errlen, path, kd->name, v, why);
+			continue;
+		}
+		if ((kd->type == K_U32 || kd->type == K_U64) && x != (double)(uint64_t)x) {
+			snprintf(why, sizeof(why), "must be a whole number in %g..%g", kd->min,
+				 kd->max);
+			rc = bad(err, errlen, path, kd->name, v, why);
+			continue;
+		}
+		double y = x * kd->scale;
+		switch (kd->type) {
+		case K_U32:
+			*(uint32_t *)(void *)p_ = (uint32_t)y;
+			break;
+		case K_U64:
+		case K_NS:
+			*(uint64_t *)(void *)p_ = (uint64_t)(y + 0.5);
+			break;
+		case K_DBL:
+			*(double *)(void *)p_ = y;
+			break;
+		case K_MEDIA:
+			break;
+		}
+	}
+	if (!rc && (p->iu_bytes & (p->iu_bytes - 1))) {
+		char v[32];
+		snprintf(v, sizeof(v), "%u", p->iu_bytes / 1024);
+		rc = bad(err, errlen, path, "iu_kib", v, "must be a power of two in 4..1024");
+	}
+	if (!rc && p->media == QS_MEDIA_NAND &&
+	    p->write_buffer_bytes < 2ull * qs_profile_dies(p) * p->unit_ius * p->iu_bytes) {
+		char v[32], why[160];
+		snprintf(v, sizeof(v), "%llu",
+			 (unsigned long long)(p->write_buffer_bytes >> 20));
+		snprintf(why, sizeof(why),
+			 "must hold two die stripes: at least %llu MiB for these dies and "
+			 "unit_ius, at most 65536",
+			 (unsigned long long)((2ull * qs_profile_dies(p) * p->unit_ius *
+					       p->iu_bytes + (1 << 20) - 1) >> 20));
+		rc = bad(err, errlen, path, "write_buffer_mib", v, why);
+	}
+	iniparser_freedict(d);
+	return rc;
+}

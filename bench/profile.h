@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Drive profiles: the parameters of one device model (bench/model.h), read
+ * from an INI file in conf/profiles/. Every key and its meaning is listed in
+ * docs/MODEL.md; each profile file says where each figure comes from.
+ */
+#ifndef QS_BENCH_PROFILE_H
+#define QS_BENCH_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum qs_media {
+	QS_MEDIA_NAND = 0, /* out-of-place: mapping, write buffer, GC */
+	QS_MEDIA_SCM = 1,  /* in-place (Optane-class): no IU penalty, no GC */
+};
+
+struct qs_profile {
+	char name[64];
+	enum qs_media media;
+	uint64_t capacity_bytes;   /* user capacity of the real drive */
+	uint32_t iu_bytes;	   /* indirection unit (mapping granularity) */
+	double op_pct;		   /* spare NAND over user capacity, percent */
+	uint32_t channels;
+	uint32_t dies_per_channel;
+	uint32_t unit_ius;	   /* IUs in one die program unit */
+	uint32_t superblocks;	   /* GC units the model keeps at any scale */
+	uint32_t gc_free_low;	   /* GC runs when fewer free superblocks */
+	uint64_t t_read_ns;	   /* die read of one IU (array to register) */
+	uint64_t t_prog_ns;	   /* die program of one program unit */
+	uint64_t t_erase_ns;	   /* die block erase */
+	double channel_mbps;	   /* one channel's transfer rate, MB/s */
+	double link_read_mbps;	   /* host link, device to host, MB/s */
+	double link_write_mbps;	   /* host link, host to device, MB/s */
+	uint32_t ctrl_units;	   /* controller cores handling commands */
+	uint64_t ctrl_ns;	   /* controller time per command */
+	uint64_t write_buffer_bytes; /* PLP-protected DRAM write buffer */
+	int plp;		   /* 1: power-loss protected (flush is free) */
+};
+
+/*
+ * Load a profile from an INI file (section [drive]). On error returns
+ * -EINVAL (or -errno when the file cannot be read) and writes into err a
+ * message naming the file, the line, the key, the value and the allowed
+ * range. p is owned by the caller and fully written on success.
+ */
+int qs_profile_load(const char *path, struct qs_profile *p, char *err,
+		    size_t errlen);
+
+/*
+ * Resolve a profile name to a file: NAME itself when it contains a '/' or
+ * ends in ".ini", else "$QS_PROFILE_DIR/NAME.ini" (QS_PROFILE_DIR defaults
+ * to conf/profiles). Writes the path into buf.
+ */
+void qs_profile_path(const char *name, char *buf, size_t buflen);
+
+/* Total dies of the profile. */
+static inline uint32_t qs_profile_dies(const struct qs_profile *p)
+{
+	return p->channels * p->dies_per_channel;
+}
+
+#endif
