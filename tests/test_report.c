@@ -1,0 +1,630 @@
+/* SPDX-License-Identifier: MIT */
+/* Histogram accuracy and merge; report JSON/CSV/table/SVG; life formula. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../bench/hist.h"
+#include "../bench/report.h"
+#include "../bench/workload.h"
+
+/* ------------------------------------------------------------ histogram */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Reference percentile: smallest v with at least p% of values <= v. */
+static uint64_t ref_pct(const uint64_t *sorted, size_t n, double p)
+{
+	size_t rank = (size_t)ceil(p * (double)n / 100.0 - 1e-9);
+	if (rank < 1)
+		rank = 1;
+	return sorted[rank - 1];
+}
+
+static void test_hist_buckets(void **state)
+{
+	(void)state;
+	struct qs_wl_rng r;
+	qs_wl_rng_seed(&r, 1);
+	/* every value lands in a bucket whose range holds it, and the bucket
+	 * width is at most 1/128 of its lower bound */
+	for (int i = 0; i < 200000; i++) {
+		uint64_t v = qs_wl_rng_next(&r) >> (qs_wl_rng_next(&r) % 64);
+		size_t b = qs_hist_bucket_of(v);
+		uint64_t lo, hi;
+		assert_true(b < QS_HIST_BUCKETS);
+		qs_hist_bucket_range(b, &lo, &hi);
+		assert_true(lo <= v && v <= hi);
+		assert_true((hi - lo) <= lo / 128);
+	}
+	uint64_t lo, hi;
+	qs_hist_bucket_range(qs_hist_bucket_of(UINT64_MAX), &lo, &hi);
+	assert_int_equal(hi, UINT64_MAX);
+	for (uint64_t v = 0; v < 300; v++) {
+		qs_hist_bucket_range(qs_hist_bucket_of(v), &lo, &hi);
+		assert_true(lo <= v && v <= hi);
+	}
+}
+
+static void test_hist_percentiles(void **state)
+{
+	(void)state;
+	const size_t n = 100001;
+	uint64_t *v = malloc(n * sizeof(*v));
+	struct qs_hist *h = qs_hist_new(), *a = qs_hist_new(), *b = qs_hist_new();
+	struct qs_wl_rng r;
+	qs_wl_rng_seed(&r, 2);
+	long double sum = 0;
+	for (size_t i = 0; i < n; i++) {
+		/* log-normal-ish latencies: 20 us median, a long tail to ~50 ms */
+		double z = 0;
+		for (int k = 0; k < 4; k++)
+			z += qs_wl_rng_double(&r) - 0.5;
+		v[i] = (uint64_t)(20000.0 * exp(z * 4.0)) + (i % 1000 == 0 ? 40000000 : 0);
+		qs_hist_add(h, v[i]);
+		qs_hist_add(i % 3 ? a : b, v[i]);
+		sum += v[i];
+	}
+	qsort(v, n, sizeof(*v), cmp_u64);
+	const double ps[] = {1, 10, 50, 90, 99, 99.9, 99.99, 100};
+	for (size_t i = 0; i < sizeof(ps) / sizeof(ps[0]); i++) {
+		uint64_t want = ref_pct(v, n, ps[i]), got = qs_hist_percentile(h, ps[i]);
+		double rel = fabs((double)got - (double)want) / (double)want;
+		print_message("p%g: reference %llu, histogram %llu (%.3f%%)\n", ps[i],
+			      (unsigned long long)want, (unsigned long long)got, rel * 100);
+		assert_true(rel < 0.01);
+	}
+	assert_int_equal(h->count, n);
+	assert_int_equal(h->min, v[0]);
+	assert_int_equal(h->max, v[n - 1]);
+	assert_true(fabs(qs_hist_mean(h) - (double)(sum / n)) < 1e-6 * qs_hist_mean(h));
+
+	/* merge of the two halves is the whole */
+	qs_hist_merge(a, b);
+	assert_int_equal(a->count, h->count);
+	assert_int_equal(a->min, h->min);
+	assert_int_equal(a->max, h->max);
+	assert_memory_equal(a->bucket, h->bucket, sizeof(h->bucket));
+	assert_true(fabs(qs_hist_mean(a) - qs_hist_mean(h)) < 1e-6);
+
+	/* exact small values; empty histogram */
+	struct qs_hist *s = qs_hist_new();
+	assert_int_equal(qs_hist_percentile(s, 50), 0);
+	assert_true(qs_hist_mean(s) == 0);
+	for (uint64_t i = 1; i <= 100; i++)
+		qs_hist_add(s, i);
+	assert_int_equal(qs_hist_percentile(s, 50), 50);
+	assert_int_equal(qs_hist_percentile(s, 99), 99);
+	assert_int_equal(qs_hist_percentile(s, 99.9), 100);
+	free(s);
+	free(v);
+	free(h);
+	free(a);
+	free(b);
+}
+
+/* ---------------------------------------------------------- tiny JSON */
+
+enum jt { J_NULL, J_NUM, J_STR, J_ARR, J_OBJ, J_BOOL };
+struct jv {
+	enum jt t;
+	double num;
+	char *str;
+	size_t n;
+	char **keys;
+	struct jv **items;
+};
+
+struct jp {
+	const char *s;
+	bool bad;
+};
+
+static void jws(struct jp *p)
+{
+	while (isspace((unsigned char)*p->s))
+		p->s++;
+}
+
+static struct jv *jnew(enum jt t)
+{
+	struct jv *v = calloc(1, sizeof(*v));
+	v->t = t;
+	return v;
+}
+
+static char *jstring(struct jp *p)
+{
+	if (*p->s != '"') {
+		p->bad = true;
+		return NULL;
+	}
+	p->s++;
+	char *out = malloc(strlen(p->s) + 1);
+	size_t k = 0;
+	while (*p->s && *p->s != '"') {
+		if (*p->s == '\\') {
+			p->s++;
+			if (*p->s == 'u') {
+				for (int i = 1; i <= 4; i++)
+					if (!isxdigit((unsigned char)p->s[i]))
+						p->bad = true;
+				out[k++] = '?';
+				p->s += 5;
+				continue;
+			}
+			if (!strchr("\"\\/bfnrt", *p->s))
+				p->bad = true;
+		} else if ((unsigned char)*p->s < 0x20) {
+			p->bad = true;
+		}
+		out[k++] = *p->s++;
+	}
+	if (*p->s != '"')
+		p->bad = true;
+	else
+		p->s++;
+	out[k] = 0;
+	return out;
+}
+
+static struct jv *jvalue(struct jp *p);
+
+static void jpush(struct jv *v, char *key, struct jv *item)
+{
+	v->keys = realloc(v->keys, (v->n + 1) * sizeof(*v->keys));
+	v->items = realloc(v->items, (v->n + 1) * sizeof(*v->items));
+	v->keys[v->n] = key;
+	v->items[v->n++] = item;
+}
+
+static struct jv *jvalue(struct jp *p)
+{
+	jws(p);
+	if (*p->s == '{' || *p->s == '[') {
+		bool obj = *p->s == '{';
+		char close = obj ? '}' : ']';
+		struct jv *v = jnew(obj ? J_OBJ : J_ARR);
+		p->s++;
+		jws(p);
+		if (*p->s == close) {
+			p->s++;
+			return v;
+		}
+		for (;;) {
+			char *key = NULL;
+			jws(p);
+			if (obj) {
+				key = jstring(p);
+				jws(p);
+				if (*p->s != ':')
+					p->bad = true;
+				else
+					p->s++;
+			}
+			jpush(v, key, jvalue(p));
+			jws(p);
+			if (*p->s == ',') {
+				p->s++;
+				continue;
+			}
+			if (*p->s == close) {
+				p->s++;
+				return v;
+			}
+			p->bad = true;
+			return v;
+		}
+	}
+	if (*p->s == '"') {
+		struct jv *v = jnew(J_STR);
+		v->str = jstring(p);
+		return v;
+	}
+	if (!strncmp(p->s, "null", 4)) {
+		p->s += 4;
+		return jnew(J_NULL);
+	}
+	if (!strncmp(p->s, "true", 4) || !strncmp(p->s, "false", 5)) {
+		p->s += *p->s == 't' ? 4 : 5;
+		return jnew(J_BOOL);
+	}
+	/* JSON number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
+	const char *st = p->s;
+	if (*p->s == '-')
+		p->s++;
+	if (*p->s == '0')
+		p->s++;
+	else if (isdigit((unsigned char)*p->s))
+		while (isdigit((unsigned char)*p->s))
+			p->s++;
+	else
+		p->bad = true;
+	if (*p->s == '.') {
+		p->s++;
+		if (!isdigit((unsigned char)*p->s))
+			p->bad = true;
+		while (isdigit((unsigned char)*p->s))
+			p->s++;
+	}
+	if (*p->s == 'e' || *p->s == 'E') {
+		p->s++;
+		if (*p->s == '+' || *p->s == '-')
+			p->s++;
+		if (!isdigit((unsigned char)*p->s))
+			p->bad = true;
+		while (isdigit((unsigned char)*p->s))
+			p->s++;
+	}
+	struct jv *v = jnew(J_NUM);
+	v->num = strtod(st, NULL);
+	return v;
+}
+
+static void jfree(struct jv *v)
+{
+	if (!v)
+		return;
+	for (size_t i = 0; i < v->n; i++) {
+		free(v->keys[i]);
+		jfree(v->items[i]);
+	}
+	free(v->keys);
+	free(v->items);
+	free(v->str);
+	free(v);
+}
+
+/* Member key of object v, which must exist with type t. */
+static const struct jv *jget(const struct jv *v, const char *key, enum jt t)
+{
+	if (v->t != J_OBJ)
+		fail_msg("not an object looking for '%s'", key);
+	const struct jv *found = NULL;
+	for (size_t i = 0; i < v->n; i++)
+		if (!strcmp(v->keys[i], key)) {
+			if (found)
+				fail_msg("duplicate key '%s'", key);
+			found = v->items[i];
+		}
+	if (!found)
+		fail_msg("missing key '%s'", key);
+	if (found->t != t)
+		fail_msg("key '%s' has type %d, want %d", key, found->t, t);
+	return found;
+}
+
+static void jkeys(const struct jv *v, const char *const *keys)
+{
+	size_t n = 0;
+	for (; keys[n]; n++)
+		;
+	if (v->n != n)
+		fail_msg("object has %zu keys, want %zu (first want '%s')", v->n, n, keys[0]);
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(v->keys[i], keys[i]))
+			fail_msg("key %zu is '%s', want '%s'", i, v->keys[i], keys[i]);
+}
+
+/* ---------------------------------------------------------------- runs */
+
+static void sample_runs(struct qs_report_run r[3])
+{
+	memset(r, 0, 3 * sizeof(*r));
+	r[0].job = "4k-randwrite";
+	r[0].shaping = false;
+	r[0].policy = "";
+	r[0].write = (struct qs_report_dir){17529.5, 71800000, 2950000.5, 2900000,
+					    5100000, 7000000};
+	r[0].qlc = (struct qs_report_qlc){7180000000ull, 1752950, 0, 0, 1.0, 16.0, 0.9};
+	r[1] = r[0];
+	r[1].shaping = true;
+	r[1].policy = "sweep";
+	r[1].write = (struct qs_report_dir){350000.25, 1433600000, 90000, 80000,
+					    200000, 900000};
+	r[1].qlc = (struct qs_report_qlc){7300000000ull, 111390, 111390, 120000000,
+					  1.017, 1.0, 14.3};
+	r[1].fast_write_bytes = 7400000000ull;
+	r[2].job = "64k \"quoted\", job";
+	r[2].shaping = false;
+	r[2].policy = NULL;
+	r[2].read = (struct qs_report_dir){101000, 6619136000ull, 300000, 290000,
+					   600000, 800000};
+	r[2].qlc.waf_host = NAN;
+	r[2].qlc.waf_iu = NAN;
+	r[2].qlc.life_years = INFINITY;
+}
+
+static char *capture(int (*fn)(FILE *, const struct qs_report_run *, size_t),
+		     const struct qs_report_run *r, size_t n)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(fn(f, r, n), 0);
+	assert_int_equal(fclose(f), 0);
+	return buf;
+}
+
+static void check_dir(const struct jv *d, const struct qs_report_dir *want)
+{
+	jkeys(d, (const char *[]){"iops", "bw_bytes", "lat_ns", NULL});
+	assert_true(fabs(jget(d, "iops", J_NUM)->num - want->iops) < 0.001);
+	assert_true(jget(d, "bw_bytes", J_NUM)->num == (double)want->bw_bytes);
+	const struct jv *lat = jget(d, "lat_ns", J_OBJ);
+	jkeys(lat, (const char *[]){"mean", "percentile", NULL});
+	assert_true(fabs(jget(lat, "mean", J_NUM)->num - want->lat_mean_ns) < 0.001);
+	const struct jv *pc = jget(lat, "percentile", J_OBJ);
+	jkeys(pc, (const char *[]){"50.000000", "99.000000", "99.900000", NULL});
+	assert_true(jget(pc, "50.000000", J_NUM)->num == (double)want->lat_p50_ns);
+	assert_true(jget(pc, "99.000000", J_NUM)->num == (double)want->lat_p99_ns);
+	assert_true(jget(pc, "99.900000", J_NUM)->num == (double)want->lat_p999_ns);
+}
+
+static void test_json(void **state)
+{
+	(void)state;
+	struct qs_report_run r[3];
+	sample_runs(r);
+	char *out = capture(qs_report_json, r, 3);
+	struct jp p = {out, false};
+	struct jv *root = jvalue(&p);
+	jws(&p);
+	if (p.bad || *p.s)
+		fail_msg("invalid JSON near '%.40s' in:\n%s", p.s, out);
+	jkeys(root, (const char *[]){"version", "runs", NULL});
+	assert_true(jget(root, "version", J_NUM)->num == 1);
+	const struct jv *runs = jget(root, "runs", J_ARR);
+	assert_int_equal(runs->n, 3);
+	for (size_t i = 0; i < 3; i++) {
+		const struct jv *o = runs->items[i];
+		jkeys(o, (const char *[]){"job", "shaping", "policy", "read", "write",
+					  "qlc", "fast", NULL});
+		assert_string_equal(jget(o, "shaping", J_STR)->str, r[i].shaping ? "on" : "off");
+		check_dir(jget(o, "read", J_OBJ), &r[i].read);
+		check_dir(jget(o, "write", J_OBJ), &r[i].write);
+		const struct jv *q = jget(o, "qlc", J_OBJ);
+		jkeys(q, (const char *[]){"write_bytes", "writes", "iu_whole_writes",
+					  "read_fill_bytes", "waf_host", "waf_iu",
+					  "life_years", NULL});
+		assert_true(jget(q, "write_bytes", J_NUM)->num == (double)r[i].qlc.write_bytes);
+		assert_true(jget(q, "iu_whole_writes", J_NUM)->num ==
+			    (double)r[i].qlc.iu_whole_writes);
+		assert_true(jget(q, "read_fill_bytes", J_NUM)->num ==
+			    (double)r[i].qlc.read_fill_bytes);
+		const struct jv *f = jget(o, "fast", J_OBJ);
+		jkeys(f, (const char *[]){"write_bytes", NULL});
+		assert_true(jget(f, "write_bytes", J_NUM)->num == (double)r[i].fast_write_bytes);
+	}
+	assert_string_equal(jget(runs->items[0], "job", J_STR)->str, "4k-randwrite");
+	assert_string_equal(jget(runs->items[0], "policy", J_STR)->str, "-");
+	assert_string_equal(jget(runs->items[1], "policy", J_STR)->str, "sweep");
+	assert_string_equal(jget(runs->items[2], "job", J_STR)->str, "64k \"quoted\", job");
+	const struct jv *q1 = jget(runs->items[1], "qlc", J_OBJ);
+	assert_true(fabs(jget(q1, "waf_host", J_NUM)->num - 1.017) < 1e-9);
+	assert_true(fabs(jget(q1, "life_years", J_NUM)->num - 14.3) < 1e-9);
+	/* not-a-number and infinity are null: JSON has neither */
+	const struct jv *q2 = jget(runs->items[2], "qlc", J_OBJ);
+	jget(q2, "waf_host", J_NULL);
+	jget(q2, "life_years", J_NULL);
+	jfree(root);
+	free(out);
+
+	/* no runs is still a valid document */
+	out = capture(qs_report_json, r, 0);
+	p = (struct jp){out, false};
+	root = jvalue(&p);
+	jws(&p);
+	assert_false(p.bad || *p.s);
+	assert_int_equal(jget(root, "runs", J_ARR)->n, 0);
+	jfree(root);
+	free(out);
+}
+
+/* Split one CSV line (RFC 4180 quoting) into fields; returns the count. */
+static size_t csv_split(const char *line, char fields[][64], size_t max)
+{
+	size_t n = 0;
+	const char *s = line;
+	for (;;) {
+		char *o = fields[n];
+		size_t k = 0;
+		if (*s == '"') {
+			s++;
+			while (*s && !(*s == '"' && s[1] != '"')) {
+				if (*s == '"')
+					s++;
+				if (k < 63)
+					o[k++] = *s;
+				s++;
+			}
+			if (*s == '"')
+				s++;
+		} else {
+			while (*s && *s != ',' && *s != '\n')
+				if (k < 63)
+					o[k++] = *s++;
+		}
+		o[k] = 0;
+		n++;
+		if (*s != ',' || n == max)
+			return n;
+		s++;
+	}
+}
+
+static void test_csv(void **state)
+{
+	(void)state;
+	struct qs_report_run r[3];
+	sample_runs(r);
+	char *out = capture(qs_report_csv, r, 3);
+	char (*f)[64] = calloc(64, 64);
+	char *save = NULL, *line = strtok_r(out, "\n", &save);
+	size_t nh = csv_split(line, f, 64);
+	assert_int_equal(nh, 23);
+	assert_string_equal(f[0], "job");
+	assert_string_equal(f[3], "read_iops");
+	assert_string_equal(f[15], "qlc_write_bytes");
+	assert_string_equal(f[22], "fast_write_bytes");
+	int lines = 0;
+	while ((line = strtok_r(NULL, "\n", &save))) {
+		size_t n = csv_split(line, f, 64);
+		assert_int_equal(n, nh);
+		if (lines == 1) {
+			assert_string_equal(f[1], "on");
+			assert_string_equal(f[2], "sweep");
+			assert_string_equal(f[9], "350000.250");
+			assert_string_equal(f[15], "7300000000");
+			assert_string_equal(f[22], "7400000000");
+		}
+		if (lines == 2) {
+			assert_string_equal(f[0], "64k \"quoted\", job");
+			assert_string_equal(f[19], ""); /* NaN waf_host: empty */
+			assert_string_equal(f[21], ""); /* infinite life: empty */
+		}
+		lines++;
+	}
+	assert_int_equal(lines, 3);
+	free(f);
+	free(out);
+}
+
+static void test_table(void **state)
+{
+	(void)state;
+	struct qs_report_run r[3];
+	sample_runs(r);
+	char *out = capture(qs_report_table, r, 3);
+	print_message("%s", out);
+	assert_non_null(strstr(out, "job 4k-randwrite"));
+	assert_non_null(strstr(out, "on sweep"));
+	assert_non_null(strstr(out, "sweep/off"));
+	/* write IOPS row: off, on, and the ratio 350000.25 / 17529.5 */
+	char *row = strstr(out, "write IOPS");
+	assert_non_null(row);
+	assert_non_null(strstr(row, "17530"));
+	assert_non_null(strstr(row, "350000"));
+	assert_non_null(strstr(row, "19.97x"));
+	/* the read-only job has no write rows and an infinite life */
+	char *j2 = strstr(out, "job 64k");
+	assert_non_null(j2);
+	assert_null(strstr(j2, "write IOPS"));
+	assert_non_null(strstr(j2, "read IOPS"));
+	assert_non_null(strstr(strstr(j2, "QLC life years"), "inf"));
+	/* the first job shows no read rows */
+	char *r1 = strstr(out, "read IOPS");
+	assert_true(r1 > j2);
+	free(out);
+}
+
+static int count(const char *s, const char *needle)
+{
+	int n = 0;
+	for (; (s = strstr(s, needle)); s++)
+		n++;
+	return n;
+}
+
+static void test_svg(void **state)
+{
+	(void)state;
+	struct qs_report_run r[3];
+	sample_runs(r);
+	const enum qs_report_metric m[] = {QS_METRIC_WRITE_IOPS, QS_METRIC_WAF_IU};
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_int_equal(qs_report_svg_bars(f, "A & B", r, 3, m, 2), 0);
+	fclose(f);
+	assert_true(!strncmp(buf, "<?xml", 5));
+	assert_non_null(strstr(buf, "<svg xmlns=\"http://www.w3.org/2000/svg\""));
+	assert_non_null(strstr(buf, "A &amp; B"));
+	assert_non_null(strstr(buf, "64k &quot;quoted&quot;, job"));
+	assert_int_equal(count(buf, "<svg"), 1);
+	assert_int_equal(count(buf, "</svg>\n"), 1);
+	/* bars: write IOPS off + on, waf_iu off + on (NaN and 0 draw none) */
+	assert_int_equal(count(buf, "</rect>"), 4);
+	assert_int_equal(count(buf, "<text"), count(buf, "</text>"));
+	assert_null(strstr(buf, "nan"));
+	free(buf);
+
+	struct qs_report_point off[] = {{1000, 80}, {5000, 95}, {9000, 400}};
+	struct qs_report_point on[] = {{1000, 20}, {10000, 30}, {60000, 90}};
+	struct qs_report_series s[] = {{"off", off, 3}, {"on sweep", on, 3}};
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	assert_int_equal(qs_report_svg_lines(f, "p99 against IOPS", "IOPS", "p99 (us)",
+					     s, 2, true), 0);
+	fclose(f);
+	assert_int_equal(count(buf, "<polyline"), 2);
+	assert_int_equal(count(buf, "<circle"), 6);
+	assert_null(strstr(buf, "nan"));
+	free(buf);
+	/* a log axis cannot show zero */
+	struct qs_report_point z[] = {{1, 0}};
+	struct qs_report_series sz = {"z", z, 1};
+	f = open_memstream(&buf, &len);
+	assert_int_equal(qs_report_svg_lines(f, NULL, "x", "y", &sz, 1, true), -22);
+	fclose(f);
+	free(buf);
+}
+
+static void test_life_and_fill(void **state)
+{
+	(void)state;
+	/* 22.93 PBW over 100 MB/s of whole-IU writes: 7.27 years */
+	double y = qs_report_life_years(22.93e15, 30720000000000ull, 30720000000000ull,
+					100e6, 1.0);
+	assert_true(fabs(y - 22.93e15 / (100e6 * 31557600.0)) < 1e-9);
+	assert_true(fabs(y - 7.266) < 0.001);
+	/* half the capacity: half the budget; 16x IU amplification: 1/16 */
+	double h = qs_report_life_years(22.93e15, 30720000000000ull, 15360000000000ull,
+					100e6, 1.0);
+	assert_true(fabs(h - y / 2) < 1e-9);
+	double a = qs_report_life_years(22.93e15, 30720000000000ull, 30720000000000ull,
+					100e6, 16.0);
+	assert_true(fabs(a - y / 16) < 1e-9);
+	assert_true(isinf(qs_report_life_years(1e15, 1, 1, 0, 1)));
+	assert_true(isnan(qs_report_life_years(0, 1, 1, 1, 1)));
+
+	struct qs_hist *lat = qs_hist_new();
+	for (uint64_t i = 1; i <= 1000; i++)
+		qs_hist_add(lat, i * 1000);
+	struct qs_report_dir d;
+	qs_report_dir_fill(&d, lat, 1000, 1000 * 4096, 500000000ull);
+	assert_true(fabs(d.iops - 2000) < 1e-9);
+	assert_int_equal(d.bw_bytes, 2000 * 4096);
+	assert_true(fabs(d.lat_mean_ns - 500500) < 1e-6);
+	assert_true(labs((long)d.lat_p50_ns - 500000) <= 500000 / 200);
+	assert_true(labs((long)d.lat_p99_ns - 990000) <= 990000 / 200);
+	assert_true(labs((long)d.lat_p999_ns - 999000) <= 999000 / 200);
+	free(lat);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hist_buckets),
+		cmocka_unit_test(test_hist_percentiles),
+		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_csv),
+		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_svg),
+		cmocka_unit_test(test_life_and_fill),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
