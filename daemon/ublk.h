@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * qs_ublk: the ublk frontend. Creates /dev/ublkbN and serves its requests
+ * from a qs_backend, all queues on the one thread that runs the qs_uloop.
+ *
+ * Why one thread for every queue: the engine is single-threaded (one
+ * instance, every call and callback on one thread) and a block may arrive on
+ * any hardware queue, so requests from all queues must meet on the engine's
+ * thread anyway. Queue threads would only add a hand-off (a lock or a ring
+ * per queue) on every request and every completion. With one thread the
+ * FETCH/COMMIT commands of all queues, the volumes' I/O and the engine share
+ * one io_uring and one io_uring_enter per batch. The cost is one core for
+ * the data path; sharding engines by IU range is the way out if that ever
+ * limits, and it does not at QLC write rates.
+ *
+ * The kernel requires that each queue's commands come from one task (its
+ * "ubq_daemon"); one task for all queues satisfies that.
+ *
+ * Kernel versions: the control commands are probed with GET_FEATURES
+ * (ioctl-encoded, Linux 6.5+). If it fails (6.1 answers an ioctl-encoded
+ * opcode with ENODEV), the legacy opcodes are used for control and io
+ * commands alike; otherwise the ioctl-encoded ones, and UBLK_F_CMD_IOCTL_ENCODE
+ * is requested.
+ *
+ * Life cycle (every call on the loop thread unless said otherwise):
+ *   qs_ublk_create  ADD_DEV, open /dev/ublkcN, SET_PARAMS, map descriptors,
+ *                   prepare FETCH_REQ for every tag of every queue
+ *   qs_ublk_start   START_DEV (data[0] = pid) on a helper thread, because it
+ *                   returns only after the kernel has read the partition
+ *                   table through the queues this thread must keep serving
+ *   qs_ublk_stop    STOP_DEV on a helper thread, same reason (del_gendisk
+ *                   flushes through the queues); the kernel then aborts the
+ *                   fetch commands
+ *   qs_ublk_destroy unmap, close /dev/ublkcN, DEL_DEV (which waits for the
+ *                   close)
+ */
+#ifndef QS_UBLK_H
+#define QS_UBLK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "backend.h"
+#include "common_uloop.h"
+
+struct qs_ublk_conf {
+	uint32_t queues;	/* hardware queues */
+	uint32_t depth;		/* tags per queue */
+	uint32_t max_io_bytes;	/* per-tag buffer; max_sectors = this / 512 */
+	int32_t dev_id;		/* -1: the kernel picks */
+	uint32_t iu_bytes;	/* physical block, io_min, io_opt, discard granularity */
+	bool user_recovery;	/* request UBLK_F_USER_RECOVERY */
+};
+
+struct qs_ublk_stats {
+	uint64_t reads, writes, flushes, discards, write_zeroes, errors;
+	uint64_t read_bytes, write_bytes;
+};
+
+struct qs_ublk;
+
+typedef void (*qs_ublk_cb)(void *arg, int result);
+
+/*
+ * Set up the device (not yet visible as /dev/ublkbN). bk must outlive the
+ * frontend. Returns 0 or -errno with a message in err. loop must be the one
+ * the caller runs, sized for queues * depth commands plus backend I/O.
+ */
+int qs_ublk_create(struct qs_ublk **out, struct qs_uloop *loop, const struct qs_ublk_conf *conf,
+		   struct qs_backend *bk, char *err, size_t errlen);
+
+/*
+ * Start the device: cb(arg, 0 or -errno) runs on the loop thread once
+ * START_DEV returned, /dev/ublkbN then exists. The loop must keep running.
+ * Returns 0 (cb will run) or -errno (it will not: another start or stop is
+ * in progress, or no eventfd could be had).
+ */
+int qs_ublk_start(struct qs_ublk *u, qs_ublk_cb cb, void *arg);
+
+/*
+ * Stop the device: cb runs on the loop thread once STOP_DEV returned; the
+ * loop must keep running until then (requests keep arriving while the
+ * kernel tears the disk down). Afterwards call qs_ublk_destroy().
+ */
+int qs_ublk_stop(struct qs_ublk *u, qs_ublk_cb cb, void *arg);
+
+/*
+ * Release everything and delete the device. Only after stop (or a failed
+ * start), and after the loop's ring is torn down (qs_uloop_exit): fetch
+ * commands still pending there hold /dev/ublkcN open, and DEL_DEV waits for
+ * its release.
+ */
+void qs_ublk_destroy(struct qs_ublk *u);
+
+int qs_ublk_dev_id(const struct qs_ublk *u);
+/* Requests handed to the backend and not yet committed back. */
+uint32_t qs_ublk_inflight(const struct qs_ublk *u);
+void qs_ublk_get_stats(const struct qs_ublk *u, struct qs_ublk_stats *s);
+/* Negotiated kernel feature flags (UBLK_F_*), and whether opcodes are ioctl-encoded. */
+uint64_t qs_ublk_features(const struct qs_ublk *u, bool *ioctl_encode);
+
+#endif
