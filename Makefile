@@ -47,7 +47,7 @@ endif
 
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wno-unused-parameter -Werror=implicit-function-declaration
-CFLAGS  += -std=gnu11 $(OPT) $(WARN) $(DEFS) -Iinclude -MMD -MP -D_GNU_SOURCE
+CFLAGS  += -std=gnu11 $(OPT) $(WARN) $(DEFS) -Iinclude -Itests/lib -MMD -MP -D_GNU_SOURCE
 LDLIBS  := -lm -lpthread
 
 # The engine: no I/O, no threads, no clock. Built as a static library that

@@ -1,0 +1,708 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Dirty-IU bookkeeping, destage and checkpoint.
+ *
+ * Destage turns the cached blocks of one IU into one whole, aligned IU write
+ * to the QLC. Blocks of the IU that are not cached are read from the QLC
+ * first (read-fill): the read-modify-write moves from the drive, where it
+ * costs a program of a whole IU per 4 KiB, to the host, where a read is
+ * cheap. While a destage runs its IU is busy: no bypass write or whole-IU
+ * discard touches it, so an older image can never land after a newer one.
+ *
+ * Checkpoint moves the durable tail of the log past segments that hold no
+ * live block. Before the superblock that records the new tail is written,
+ * the QLC is flushed (destaged data must be durable before the log copy is
+ * given up) and the log device is flushed (a block given up because it was
+ * superseded is only safe once its successor record is durable).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_int.h"
+
+/* ---- busy IUs ------------------------------------------------------------ */
+
+static inline uint32_t busy_bucket(uint64_t iu)
+{
+	return (uint32_t)((iu * 0x9e3779b97f4a7c15ull) >> 54) % BUSY_BUCKETS;
+}
+
+bool busy_has(struct qs_engine *e, uint64_t iu)
+{
+	for (struct busy *b = e->busy[busy_bucket(iu)]; b; b = b->next)
+		if (b->iu == iu)
+			return true;
+	return false;
+}
+
+int busy_add(struct qs_engine *e, uint64_t iu)
+{
+	struct busy *b = e->busy_free;
+	if (b)
+		e->busy_free = b->next;
+	else if (!(b = eng_alloc(e, sizeof(*b), 16)))
+		return -ENOMEM;
+	b->iu = iu;
+	uint32_t h = busy_bucket(iu);
+	b->next = e->busy[h];
+	e->busy[h] = b;
+	return 0;
+}
+
+void busy_del(struct qs_engine *e, uint64_t iu)
+{
+	for (struct busy **pp = &e->busy[busy_bucket(iu)]; *pp; pp = &(*pp)->next)
+		if ((*pp)->iu == iu) {
+			struct busy *b = *pp;
+			*pp = b->next;
+			b->next = e->busy_free;
+			e->busy_free = b;
+			return;
+		}
+}
+
+/* ---- dirty IUs --------------------------------------------------------------- */
+
+static void bucket_unlink(struct qs_engine *e, uint32_t i)
+{
+	struct diu *d = &e->dius[i];
+	if (d->bprev != NIL)
+		e->dius[d->bprev].bnext = d->bnext;
+	else
+		e->bucket_head[d->count] = d->bnext;
+	if (d->bnext != NIL)
+		e->dius[d->bnext].bprev = d->bprev;
+}
+
+static void bucket_link(struct qs_engine *e, uint32_t i)
+{
+	struct diu *d = &e->dius[i];
+	d->bprev = NIL;
+	d->bnext = e->bucket_head[d->count];
+	if (d->bnext != NIL)
+		e->dius[d->bnext].bprev = i;
+	e->bucket_head[d->count] = i;
+}
+
+static int diu_grow(struct qs_engine *e)
+{
+	uint32_t cap = e->diu_cap ? e->diu_cap * 2 : 1024;
+	struct diu *n = eng_alloc(e, (size_t)cap * sizeof(*n), 64);
+	if (!n)
+		return -ENOMEM;
+	if (e->diu_cap)
+		memcpy(n, e->dius, (size_t)e->diu_cap * sizeof(*n));
+	for (uint32_t i = e->diu_cap; i < cap; i++) {
+		n[i].count = 0;
+		n[i].fnext = i + 1 < cap ? i + 1 : e->diu_free;
+	}
+	e->diu_free = e->diu_cap;
+	eng_free(e, e->dius);
+	e->dius = n;
+	e->diu_cap = cap;
+	return 0;
+}
+
+void dst_diu_add(struct qs_engine *e, uint64_t iu)
+{
+	uint32_t i;
+	if (!qs_index_get(&e->diu_map, iu, &i)) {
+		if (e->diu_free == NIL && diu_grow(e) < 0)
+			return; /* the index still holds the block; only ordering suffers */
+		i = e->diu_free;
+		struct diu *d = &e->dius[i];
+		e->diu_free = d->fnext;
+		d->iu = iu;
+		d->count = 0;
+		d->born_ms = eng_ms(e);
+		d->fnext = NIL;
+		d->fprev = e->fifo_last;
+		if (e->fifo_last != NIL)
+			e->dius[e->fifo_last].fnext = i;
+		else
+			e->fifo_first = i;
+		e->fifo_last = i;
+		qs_index_put(&e->diu_map, iu, i, NULL);
+		e->ndius++;
+	} else {
+		bucket_unlink(e, i);
+	}
+	e->dius[i].count++;
+	bucket_link(e, i);
+}
+
+void dst_diu_sub(struct qs_engine *e, uint64_t iu)
+{
+	uint32_t i;
+	if (!qs_index_get(&e->diu_map, iu, &i))
+		return;
+	struct diu *d = &e->dius[i];
+	bucket_unlink(e, i);
+	if (--d->count) {
+		bucket_link(e, i);
+		return;
+	}
+	if (d->fprev != NIL)
+		e->dius[d->fprev].fnext = d->fnext;
+	else
+		e->fifo_first = d->fnext;
+	if (d->fnext != NIL)
+		e->dius[d->fnext].fprev = d->fprev;
+	else
+		e->fifo_last = d->fprev;
+	qs_index_del(&e->diu_map, iu, NULL);
+	d->fnext = e->diu_free;
+	e->diu_free = i;
+	e->ndius--;
+}
+
+int dst_init(struct qs_engine *e)
+{
+	e->fifo_first = e->fifo_last = NIL;
+	e->diu_free = NIL;
+	e->bucket_head = eng_alloc(e, (e->iu_blocks + 1) * sizeof(uint32_t), 64);
+	e->dst = eng_alloc(e, e->conf.destage_qd * sizeof(struct destage), 64);
+	e->failed_ius = eng_alloc(e, e->conf.destage_qd * sizeof(struct failed_iu), 64);
+	if (!e->bucket_head || !e->dst || !e->failed_ius)
+		return -ENOMEM;
+	for (uint32_t c = 0; c <= e->iu_blocks; c++)
+		e->bucket_head[c] = NIL;
+	memset(e->dst, 0, e->conf.destage_qd * sizeof(struct destage));
+	for (uint32_t i = 0; i < e->conf.destage_qd; i++) {
+		struct destage *d = &e->dst[i];
+		d->e = e;
+		d->buf = eng_alloc(e, e->conf.iu_bytes, QS_BLOCK_SIZE);
+		d->snap = eng_alloc(e, e->iu_blocks * sizeof(uint32_t), 16);
+		if (!d->buf || !d->snap)
+			return -ENOMEM;
+	}
+	int rc = qs_index_init(&e->diu_map, &e->env, 1024);
+	if (rc)
+		return rc;
+	return diu_grow(e);
+}
+
+void dst_fini(struct qs_engine *e)
+{
+	if (e->dst)
+		for (uint32_t i = 0; i < e->conf.destage_qd; i++) {
+			eng_free(e, e->dst[i].buf);
+			eng_free(e, e->dst[i].snap);
+		}
+	eng_free(e, e->dst);
+	eng_free(e, e->failed_ius);
+	eng_free(e, e->bucket_head);
+	eng_free(e, e->dius);
+	eng_free(e, e->sweep);
+	if (e->diu_map.keys)
+		qs_index_fini(&e->diu_map);
+	for (uint32_t h = 0; h < BUSY_BUCKETS; h++)
+		while (e->busy[h]) {
+			struct busy *b = e->busy[h];
+			e->busy[h] = b->next;
+			eng_free(e, b);
+		}
+	while (e->busy_free) {
+		struct busy *b = e->busy_free;
+		e->busy_free = b->next;
+		eng_free(e, b);
+	}
+}
+
+/* ---- choosing what to destage ------------------------------------------- */
+
+static struct failed_iu *failed_find(struct qs_engine *e, uint64_t iu)
+{
+	for (uint32_t i = 0; i < e->nfailed; i++)
+		if (e->failed_ius[i].iu == iu)
+			return &e->failed_ius[i];
+	return NULL;
+}
+
+static bool eligible(struct qs_engine *e, const struct diu *d, bool urgent)
+{
+	if (busy_has(e, d->iu))
+		return false;
+	struct failed_iu *f = failed_find(e, d->iu);
+	if (f && eng_now(e) < f->retry_at_ns)
+		return false;
+	if (!urgent && e->conf.policy.partial == QS_PARTIAL_HOLD &&
+	    d->count < e->iu_blocks && eng_ms(e) - d->born_ms < e->conf.policy.hold_ms)
+		return false;
+	return true;
+}
+
+#define PICK_SCAN_MAX 4096u /* bound the work of one pick */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int sweep_rebuild(struct qs_engine *e)
+{
+	if (e->sweep_cap < e->ndius) {
+		eng_free(e, e->sweep);
+		e->sweep_cap = e->ndius + e->ndius / 2 + 64;
+		e->sweep = eng_alloc(e, e->sweep_cap * sizeof(uint64_t), 64);
+		if (!e->sweep) {
+			e->sweep_cap = 0;
+			return -ENOMEM;
+		}
+	}
+	e->sweep_n = 0;
+	for (uint32_t i = e->fifo_first; i != NIL; i = e->dius[i].fnext)
+		e->sweep[e->sweep_n++] = e->dius[i].iu;
+	qsort(e->sweep, e->sweep_n, sizeof(uint64_t), cmp_u64);
+	e->sweep_at = 0;
+	return 0;
+}
+
+static uint32_t pick(struct qs_engine *e, bool urgent, bool space)
+{
+	uint32_t n = 0;
+	enum qs_order order = e->conf.policy.order;
+	/* Out of log space: free the oldest data first, whatever the policy. */
+	if (space)
+		order = QS_ORDER_FIFO;
+	switch (order) {
+	case QS_ORDER_FIFO:
+		for (uint32_t i = e->fifo_first; i != NIL && n < PICK_SCAN_MAX;
+		     i = e->dius[i].fnext, n++)
+			if (eligible(e, &e->dius[i], urgent))
+				return i;
+		return NIL;
+	case QS_ORDER_FULLEST:
+		for (uint32_t c = e->iu_blocks; c >= 1; c--)
+			for (uint32_t i = e->bucket_head[c]; i != NIL && n < PICK_SCAN_MAX;
+			     i = e->dius[i].bnext, n++)
+				if (eligible(e, &e->dius[i], urgent))
+					return i;
+		return NIL;
+	case QS_ORDER_SWEEP:
+		for (int pass = 0; pass < 2; pass++) {
+			if (e->sweep_at >= e->sweep_n && sweep_rebuild(e) < 0)
+				return NIL;
+			while (e->sweep_at < e->sweep_n && n < PICK_SCAN_MAX) {
+				uint32_t i;
+				uint64_t iu = e->sweep[e->sweep_at++];
+				n++;
+				if (qs_index_get(&e->diu_map, iu, &i) &&
+				    eligible(e, &e->dius[i], urgent))
+					return i;
+			}
+			if (n >= PICK_SCAN_MAX)
+				return NIL;
+		}
+		return NIL;
+	}
+	return NIL;
+}
+
+/* ---- destage of one IU ------------------------------------------------------- */
+
+static void dst_write_cb(void *arg, int res);
+
+static void dst_release(struct qs_engine *e, struct destage *d)
+{
+	for (uint32_t b = 0; b < e->iu_blocks; b++)
+		if (d->snap[b] != NIL)
+			e->seg_pins[((d->snap[b] & SLOT_MASK) / e->seg_blocks)]--;
+	busy_del(e, d->iu);
+	d->active = false;
+	e->dst_active--;
+	eng_qop_kick(e);
+}
+
+static void dst_failed(struct qs_engine *e, struct destage *d, int res)
+{
+	/*
+	 * The dirty blocks stay cached (the log still holds them) and the IU
+	 * is retried with a growing back-off; the client writes that put
+	 * them there were acknowledged long ago and are not affected.
+	 */
+	struct failed_iu *f = failed_find(e, d->iu);
+	if (!f && e->nfailed < e->conf.destage_qd) {
+		f = &e->failed_ius[e->nfailed++];
+		f->iu = d->iu;
+		f->attempts = 0;
+	}
+	uint64_t backoff = 10000000ull; /* 10 ms, doubling to 10 s */
+	if (f) {
+		f->attempts++;
+		for (uint32_t i = 1; i < f->attempts && backoff < 10000000000ull; i++)
+			backoff *= 2;
+		f->retry_at_ns = eng_now(e) + backoff;
+	}
+	e->st.destage_retries++;
+	eng_log(e, QS_LOG_WARN, "destage of IU %llu failed (%s); kept dirty, retry in %llu ms",
+		(unsigned long long)d->iu, strerror(-res),
+		(unsigned long long)(backoff / 1000000));
+	dst_release(e, d);
+}
+
+static void dst_write(struct qs_engine *e, struct destage *d)
+{
+	if (d->result < 0) {
+		dst_failed(e, d, d->result);
+		return;
+	}
+	uint64_t off = d->iu * e->conf.iu_bytes;
+	e->st.qlc_writes++;
+	e->st.qlc_write_bytes += e->conf.iu_bytes;
+	e->st.qlc_iu_whole_writes++;
+	d->iov.iov_base = d->buf;
+	d->iov.iov_len = e->conf.iu_bytes;
+	e->qlc->ops->write(e->qlc->ctx, off, &d->iov, 1, 0, dst_write_cb, d);
+}
+
+static void piece_cb(void *arg, int res)
+{
+	struct dpiece *p = arg;
+	struct destage *d = p->d;
+	struct qs_engine *e = d->e;
+	eng_enter(e);
+	if (p->seg != UINT64_MAX)
+		e->seg_pins[p->seg]--;
+	if (res < 0) {
+		if (p->log)
+			e->st.fast_errors++;
+		else
+			e->st.qlc_errors++;
+		if (!d->result)
+			d->result = res;
+	}
+	eng_free(e, p);
+	if (--d->pending == 0)
+		dst_write(e, d);
+	eng_leave_deliver(e);
+}
+
+static void piece_read(struct qs_engine *e, struct destage *d, struct qs_vol *vol,
+		       uint64_t off, uint32_t b, uint32_t n, uint64_t pin)
+{
+	struct dpiece *p = eng_alloc(e, sizeof(*p), 16);
+	if (!p) {
+		if (!d->result)
+			d->result = -ENOMEM;
+		return;
+	}
+	p->d = d;
+	p->seg = pin;
+	p->log = vol == e->fast;
+	p->iov.iov_base = d->buf + (size_t)b * QS_BLOCK_SIZE;
+	p->iov.iov_len = (size_t)n * QS_BLOCK_SIZE;
+	if (pin != UINT64_MAX)
+		e->seg_pins[pin]++;
+	d->pending++;
+	vol->ops->read(vol->ctx, off, &p->iov, 1, piece_cb, p);
+}
+
+static void dst_start(struct qs_engine *e, uint32_t di)
+{
+	struct destage *d = NULL;
+	for (uint32_t i = 0; i < e->conf.destage_qd; i++)
+		if (!e->dst[i].active) {
+			d = &e->dst[i];
+			break;
+		}
+	if (!d || busy_add(e, e->dius[di].iu) < 0)
+		return;
+	uint64_t iu = e->dius[di].iu, lba0 = iu * e->iu_blocks;
+	d->active = true;
+	d->iu = iu;
+	d->result = 0;
+	d->cached = 0;
+	e->dst_active++;
+	uint32_t tombs = 0;
+	for (uint32_t b = 0; b < e->iu_blocks; b++) {
+		uint32_t v;
+		if (qs_index_get(&e->idx, lba0 + b, &v)) {
+			d->snap[b] = v;
+			d->cached++;
+			tombs += !!(v & SLOT_TOMB);
+			/* Pinned until done: the slot cannot be reused meanwhile, so
+			 * comparing it at the end tells whether it was superseded. */
+			e->seg_pins[(v & SLOT_MASK) / e->seg_blocks]++;
+		} else {
+			d->snap[b] = NIL;
+		}
+	}
+	d->discard = tombs == e->iu_blocks;
+	if (d->discard) {
+		e->st.qlc_discards++;
+		e->qlc->ops->discard(e->qlc->ctx, iu * e->conf.iu_bytes, e->conf.iu_bytes,
+				     dst_write_cb, d);
+		return;
+	}
+	d->pending = 1; /* held until every read is issued */
+	for (uint32_t b = 0; b < e->iu_blocks;) {
+		uint32_t v = d->snap[b];
+		if (v == NIL) {
+			uint32_t j = b + 1;
+			while (j < e->iu_blocks && d->snap[j] == NIL)
+				j++;
+			e->st.qlc_reads++;
+			e->st.qlc_read_bytes += (uint64_t)(j - b) * QS_BLOCK_SIZE;
+			e->st.read_fill_bytes += (uint64_t)(j - b) * QS_BLOCK_SIZE;
+			piece_read(e, d, e->qlc, (lba0 + b) * QS_BLOCK_SIZE, b, j - b, UINT64_MAX);
+			b = j;
+		} else if (v & SLOT_TOMB) {
+			memset(d->buf + (size_t)b * QS_BLOCK_SIZE, 0, QS_BLOCK_SIZE);
+			b++;
+		} else {
+			uint64_t pos = eng_slot_to_pos(e, v);
+			if (eng_ring_has(e, pos)) {
+				memcpy(d->buf + (size_t)b * QS_BLOCK_SIZE, eng_ring_at(e, pos),
+				       QS_BLOCK_SIZE);
+				b++;
+				continue;
+			}
+			uint32_t j = b + 1;
+			while (j < e->iu_blocks && d->snap[j] == v + (j - b) &&
+			       (d->snap[j] & SLOT_MASK) / e->seg_blocks == v / e->seg_blocks)
+				j++;
+			e->st.log_read_bytes += (uint64_t)(j - b) * QS_BLOCK_SIZE;
+			piece_read(e, d, e->fast, eng_pos_off(e, pos), b, j - b, v / e->seg_blocks);
+			b = j;
+		}
+	}
+	if (--d->pending == 0)
+		dst_write(e, d);
+}
+
+static void dst_write_cb(void *arg, int res)
+{
+	struct destage *d = arg;
+	struct qs_engine *e = d->e;
+	eng_enter(e);
+	if (res < 0) {
+		e->st.qlc_errors++;
+		dst_failed(e, d, res);
+	} else {
+		uint64_t lba0 = d->iu * e->iu_blocks;
+		for (uint32_t b = 0; b < e->iu_blocks; b++) {
+			uint32_t v;
+			if (d->snap[b] != NIL && qs_index_get(&e->idx, lba0 + b, &v) &&
+			    v == d->snap[b])
+				eng_index_drop(e, lba0 + b);
+		}
+		e->st.destage_ius++;
+		if (d->cached == e->iu_blocks)
+			e->st.destage_full_ius++;
+		else
+			e->st.destage_partial_ius++;
+		e->st.destage_bytes += e->conf.iu_bytes;
+		e->qlc_unflushed = true;
+		struct failed_iu *f = failed_find(e, d->iu);
+		if (f)
+			*f = e->failed_ius[--e->nfailed];
+		dst_release(e, d);
+	}
+	dst_kick(e);
+	ckpt_kick(e, false);
+	eng_check_drain(e);
+	eng_leave_deliver(e);
+}
+
+/* Start destages as the policy and the log's fill ask for. */
+void dst_kick(struct qs_engine *e)
+{
+	if (!e->ready || e->closing || e->conf.mode != QS_MODE_CACHE || !e->ndius)
+		return;
+	const struct qs_policy *p = &e->conf.policy;
+	uint64_t use = (e->alloc_pos - e->tail_pos) * 100 / e->log_blocks;
+	uint64_t now = eng_now(e);
+	bool space = e->space_head != NULL;
+	bool idle = p->idle_ms && now - e->last_client_ns >= (uint64_t)p->idle_ms * 1000000u;
+	uint32_t target = 0;
+	bool urgent = false;
+	if (e->draining || space || use >= p->urgent_pct) {
+		target = e->conf.destage_qd;
+		urgent = true;
+	} else if (use >= p->start_pct) {
+		target = (e->conf.destage_qd + 1) / 2;
+	} else if (idle) {
+		target = (e->conf.destage_qd + 3) / 4;
+		urgent = true; /* nothing more is coming: do not hold partial IUs */
+	}
+	/* Age limit: the oldest dirty IU is destaged whatever the fill. */
+	if (p->max_age_ms && e->fifo_first != NIL && e->dst_active < e->conf.destage_qd) {
+		struct diu *d = &e->dius[e->fifo_first];
+		if (eng_ms(e) - d->born_ms >= p->max_age_ms && eligible(e, d, true))
+			dst_start(e, e->fifo_first);
+	}
+	while (e->dst_active < target) {
+		uint32_t i = pick(e, urgent, space);
+		if (i == NIL)
+			break;
+		dst_start(e, i);
+	}
+}
+
+/* When the engine next needs qs_engine_timer(), or 0. */
+uint64_t dst_next_deadline(struct qs_engine *e)
+{
+	if (e->conf.mode != QS_MODE_CACHE || e->closed)
+		return 0;
+	uint64_t now = eng_now(e), best = 0;
+#define CAND(t) do { uint64_t t_ = (t); if (t_ > now && (!best || t_ < best)) best = t_; } while (0)
+	for (uint32_t i = 0; i < e->nfailed; i++)
+		CAND(e->failed_ius[i].retry_at_ns);
+	if (e->ckpt_retry_ns)
+		CAND(e->ckpt_retry_ns);
+	if (e->ndius) {
+		const struct qs_policy *p = &e->conf.policy;
+		if (p->idle_ms)
+			CAND(e->last_client_ns + (uint64_t)p->idle_ms * 1000000u);
+		struct diu *d = &e->dius[e->fifo_first];
+		uint64_t born = e->t0_ns + (uint64_t)d->born_ms * 1000000u;
+		if (p->max_age_ms)
+			CAND(born + (uint64_t)p->max_age_ms * 1000000u);
+		if (p->partial == QS_PARTIAL_HOLD)
+			CAND(born + (uint64_t)p->hold_ms * 1000000u);
+	}
+#undef CAND
+	return best;
+}
+
+/* ---- checkpoint ----------------------------------------------------------------- */
+
+static void ckpt_step(struct qs_engine *e);
+
+/* The furthest record boundary the tail may move to now. */
+static void ckpt_candidate(struct qs_engine *e, uint64_t *pos_out, uint64_t *seq_out)
+{
+	uint64_t pos = e->tail_pos, seq = e->tail_seq;
+	while (pos < e->done_pos) {
+		uint64_t seg = (pos / e->seg_blocks) % e->nsegs;
+		uint64_t seg_end = pos - pos % e->seg_blocks + e->seg_blocks;
+		if (e->seg_live[seg] || e->seg_pins[seg])
+			break;
+		if (seg_end < e->done_pos) {
+			pos = seg_end;
+			seq = e->seg_first_seq[(seg_end / e->seg_blocks) % e->nsegs];
+		} else {
+			pos = e->done_pos;
+			seq = e->done_seq;
+		}
+	}
+	*pos_out = pos;
+	*seq_out = seq;
+}
+
+static void ckpt_cb(void *arg, int res)
+{
+	struct qs_engine *e = arg;
+	eng_enter(e);
+	if (res < 0) {
+		if (e->ckpt_stage == 1) {
+			e->st.qlc_errors++;
+			e->qlc_unflushed = true;
+		} else {
+			e->st.fast_errors++;
+		}
+		eng_log(e, QS_LOG_ERR, "checkpoint step %d failed: %s; tail kept, retrying",
+			e->ckpt_stage, strerror(-res));
+		e->ckpt_active = false;
+		e->ckpt_retry_ns = eng_now(e) + 100000000ull;
+	} else if (e->ckpt_stage == 3) {
+		e->tail_pos = e->ckpt_pos;
+		e->tail_seq = e->ckpt_seq;
+		e->ckpt_active = false;
+		e->ckpt_retry_ns = 0;
+		e->st.checkpoints++;
+		eng_space_kick(e);
+		dst_kick(e);
+		eng_check_drain(e);
+		ckpt_kick(e, false);
+	} else {
+		e->ckpt_stage++;
+		ckpt_step(e);
+	}
+	eng_leave_deliver(e);
+}
+
+static void ckpt_step(struct qs_engine *e)
+{
+	if (e->ckpt_stage == 1) {
+		if (e->qlc_unflushed && (e->qlc->flags & QS_VOL_VOLATILE_CACHE)) {
+			e->qlc_unflushed = false;
+			e->st.qlc_flushes++;
+			e->qlc->ops->flush(e->qlc->ctx, ckpt_cb, e);
+			return;
+		}
+		e->qlc_unflushed = false;
+		e->ckpt_stage = 2;
+	}
+	if (e->ckpt_stage == 2) {
+		if (e->fast->flags & QS_VOL_VOLATILE_CACHE) {
+			e->st.log_flushes++;
+			e->fast->ops->flush(e->fast->ctx, ckpt_cb, e);
+			return;
+		}
+		e->ckpt_stage = 3;
+	}
+	rcv_write_sb(e, e->ckpt_pos, e->ckpt_seq, false, ckpt_cb, e);
+}
+
+void ckpt_kick(struct qs_engine *e, bool force)
+{
+	if (!e->ready || e->ckpt_active || e->conf.mode != QS_MODE_CACHE || e->failed ||
+	    e->closed)
+		return;
+	if (e->ckpt_retry_ns && eng_now(e) < e->ckpt_retry_ns)
+		return;
+	uint64_t pos, seq;
+	ckpt_candidate(e, &pos, &seq);
+	if (pos == e->tail_pos)
+		return;
+	uint64_t reclaim = pos - e->tail_pos;
+	uint64_t min = e->log_blocks / 8 > e->seg_blocks ? e->log_blocks / 8 : e->seg_blocks;
+	bool idle = e->conf.policy.idle_ms &&
+		    eng_now(e) - e->last_client_ns >= (uint64_t)e->conf.policy.idle_ms * 1000000u;
+	if (!force && !e->space_head && !e->draining && !idle && reclaim < min)
+		return;
+	e->ckpt_active = true;
+	e->ckpt_pos = pos;
+	e->ckpt_seq = seq;
+	e->ckpt_stage = 1;
+	ckpt_step(e);
+}
+
+/* Finish a drain once nothing is dirty and the log is empty. */
+void eng_check_drain(struct qs_engine *e)
+{
+	if (!e->draining)
+		return;
+	bool stuck = false;
+	for (uint32_t i = 0; i < e->nfailed; i++)
+		if (e->failed_ius[i].attempts >= 5)
+			stuck = true;
+	int res;
+	if (stuck || e->failed) {
+		res = -EIO;
+	} else {
+		if (e->ndius || e->dst_active)
+			return;
+		if (e->tail_pos != e->done_pos || e->fifo_head) {
+			ckpt_kick(e, true);
+			return;
+		}
+		res = 0;
+	}
+	e->draining = false;
+	struct req *r = eng_req_alloc(e);
+	if (!r) {
+		e->drain_cb(e->drain_arg, -ENOMEM);
+	} else {
+		r->type = REQ_INTERNAL;
+		r->cb = e->drain_cb;
+		r->arg = e->drain_arg;
+		r->result = res;
+		eng_req_done(e, r);
+	}
+	e->drain_cb = NULL;
+}

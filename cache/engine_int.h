@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Engine internals shared by engine.c (client path, log writer), destage.c
+ * (dirty IUs, destage, checkpoint) and recover.c (format, recovery, close).
+ *
+ * Positions: the log is addressed by a monotonic block position `pos` that
+ * never wraps; the block on the device is QS_FMT_LOG_START + pos % log_blocks.
+ * The index stores the wrapped position (`slot`, < 2^31) of a block's newest
+ * copy; since a live copy lies in [tail_pos, alloc_pos), which is at most one
+ * lap long, the slot determines pos uniquely (slot_to_pos).
+ */
+#ifndef QS_CACHE_ENGINE_INT_H
+#define QS_CACHE_ENGINE_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "index.h"
+#include "qlcshape/engine.h"
+#include "qlcshape/format.h"
+
+#define SLOT_TOMB 0x80000000u /* index value flag: block reads as zeroes */
+#define SLOT_MASK 0x7fffffffu
+#define NIL UINT32_MAX
+
+enum req_type { REQ_READ, REQ_WRITE, REQ_FLUSH, REQ_DISCARD, REQ_INTERNAL };
+
+struct req {
+	enum req_type type;
+	uint64_t lba, nblocks;	/* 4 KiB blocks */
+	unsigned char *buf;
+	unsigned flags;
+	qs_req_cb cb;
+	void *arg;
+	int pending; /* outstanding parts */
+	int result;
+	uint64_t appended; /* write: blocks handed to the log so far */
+	struct req *next;  /* in whichever wait list it sits */
+	/* whole-IU QLC op (bypass write or discard of whole IUs) */
+	uint64_t qop_iu, qop_ius;
+	uint64_t qop_lba, qop_nblocks; /* the INVAL extent to log */
+	int qop_stage;		/* 1 QLC op, 2 QLC flush, 3 INVAL logging, 4 done */
+	bool inval_todo;
+	uint32_t inval_pending;	/* INVAL extents in the log, not yet complete */
+	uint64_t inval_done;	/* blocks of INVAL extents appended */
+	uint64_t zero_lba[2], zero_n[2]; /* discard: partial-IU tombstones */
+	struct iovec iov1;
+	struct qs_engine *owner;
+	struct req *all_prev, *all_next; /* every live request, for teardown */
+};
+
+/* One piece of a client request issued to a volume. */
+struct sub {
+	struct qs_engine *e;
+	struct req *req;
+	uint64_t seg; /* pinned log segment, or UINT64_MAX */
+	bool log;
+	struct iovec iov;
+};
+
+/* An in-memory log record: the open batch, or one in flight. */
+struct rec {
+	struct rec *next;	 /* in-flight FIFO, in seq order */
+	uint64_t seq, pos;	 /* header position */
+	uint32_t nblocks;	 /* data blocks so far */
+	bool done, voiding, submitted;
+	int result;
+	uint64_t prev_alloc;	 /* alloc_pos before this record was opened */
+	struct qs_engine *owner;
+	struct qs_fmt_rec *hdr;	 /* 4 KiB, aligned */
+	struct req *ext_req[QS_FMT_REC_MAX_EXTENTS];
+	const unsigned char *ext_buf[QS_FMT_REC_MAX_EXTENTS];
+	struct iovec iov[QS_FMT_REC_MAX_EXTENTS * 2 + 1];
+	int iovcnt;
+};
+
+/* A dirty IU: an IU with at least one cached block. */
+struct diu {
+	uint64_t iu;
+	uint32_t fprev, fnext;	/* FIFO list, oldest first */
+	uint32_t bprev, bnext;	/* bucket list by count */
+	uint32_t count;		/* cached blocks */
+	uint32_t born_ms;	/* when it became dirty, engine ms */
+};
+
+/* An IU with a QLC operation in flight (destage, bypass, discard). */
+struct busy {
+	uint64_t iu;
+	struct busy *next;
+};
+#define BUSY_BUCKETS 1024u
+
+struct destage {
+	struct qs_engine *e;
+	bool active;
+	uint64_t iu;
+	int pending, result;
+	unsigned char *buf;	/* iu_bytes, aligned */
+	uint32_t *snap;		/* per block: slot|TOMB, or NIL */
+	uint32_t cached;
+	bool discard;
+	struct iovec iov;
+};
+
+/* One read of a destage. */
+struct dpiece {
+	struct destage *d;
+	uint64_t seg; /* pinned segment, or UINT64_MAX */
+	bool log;
+	struct iovec iov;
+};
+
+struct failed_iu {
+	uint64_t iu;
+	uint64_t retry_at_ns;
+	uint32_t attempts;
+};
+
+
+struct qs_engine {
+	struct qs_env env;
+	struct qs_vol *fast, *qlc;
+	struct qs_engine_conf conf;
+	uint32_t iu_blocks;
+	uint64_t dev_blocks;
+	uint64_t t0_ns;
+
+	bool ready, closing, closed, failed, opening;
+	qs_req_cb open_cb, close_cb, drain_cb;
+	void *open_arg, *close_arg, *drain_arg;
+	bool draining;
+
+	/* log geometry and positions */
+	struct qs_fmt_sb sb; /* last superblock written or read */
+	uint32_t seed;	     /* record CRC seed, from the log's uuid */
+	uint64_t log_blocks, nsegs;
+	uint32_t seg_blocks;
+	uint64_t tail_pos, tail_seq;  /* durable tail */
+	uint64_t alloc_pos, next_seq; /* where the next record goes */
+	uint64_t done_pos, done_seq;  /* end of in-order completed records */
+	uint32_t *seg_live;	      /* live index entries per segment */
+	uint32_t *seg_pins;	      /* reads in flight per segment */
+	uint64_t *seg_first_seq;      /* seq of the record at segment start */
+
+	/* records */
+	struct rec *recs;	/* log_qd + 1 */
+	struct rec *free_recs;
+	struct rec *open;	/* batch being filled */
+	struct rec *fifo_head, *fifo_tail;
+	uint32_t inflight_recs;
+
+	/* DRAM buffer: a ring mirroring the newest log positions */
+	unsigned char *ring;
+	uint64_t ring_blocks, ring_from, ring_hi; /* [ring_from, ring_hi), last ring_blocks */
+
+	/* index and dirty IUs */
+	struct qs_index idx;
+	struct qs_index diu_map; /* iu -> diu pool index */
+	struct diu *dius;
+	uint32_t diu_cap, diu_free, ndius;
+	uint32_t fifo_first, fifo_last;
+	uint32_t *bucket_head; /* [iu_blocks + 1] */
+	uint64_t *sweep;       /* sorted IU snapshot for the sweep policy */
+	uint64_t sweep_n, sweep_at, sweep_cap;
+
+	/* QLC ops in flight, per IU */
+	struct busy *busy[BUSY_BUCKETS];
+	struct busy *busy_free;
+	struct req *qop_wait_head, *qop_wait_tail;
+
+	/* destage */
+	struct destage *dst;
+	uint32_t dst_active;
+	struct failed_iu *failed_ius;
+	uint32_t nfailed;
+	bool qlc_unflushed; /* destage writes since the last QLC flush */
+	uint64_t last_client_ns;
+
+	/* checkpoint */
+	bool ckpt_active;
+	int ckpt_stage;
+	uint64_t ckpt_pos, ckpt_seq;
+	struct qs_fmt_sb *sb_buf; /* 4 KiB aligned */
+	struct qs_fmt_sb sb_next; /* being written */
+	qs_io_cb sb_cb;
+	void *sb_arg;
+	uint64_t ckpt_retry_ns;
+
+	/* waits */
+	struct req *space_head, *space_tail; /* writes waiting for log space */
+	struct req *flush_cur, *flush_next;  /* flush pipeline */
+	bool flush_inflight;
+	struct req *ready_head, *ready_tail; /* completions to deliver */
+	int depth;			     /* engine call nesting */
+	uint64_t timer_at;
+
+	/* requests */
+	struct req *free_reqs;
+	struct req *all_reqs;
+
+	struct qs_engine_stats st;
+
+	/* recovery scan state */
+	struct qs_fmt_rec *scan_hdr;
+	unsigned char *scan_data;
+	uint64_t scan_pos, scan_seq, scan_epoch;
+	bool scan_tried_next, scan_clean;
+	struct qs_fmt_sb *sb_read[2];
+	struct iovec sb_read_iov[2], sb_iov, scan_iov;
+	struct sb_read_ctx { struct qs_engine *e; int copy; } sb_read_ctx[2];
+	int close_stage;
+	bool close_started;
+	int sb_read_res[2];
+	int open_pending;
+	unsigned open_flags;
+};
+
+/* engine.c */
+void *eng_alloc(struct qs_engine *e, size_t size, size_t align);
+void eng_free(struct qs_engine *e, void *p);
+void eng_log(struct qs_engine *e, enum qs_log_level lvl, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+uint64_t eng_now(struct qs_engine *e);
+void eng_enter(struct qs_engine *e);
+void eng_leave(struct qs_engine *e);
+void eng_leave_deliver(struct qs_engine *e);
+void eng_req_done(struct qs_engine *e, struct req *r);
+void eng_req_part_done(struct qs_engine *e, struct req *r, int result);
+struct req *eng_req_alloc(struct qs_engine *e);
+void eng_req_free(struct qs_engine *e, struct req *r);
+void eng_arm_timer(struct qs_engine *e);
+uint64_t eng_slot_to_pos(const struct qs_engine *e, uint32_t slot);
+uint64_t eng_pos_off(const struct qs_engine *e, uint64_t pos);
+void eng_log_append_inval(struct qs_engine *e, struct req *r);
+void eng_log_kick(struct qs_engine *e);
+void eng_space_kick(struct qs_engine *e);
+void eng_qop_kick(struct qs_engine *e);
+bool eng_ring_has(const struct qs_engine *e, uint64_t pos);
+unsigned char *eng_ring_at(const struct qs_engine *e, uint64_t pos);
+void eng_index_set(struct qs_engine *e, uint64_t lba, uint32_t val);
+void eng_index_drop(struct qs_engine *e, uint64_t lba);
+void eng_apply_extent(struct qs_engine *e, const struct qs_fmt_extent *x,
+		      uint64_t hdr_pos, uint64_t data_pos);
+void eng_maybe_finish_close(struct qs_engine *e);
+int eng_alloc_log(struct qs_engine *e);
+
+/* destage.c */
+int dst_init(struct qs_engine *e);
+void dst_fini(struct qs_engine *e);
+void dst_diu_add(struct qs_engine *e, uint64_t iu);
+void dst_diu_sub(struct qs_engine *e, uint64_t iu);
+void dst_kick(struct qs_engine *e);
+void ckpt_kick(struct qs_engine *e, bool force);
+bool busy_has(struct qs_engine *e, uint64_t iu);
+int busy_add(struct qs_engine *e, uint64_t iu);
+void busy_del(struct qs_engine *e, uint64_t iu);
+uint64_t dst_next_deadline(struct qs_engine *e);
+uint32_t eng_ms(struct qs_engine *e);
+
+/* recover.c */
+void rcv_start(struct qs_engine *e);
+/* Write the next superblock (generation + 1) with this tail; FUA. On
+ * success e->sb becomes the new superblock before cb runs. */
+void rcv_write_sb(struct qs_engine *e, uint64_t tail_pos, uint64_t tail_seq, bool clean,
+		  qs_io_cb cb, void *arg);
+void eng_check_drain(struct qs_engine *e);
+
+#endif

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A map from 64-bit keys to 32-bit values: open addressing, linear probing,
+ * backward-shift deletion, keys and values in separate arrays (12 bytes a
+ * slot). The engine uses one for LBA -> log slot (the block index) and one
+ * for IU -> dirty-IU record. Capacity is not a power of two, so the table
+ * can be sized close to what is needed; it doubles when 80% full.
+ * Single-threaded, like the engine; memory through the environment.
+ */
+#ifndef QS_CACHE_INDEX_H
+#define QS_CACHE_INDEX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "qlcshape/env.h"
+
+struct qs_index {
+	const struct qs_env *env;
+	uint64_t *keys; /* key + 1; 0 marks an empty slot */
+	uint32_t *vals;
+	uint64_t cap, count;
+};
+
+/* Size for expect entries at most 80% load. 0 or -ENOMEM. */
+int qs_index_init(struct qs_index *ix, const struct qs_env *env, uint64_t expect);
+void qs_index_fini(struct qs_index *ix);
+bool qs_index_get(const struct qs_index *ix, uint64_t key, uint32_t *val);
+/* Insert or replace. 1 if the key is new, 0 if replaced (*old set when
+ * old != NULL), -ENOMEM if the table had to grow and could not. */
+int qs_index_put(struct qs_index *ix, uint64_t key, uint32_t val, uint32_t *old);
+/* Remove; true if the key was there (*old set when old != NULL). */
+bool qs_index_del(struct qs_index *ix, uint64_t key, uint32_t *old);
+uint64_t qs_index_bytes(const struct qs_index *ix);
+
+#endif

@@ -1,0 +1,495 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Format, recovery and clean shutdown.
+ *
+ * Recovery reads both superblock copies and takes the valid one with the
+ * highest generation. From its tail it scans the log record by record: a
+ * record is taken only if its header is valid, its sequence number is the
+ * next one, its epoch is not older than the record before it, and its data
+ * checksum matches. The first record that fails ends the log: whatever was
+ * after it was never acknowledged as durable (records complete in order).
+ * A writer that could not fit a record in a segment's remainder started the
+ * next segment instead, so a miss inside a segment is retried once at the
+ * next segment start.
+ *
+ * Every open writes a superblock with epoch + 1 before accepting writes.
+ * Records after a torn one may still be intact on disk; the new records
+ * written over the torn one carry the new epoch, and the epoch rule stops a
+ * later scan from wandering into those stale leftovers.
+ *
+ * After a clean shutdown the superblock records the head, and the scan
+ * reads headers only: the data was verified when it was written and
+ * nothing was in flight when the superblock was sealed.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "engine_int.h"
+#include "qlcshape/crc32c.h"
+
+static void open_done(struct qs_engine *e, int res)
+{
+	struct req *r = eng_req_alloc(e);
+	e->opening = false;
+	if (!res)
+		e->ready = true;
+	else
+		e->closed = true;
+	if (!r) {
+		e->open_cb(e->open_arg, res ? res : -ENOMEM);
+		return;
+	}
+	r->type = REQ_INTERNAL;
+	r->cb = e->open_cb;
+	r->arg = e->open_arg;
+	r->result = res;
+	eng_req_done(e, r);
+}
+
+static void leave(struct qs_engine *e)
+{
+	eng_leave_deliver(e);
+}
+
+/* ---- superblock writes ------------------------------------------------------ */
+
+static void sb_write_cb(void *arg, int res)
+{
+	struct qs_engine *e = arg;
+	if (!res)
+		e->sb = e->sb_next;
+	e->sb_cb(e->sb_arg, res);
+}
+
+void rcv_write_sb(struct qs_engine *e, uint64_t tail_pos, uint64_t tail_seq, bool clean,
+		  qs_io_cb cb, void *arg)
+{
+	struct qs_fmt_sb *n = &e->sb_next;
+	*n = e->sb;
+	n->generation++;
+	n->tail_pos = tail_pos;
+	n->tail_seq = tail_seq;
+	n->flags = clean ? QS_SB_CLEAN : 0;
+	n->head_pos = clean ? e->done_pos : 0;
+	n->head_seq = clean ? e->done_seq : 0;
+	qs_fmt_sb_seal(n);
+	memset(e->sb_buf, 0, QS_BLOCK_SIZE);
+	memcpy(e->sb_buf, n, sizeof(*n));
+	e->sb_cb = cb;
+	e->sb_arg = arg;
+	e->sb_iov.iov_base = e->sb_buf;
+	e->sb_iov.iov_len = QS_BLOCK_SIZE;
+	/* FUA: the superblock moves the tail; it must be durable before the
+	 * space behind the old tail is written again. */
+	e->fast->ops->write(e->fast->ctx, (n->generation % QS_FMT_SB_COPIES) * QS_BLOCK_SIZE,
+			    &e->sb_iov, 1, QS_WRITE_FUA, sb_write_cb, e);
+}
+
+/* ---- format --------------------------------------------------------------------- */
+
+static uint64_t mix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static void format_cb(void *arg, int res)
+{
+	struct qs_engine *e = arg;
+	eng_enter(e);
+	if (res < 0) {
+		eng_log(e, QS_LOG_ERR, "format: superblock write failed: %s", strerror(-res));
+		open_done(e, res);
+	} else if (e->sb.generation == 1) {
+		/* Both copies are written, so no copy of an older log survives. */
+		rcv_write_sb(e, e->tail_pos, e->tail_seq, false, format_cb, e);
+	} else {
+		eng_log(e, QS_LOG_INFO, "formatted log: %llu blocks in %llu segments",
+			(unsigned long long)e->log_blocks, (unsigned long long)e->nsegs);
+		e->ring_from = e->ring_hi = e->alloc_pos;
+		open_done(e, 0);
+	}
+	leave(e);
+}
+
+static int geometry_from_sb(struct qs_engine *e)
+{
+	e->seg_blocks = e->sb.segment_blocks;
+	e->log_blocks = e->sb.log_blocks;
+	if (e->log_blocks > SLOT_MASK) {
+		eng_log(e, QS_LOG_ERR, "log of %llu blocks exceeds the index's 2^31",
+			(unsigned long long)e->log_blocks);
+		return -EINVAL;
+	}
+	return eng_alloc_log(e);
+}
+
+static void format_start(struct qs_engine *e)
+{
+	uint64_t blocks = e->fast->size / QS_BLOCK_SIZE;
+	uint64_t seg = e->conf.segment_blocks;
+	uint64_t log = blocks > QS_FMT_LOG_START ? (blocks - QS_FMT_LOG_START) / seg * seg : 0;
+	if (log > (uint64_t)SLOT_MASK / seg * seg)
+		log = (uint64_t)SLOT_MASK / seg * seg;
+	if (log < 4 * seg) {
+		eng_log(e, QS_LOG_ERR,
+			"log device of %llu bytes is too small: need at least %llu bytes",
+			(unsigned long long)e->fast->size,
+			(unsigned long long)((QS_FMT_LOG_START + 4 * seg) * QS_BLOCK_SIZE));
+		open_done(e, -ENOSPC);
+		return;
+	}
+	struct qs_fmt_sb *sb = &e->sb;
+	memset(sb, 0, sizeof(*sb));
+	sb->magic = QS_FMT_SB_MAGIC;
+	sb->version = QS_FMT_VERSION;
+	sb->size = sizeof(*sb);
+	sb->generation = 0; /* the first write makes it 1 */
+	uint64_t u0 = mix64(eng_now(e) ^ (uintptr_t)e), u1 = mix64(u0 ^ e->fast->size);
+	memcpy(sb->uuid, &u0, 8);
+	memcpy(sb->uuid + 8, &u1, 8);
+	sb->fast_size = e->fast->size;
+	sb->qlc_size = e->conf.qlc_size;
+	sb->iu_bytes = e->conf.iu_bytes;
+	sb->segment_blocks = (uint32_t)seg;
+	sb->log_start = QS_FMT_LOG_START;
+	sb->log_blocks = log;
+	sb->tail_pos = 0;
+	sb->tail_seq = 1;
+	sb->epoch = 1;
+	e->seed = qs_fmt_rec_seed(sb);
+	int rc = geometry_from_sb(e);
+	if (rc) {
+		open_done(e, rc);
+		return;
+	}
+	e->tail_pos = e->alloc_pos = e->done_pos = 0;
+	e->tail_seq = e->next_seq = e->done_seq = 1;
+	rcv_write_sb(e, 0, 1, false, format_cb, e);
+}
+
+/* ---- recovery --------------------------------------------------------------------- */
+
+static void scan_next(struct qs_engine *e);
+
+/* The superblock with the new epoch is durable: the engine may write. */
+static void ready_cb(void *arg, int res)
+{
+	struct qs_engine *e = arg;
+	eng_enter(e);
+	if (res < 0)
+		eng_log(e, QS_LOG_ERR, "recovery: superblock write failed: %s", strerror(-res));
+	open_done(e, res);
+	if (!res)
+		dst_kick(e);
+	leave(e);
+}
+
+static void scan_end(struct qs_engine *e)
+{
+	/* e->alloc_pos / next_seq hold the end of the last valid record. */
+	e->done_pos = e->alloc_pos;
+	e->done_seq = e->next_seq;
+	e->ring_from = e->ring_hi = e->alloc_pos;
+	eng_log(e, QS_LOG_INFO,
+		"recovered log: records %llu..%llu, %llu cached blocks in %u dirty IUs%s",
+		(unsigned long long)e->tail_seq, (unsigned long long)e->next_seq - 1,
+		(unsigned long long)e->st.cached_blocks, e->ndius,
+		e->scan_clean ? " (clean shutdown: headers only)" : "");
+	e->sb.epoch++;
+	rcv_write_sb(e, e->tail_pos, e->tail_seq, false, ready_cb, e);
+}
+
+static void scan_apply(struct qs_engine *e)
+{
+	const struct qs_fmt_rec *h = e->scan_hdr;
+	if (e->scan_pos % e->seg_blocks == 0)
+		e->seg_first_seq[(e->scan_pos / e->seg_blocks) % e->nsegs] = h->seq;
+	if (!(h->flags & QS_REC_VOID)) {
+		uint64_t data = e->scan_pos + 1;
+		for (uint32_t i = 0; i < h->nextents; i++) {
+			eng_apply_extent(e, &h->ext[i], e->scan_pos, data);
+			if (h->ext[i].kind == QS_EXT_DATA)
+				data += h->ext[i].nblocks;
+		}
+	}
+	e->scan_epoch = h->epoch;
+	e->scan_pos += 1 + h->nblocks;
+	e->scan_seq++;
+	e->alloc_pos = e->scan_pos;
+	e->next_seq = e->scan_seq;
+	e->scan_tried_next = false;
+	if (e->failed) {
+		open_done(e, -ENOMEM);
+		return;
+	}
+	scan_next(e);
+}
+
+static void scan_data_cb(void *arg, int res)
+{
+	struct qs_engine *e = arg;
+	eng_enter(e);
+	if (res < 0) {
+		eng_log(e, QS_LOG_ERR, "recovery: log read at block %llu failed: %s",
+			(unsigned long long)(eng_pos_off(e, e->scan_pos) / QS_BLOCK_SIZE),
+			strerror(-res));
+		open_done(e, res);
+	} else if (qs_crc32c(0, e->scan_data, (size_t)e->scan_hdr->nblocks * QS_BLOCK_SIZE) !=
+		   e->scan_hdr->data_crc) {
+		/* A torn record: the end of the log. */
+		eng_log(e, QS_LOG_INFO, "recovery: record %llu has a torn data area; log ends there",
+			(unsigned long long)e->scan_hdr->seq);
+		scan_end(e);
+	} else {
+		scan_apply(e);
+	}
+	leave(e);
+}
+
+static void scan_hdr_cb(void *arg, int res)
+{
+	struct qs_engine *e = arg;
+	eng_enter(e);
+	const struct qs_fmt_rec *h = e->scan_hdr;
+	if (res < 0) {
+		eng_log(e, QS_LOG_ERR, "recovery: log read at block %llu failed: %s",
+			(unsigned long long)(eng_pos_off(e, e->scan_pos) / QS_BLOCK_SIZE),
+			strerror(-res));
+		open_done(e, res);
+		leave(e);
+		return;
+	}
+	enum qs_fmt_status st = qs_fmt_rec_check(h, &e->sb, e->scan_pos);
+	bool ok = st == QS_FMT_OK && h->seq == e->scan_seq && h->epoch >= e->scan_epoch &&
+		  h->epoch <= e->sb.epoch;
+	if (!ok) {
+		if (!e->scan_tried_next && !e->scan_clean && e->scan_pos % e->seg_blocks) {
+			/* The writer may have skipped the rest of this segment. */
+			e->scan_tried_next = true;
+			e->scan_pos += e->seg_blocks - e->scan_pos % e->seg_blocks;
+			scan_next(e);
+		} else if (e->scan_clean) {
+			eng_log(e, QS_LOG_ERR,
+				"recovery: record %llu before the clean head is invalid (%s)",
+				(unsigned long long)e->scan_seq, qs_fmt_status_str(st));
+			open_done(e, -EBADMSG);
+		} else {
+			scan_end(e);
+		}
+	} else if (e->scan_clean || (h->flags & QS_REC_VOID) || !h->nblocks) {
+		scan_apply(e);
+	} else {
+		e->scan_iov.iov_base = e->scan_data;
+		e->scan_iov.iov_len = (size_t)h->nblocks * QS_BLOCK_SIZE;
+		e->fast->ops->read(e->fast->ctx, eng_pos_off(e, e->scan_pos + 1), &e->scan_iov, 1,
+				   scan_data_cb, e);
+	}
+	leave(e);
+}
+
+static void scan_next(struct qs_engine *e)
+{
+	if (e->scan_clean && e->scan_seq == e->sb.head_seq) {
+		scan_end(e);
+		return;
+	}
+	/* A full lap from the tail is the most the log can hold. */
+	if (e->scan_pos + 2 - e->tail_pos > e->log_blocks) {
+		scan_end(e);
+		return;
+	}
+	e->scan_iov.iov_base = e->scan_hdr;
+	e->scan_iov.iov_len = QS_BLOCK_SIZE;
+	e->fast->ops->read(e->fast->ctx, eng_pos_off(e, e->scan_pos), &e->scan_iov, 1,
+			   scan_hdr_cb, e);
+}
+
+static void sb_read_cb(void *arg, int res)
+{
+	struct sb_read_ctx *c = arg;
+	struct qs_engine *e = c->e;
+	int copy = c->copy;
+	eng_enter(e);
+	e->sb_read_res[copy] = res;
+	if (--e->open_pending) {
+		leave(e);
+		return;
+	}
+	enum qs_fmt_status st[2];
+	int best = -1;
+	for (int i = 0; i < 2; i++) {
+		st[i] = e->sb_read_res[i] < 0 ? QS_FMT_BAD_MAGIC
+					      : qs_fmt_sb_check(e->sb_read[i], e->fast->size);
+		if (e->sb_read_res[i] < 0)
+			eng_log(e, QS_LOG_WARN, "superblock copy %d: read failed: %s", i,
+				strerror(-e->sb_read_res[i]));
+		else if (st[i] != QS_FMT_OK)
+			eng_log(e, QS_LOG_WARN, "superblock copy %d: %s", i, qs_fmt_status_str(st[i]));
+		if (st[i] == QS_FMT_OK &&
+		    (best < 0 || e->sb_read[i]->generation > e->sb_read[best]->generation))
+			best = i;
+	}
+	if (best < 0) {
+		bool blank = st[0] == QS_FMT_BAD_MAGIC && st[1] == QS_FMT_BAD_MAGIC;
+		eng_log(e, QS_LOG_ERR, "%s",
+			blank ? "log device holds no qlcshape log; format it first"
+			      : "both superblock copies are invalid; the log cannot be recovered");
+		open_done(e, blank ? -ENODATA : -EBADMSG);
+		leave(e);
+		return;
+	}
+	e->sb = *e->sb_read[best];
+	if (e->sb.iu_bytes != e->conf.iu_bytes || e->sb.qlc_size != e->conf.qlc_size) {
+		eng_log(e, QS_LOG_ERR,
+			"log was formatted for IU %u bytes and QLC size %llu, but this open "
+			"asks for IU %u and size %llu; use the same QLC device and IU",
+			e->sb.iu_bytes, (unsigned long long)e->sb.qlc_size, e->conf.iu_bytes,
+			(unsigned long long)e->conf.qlc_size);
+		open_done(e, -EINVAL);
+		leave(e);
+		return;
+	}
+	e->seed = qs_fmt_rec_seed(&e->sb);
+	int rc = geometry_from_sb(e);
+	if (!rc) {
+		e->scan_data = eng_alloc(e, (size_t)e->seg_blocks * QS_BLOCK_SIZE, QS_BLOCK_SIZE);
+		if (!e->scan_data)
+			rc = -ENOMEM;
+	}
+	if (rc) {
+		open_done(e, rc);
+		leave(e);
+		return;
+	}
+	e->tail_pos = e->alloc_pos = e->scan_pos = e->sb.tail_pos;
+	e->tail_seq = e->next_seq = e->scan_seq = e->sb.tail_seq;
+	e->scan_clean = e->sb.flags & QS_SB_CLEAN;
+	e->scan_epoch = 0;
+	scan_next(e);
+	leave(e);
+}
+
+void rcv_start(struct qs_engine *e)
+{
+	if (e->conf.mode == QS_MODE_PASSTHROUGH) {
+		open_done(e, 0);
+		return;
+	}
+	e->sb_buf = eng_alloc(e, QS_BLOCK_SIZE, QS_BLOCK_SIZE);
+	e->scan_hdr = eng_alloc(e, QS_BLOCK_SIZE, QS_BLOCK_SIZE);
+	if (!e->sb_buf || !e->scan_hdr) {
+		open_done(e, -ENOMEM);
+		return;
+	}
+	if (e->open_flags & QS_OPEN_FORMAT) {
+		format_start(e);
+		return;
+	}
+	e->open_pending = 2;
+	for (int i = 0; i < 2; i++) {
+		e->sb_read[i] = eng_alloc(e, QS_BLOCK_SIZE, QS_BLOCK_SIZE);
+		if (!e->sb_read[i]) {
+			open_done(e, -ENOMEM);
+			return;
+		}
+		e->sb_read_ctx[i].e = e;
+		e->sb_read_ctx[i].copy = i;
+		e->sb_read_iov[i].iov_base = e->sb_read[i];
+		e->sb_read_iov[i].iov_len = QS_BLOCK_SIZE;
+	}
+	for (int i = 0; i < 2; i++)
+		e->fast->ops->read(e->fast->ctx, (uint64_t)i * QS_BLOCK_SIZE, &e->sb_read_iov[i], 1,
+				   sb_read_cb, &e->sb_read_ctx[i]);
+}
+
+/* ---- close ------------------------------------------------------------------------ */
+
+static void close_cb(void *arg, int res)
+{
+	struct qs_engine *e = arg;
+	eng_enter(e);
+	if (res < 0) {
+		eng_log(e, QS_LOG_ERR, "close: step %d failed: %s; the next open will scan the log",
+			e->close_stage, strerror(-res));
+		e->close_stage = 4;
+	} else {
+		e->close_stage++;
+	}
+	if (e->close_stage == 2 && (e->fast->flags & QS_VOL_VOLATILE_CACHE)) {
+		e->st.log_flushes++;
+		e->fast->ops->flush(e->fast->ctx, close_cb, e);
+	} else if (e->close_stage <= 3) {
+		e->close_stage = 3;
+		/* Everything before the head is durable and nothing is in flight:
+		 * the next open may trust the headers up to head. */
+		rcv_write_sb(e, e->tail_pos, e->tail_seq, true, close_cb, e);
+		e->close_stage = 3;
+	} else {
+		struct req *r = eng_req_alloc(e);
+		e->closed = true;
+		if (r) {
+			r->type = REQ_INTERNAL;
+			r->cb = e->close_cb;
+			r->arg = e->close_arg;
+			r->result = res < 0 ? res : 0;
+			eng_req_done(e, r);
+		} else {
+			e->close_cb(e->close_arg, res);
+		}
+	}
+	leave(e);
+}
+
+void eng_maybe_finish_close(struct qs_engine *e)
+{
+	if (!e->closing || e->close_started || e->opening)
+		return;
+	if (e->st.inflight || e->fifo_head || (e->open && e->open->hdr->nextents) ||
+	    e->dst_active || e->ckpt_active || e->flush_inflight || e->space_head ||
+	    e->qop_wait_head || e->drain_cb)
+		return;
+	e->close_started = true;
+	if (e->open) {
+		/* an empty open record: give it back */
+		struct rec *r = e->open;
+		e->open = NULL;
+		e->alloc_pos = r->prev_alloc;
+		e->next_seq--;
+		r->next = e->free_recs;
+		e->free_recs = r;
+	}
+	eng_enter(e);
+	if (e->conf.mode == QS_MODE_PASSTHROUGH || !e->ready || e->failed) {
+		e->close_stage = 4;
+		close_cb(e, e->failed ? -EIO : 0);
+	} else if (e->qlc_unflushed && (e->qlc->flags & QS_VOL_VOLATILE_CACHE)) {
+		e->close_stage = 1;
+		e->qlc_unflushed = false;
+		e->st.qlc_flushes++;
+		e->qlc->ops->flush(e->qlc->ctx, close_cb, e);
+	} else {
+		e->close_stage = 0;
+		close_cb(e, 0);
+	}
+	eng_leave(e);
+}
+
+int qs_engine_close(struct qs_engine *e, qs_req_cb cb, void *arg)
+{
+	if (e->closing)
+		return -EALREADY;
+	e->closing = true;
+	e->close_cb = cb;
+	e->close_arg = arg;
+	eng_enter(e);
+	eng_log_kick(e);
+	eng_leave(e);
+	if (e->depth == 0) {
+		eng_maybe_finish_close(e);
+		eng_arm_timer(e);
+	}
+	return 0;
+}

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * On-disk format of the fast-tier log device. docs/FORMAT.md describes every
+ * byte; the static_asserts below pin the layout so that a change to a struct
+ * cannot silently change the format.
+ *
+ * All integers are little-endian (the engine builds only on little-endian
+ * hosts, checked below). Every structure carries a magic number, a format
+ * version and a CRC32C stored last, validated in that order, then the range
+ * of every field, each failure with its own status.
+ *
+ * Device layout, in 4 KiB blocks:
+ *   block 0            superblock copy 0
+ *   block 1            superblock copy 1
+ *   blocks 2 ..        the log: log_blocks blocks, a whole number of segments
+ */
+#ifndef QLCSHAPE_FORMAT_H
+#define QLCSHAPE_FORMAT_H
+
+#include <assert.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "qlcshape's on-disk format is little-endian; big-endian hosts are not supported"
+#endif
+
+#define QS_FMT_VERSION 1u
+#define QS_FMT_SB_MAGIC 0x42535351u  /* "QSSB" */
+#define QS_FMT_REC_MAGIC 0x524c5351u /* "QSLR" */
+#define QS_FMT_SB_COPIES 2u
+#define QS_FMT_LOG_START 2u /* first log block */
+
+#define QS_SB_CLEAN 0x1u /* written by a clean shutdown; head_* are valid */
+
+/* Superblock: the first 128 bytes of blocks 0 and 1; the rest is zero. */
+struct qs_fmt_sb {
+	uint32_t magic;		 /* QS_FMT_SB_MAGIC */
+	uint16_t version;	 /* QS_FMT_VERSION */
+	uint16_t size;		 /* sizeof(struct qs_fmt_sb) */
+	uint64_t generation;	 /* +1 per write; copy = generation % 2 */
+	uint8_t uuid[16];	 /* identity of this log */
+	uint64_t fast_size;	 /* bytes of the log device at format */
+	uint64_t qlc_size;	 /* client-visible bytes */
+	uint32_t iu_bytes;	 /* QLC indirection unit */
+	uint32_t segment_blocks; /* log segment size */
+	uint64_t log_start;	 /* first log block (QS_FMT_LOG_START) */
+	uint64_t log_blocks;	 /* log size, multiple of segment_blocks */
+	uint64_t tail_pos;	 /* monotonic block position of the oldest record */
+	uint64_t tail_seq;	 /* its sequence number */
+	uint64_t epoch;		 /* +1 at every open; records carry it */
+	uint64_t head_pos;	 /* QS_SB_CLEAN: where the next record goes */
+	uint64_t head_seq;	 /* QS_SB_CLEAN: its sequence number */
+	uint32_t flags;		 /* QS_SB_* */
+	uint32_t reserved[2];	 /* zero */
+	uint32_t crc;		 /* CRC32C of bytes [0, offsetof(crc)) */
+};
+static_assert(sizeof(struct qs_fmt_sb) == 128, "superblock size");
+static_assert(offsetof(struct qs_fmt_sb, generation) == 8, "sb layout");
+static_assert(offsetof(struct qs_fmt_sb, uuid) == 16, "sb layout");
+static_assert(offsetof(struct qs_fmt_sb, iu_bytes) == 48, "sb layout");
+static_assert(offsetof(struct qs_fmt_sb, tail_pos) == 72, "sb layout");
+static_assert(offsetof(struct qs_fmt_sb, epoch) == 88, "sb layout");
+static_assert(offsetof(struct qs_fmt_sb, flags) == 112, "sb layout");
+static_assert(offsetof(struct qs_fmt_sb, crc) == 124, "sb layout");
+
+/* Extent kinds in a log record. */
+enum qs_fmt_ext_kind {
+	QS_EXT_DATA = 1,  /* nblocks of data follow in the record's data area */
+	QS_EXT_ZERO = 2,  /* the blocks read as zeroes (partial-IU discard) */
+	QS_EXT_INVAL = 3, /* drop cached copies: the QLC holds newer data */
+};
+
+struct qs_fmt_extent {
+	uint64_t lba;	  /* first 4 KiB block on the client device */
+	uint32_t nblocks; /* length in 4 KiB blocks */
+	uint32_t kind;	  /* enum qs_fmt_ext_kind */
+};
+static_assert(sizeof(struct qs_fmt_extent) == 16, "extent size");
+
+#define QS_FMT_REC_MAX_EXTENTS 252u
+
+#define QS_REC_VOID 0x1u /* stands in for a record whose write failed */
+
+/*
+ * Log record header: one 4 KiB block, followed by nblocks data blocks (the
+ * DATA extents' blocks, in extent order). A record never crosses a segment
+ * boundary.
+ */
+struct qs_fmt_rec {
+	uint32_t magic;	   /* QS_FMT_REC_MAGIC */
+	uint16_t version;  /* QS_FMT_VERSION */
+	uint16_t flags;	   /* QS_REC_* */
+	uint64_t seq;	   /* consecutive, never reused */
+	uint64_t pos;	   /* monotonic block position of this header */
+	uint64_t epoch;	   /* superblock epoch when written */
+	uint32_t nblocks;  /* data blocks after the header */
+	uint32_t nextents; /* used entries of ext[] */
+	uint32_t data_crc; /* CRC32C of the data blocks (0 blocks: 0) */
+	uint32_t reserved; /* zero */
+	struct qs_fmt_extent ext[QS_FMT_REC_MAX_EXTENTS];
+	uint32_t pad[3];   /* zero */
+	uint32_t crc;	   /* CRC32C of bytes [0, offsetof(crc)) */
+};
+static_assert(sizeof(struct qs_fmt_rec) == 4096, "record header size");
+static_assert(offsetof(struct qs_fmt_rec, seq) == 8, "rec layout");
+static_assert(offsetof(struct qs_fmt_rec, nblocks) == 32, "rec layout");
+static_assert(offsetof(struct qs_fmt_rec, data_crc) == 40, "rec layout");
+static_assert(offsetof(struct qs_fmt_rec, ext) == 48, "rec layout");
+static_assert(offsetof(struct qs_fmt_rec, crc) == 4092, "rec layout");
+
+/* Validation results, one per failure, in the order they are checked. */
+enum qs_fmt_status {
+	QS_FMT_OK = 0,
+	QS_FMT_BAD_MAGIC,
+	QS_FMT_BAD_VERSION,
+	QS_FMT_BAD_CRC,
+	QS_FMT_BAD_SIZE,	/* sb.size */
+	QS_FMT_BAD_GEOMETRY,	/* sb: iu, segment, log range, device size */
+	QS_FMT_BAD_POSITION,	/* sb tail/head, rec.pos outside the log */
+	QS_FMT_BAD_FLAGS,
+	QS_FMT_BAD_EXTENT,	/* rec: nextents, extent kind, lba or length */
+	QS_FMT_BAD_LENGTH,	/* rec: nblocks vs DATA extents or segment */
+	QS_FMT_BAD_RESERVED,	/* nonzero reserved field */
+};
+
+const char *qs_fmt_status_str(enum qs_fmt_status st);
+
+/* Seal: compute and store the CRC. */
+void qs_fmt_sb_seal(struct qs_fmt_sb *sb);
+
+/*
+ * A record's CRC starts from a seed taken from the log's uuid, so that
+ * records left on the device by an earlier format of it fail the check.
+ */
+uint32_t qs_fmt_rec_seed(const struct qs_fmt_sb *sb);
+void qs_fmt_rec_seal(struct qs_fmt_rec *rec, uint32_t seed);
+
+/*
+ * Validate a superblock read from a device of fast_size bytes: magic,
+ * version, CRC, then every field's range.
+ */
+enum qs_fmt_status qs_fmt_sb_check(const struct qs_fmt_sb *sb, uint64_t fast_size);
+
+/*
+ * Validate a record header found at monotonic position pos of the log
+ * described by sb: magic, version, CRC, then fields (pos matches, extents
+ * inside the client device, nblocks equal to the DATA extents' total and
+ * within the segment). The CRC is seeded with qs_fmt_rec_seed(sb). The
+ * data CRC is checked by the caller.
+ */
+enum qs_fmt_status qs_fmt_rec_check(const struct qs_fmt_rec *rec,
+				    const struct qs_fmt_sb *sb, uint64_t pos);
+
+#endif

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <string.h>
+
+#include "th.h"
+
+int th_init(struct th *h, uint64_t fast_size, uint64_t qlc_size, uint64_t seed)
+{
+	memset(h, 0, sizeof(*h));
+	tenv_init(&h->env);
+	h->w.rng = seed * 7919 + 17;
+	if (tvol_init(&h->fast, &h->w, fast_size, true) || tvol_init(&h->qlc, &h->w, qlc_size, true))
+		return -ENOMEM;
+	h->fast.random_order = h->qlc.random_order = true;
+	qs_engine_conf_default(&h->conf);
+	h->conf.segment_blocks = 16;
+	h->conf.group_commit_blocks = 16;
+	h->conf.destage_qd = 4;
+	h->conf.dram_buffer_bytes = 0;
+	h->conf.policy.idle_ms = 0;
+	return 0;
+}
+
+void th_fini(struct th *h)
+{
+	if (h->e)
+		qs_engine_free(h->e);
+	h->e = NULL;
+	tvol_fini(&h->fast);
+	tvol_fini(&h->qlc);
+}
+
+static void open_cb(void *arg, int res)
+{
+	struct th *h = arg;
+	h->open_res = res;
+	h->open_done = true;
+}
+
+int th_open(struct th *h, bool format)
+{
+	h->open_done = false;
+	h->e = qs_engine_open(&h->env.env, &h->fast.vol, &h->qlc.vol, &h->conf,
+			      format ? QS_OPEN_FORMAT : 0, open_cb, h);
+	if (!h->e)
+		return -errno;
+	th_wait(h, &h->open_done);
+	if (!h->open_done)
+		return -ETIMEDOUT;
+	if (h->open_res) {
+		qs_engine_free(h->e);
+		h->e = NULL;
+	}
+	return h->open_res;
+}
+
+bool th_step(struct th *h)
+{
+	bool f = h->fast.queue != NULL, q = h->qlc.queue != NULL;
+	h->env.now += 1000; /* 1 us a step */
+	if (f && q)
+		return tvol_step((trng(&h->w.rng) & 1) ? &h->fast : &h->qlc);
+	if (f)
+		return tvol_step(&h->fast);
+	if (q)
+		return tvol_step(&h->qlc);
+	if (h->env.deadline && h->e) {
+		if (h->env.deadline > h->env.now)
+			h->env.now = h->env.deadline;
+		h->env.deadline = 0;
+		qs_engine_timer(h->e);
+		return true;
+	}
+	return false;
+}
+
+void th_wait(struct th *h, const bool *flag)
+{
+	while (!*flag && !h->w.crashed && th_step(h))
+		;
+}
+
+void th_run_idle(struct th *h)
+{
+	for (int i = 0; i < 10000000 && th_step(h); i++)
+		;
+}
+
+struct sync_io {
+	bool done;
+	int res;
+};
+
+static void sync_cb(void *arg, int res)
+{
+	struct sync_io *s = arg;
+	s->res = res;
+	s->done = true;
+}
+
+int th_io(struct th *h, char op, uint64_t off, uint64_t len, void *buf, unsigned flags)
+{
+	struct sync_io s = {0};
+	int rc;
+	switch (op) {
+	case 'r': rc = qs_engine_read(h->e, off, len, buf, sync_cb, &s); break;
+	case 'w': rc = qs_engine_write(h->e, off, len, buf, flags, sync_cb, &s); break;
+	case 'f': rc = qs_engine_flush(h->e, sync_cb, &s); break;
+	case 'd': rc = qs_engine_discard(h->e, off, len, sync_cb, &s); break;
+	default: return -EINVAL;
+	}
+	if (rc)
+		return rc;
+	th_wait(h, &s.done);
+	return s.done ? s.res : -ETIMEDOUT;
+}
+
+int th_close(struct th *h)
+{
+	struct sync_io s = {0};
+	int rc = qs_engine_close(h->e, sync_cb, &s);
+	if (!rc) {
+		th_wait(h, &s.done);
+		rc = s.done ? s.res : -ETIMEDOUT;
+	}
+	qs_engine_free(h->e);
+	h->e = NULL;
+	return rc;
+}
+
+void th_crash(struct th *h, bool power)
+{
+	tvol_crash(&h->fast, power);
+	tvol_crash(&h->qlc, power);
+	/* Let the dead engine see every outstanding I/O fail, then drop it. */
+	h->w.crashed = false;
+	h->w.crash_at = 0;
+	if (h->e) {
+		h->env.deadline = 0;
+		for (int i = 0; i < 1000000 && (h->fast.queue || h->qlc.queue); i++)
+			th_step(h);
+		qs_engine_free(h->e);
+		h->e = NULL;
+	}
+	tvol_revive(&h->fast);
+	tvol_revive(&h->qlc);
+	h->env.deadline = 0;
+}

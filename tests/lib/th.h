@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/* Test harness: one engine over two test volumes, driven step by step. */
+#ifndef QS_TH_H
+#define QS_TH_H
+
+#include "tlib.h"
+
+struct th {
+	struct tenv env;
+	struct tworld w;
+	struct tvol fast, qlc;
+	struct qs_engine *e;
+	struct qs_engine_conf conf;
+	int open_res;
+	bool open_done;
+};
+
+/* Volumes of the given sizes; conf defaults scaled for tests. */
+int th_init(struct th *h, uint64_t fast_size, uint64_t qlc_size, uint64_t seed);
+void th_fini(struct th *h);
+/* Open (format or recover) and run until the open callback; returns its result. */
+int th_open(struct th *h, bool format);
+/* One step: complete one volume op, or fire the timer. false when idle. */
+bool th_step(struct th *h);
+/* Run until *flag is set or nothing is left to do. */
+void th_wait(struct th *h, const bool *flag);
+void th_run_idle(struct th *h);
+int th_io(struct th *h, char op, uint64_t off, uint64_t len, void *buf, unsigned flags);
+/* Close (clean superblock) and free the engine. */
+int th_close(struct th *h);
+/* Crash: volumes lose what they would, the engine is torn down. */
+void th_crash(struct th *h, bool power);
+
+#endif

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Test library: an environment on a manual clock, a test volume that is at
+ * once a RAM volume, a power-loss volume (holds unflushed writes; a crash
+ * keeps, drops or tears each at 512-byte granularity), a fault volume (fails
+ * the Nth I/O, transiently or for good) and an IU checker (counts QLC writes
+ * that are not whole aligned IUs), plus a harness that drives an engine
+ * over two such volumes and a reference model of what each block may hold.
+ */
+#ifndef QS_TLIB_H
+#define QS_TLIB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "qlcshape/engine.h"
+
+/* ---- environment ---- */
+struct tenv {
+	struct qs_env env;
+	uint64_t now;
+	uint64_t deadline;
+	bool verbose;
+	uint64_t logged_errors;
+};
+void tenv_init(struct tenv *t);
+
+/* ---- world: counts write/flush submissions across volumes for crashes ---- */
+struct tworld {
+	uint64_t points;   /* write + flush submissions so far */
+	uint64_t crash_at; /* crash when points reaches this; 0 = never */
+	bool crashed;
+	uint64_t rng;
+};
+
+/* ---- test volume ---- */
+struct top; /* a queued operation */
+struct tvol {
+	struct qs_vol vol;
+	struct tworld *w;
+	uint64_t size;
+	unsigned char *cur;	/* what reads return */
+	unsigned char *durable; /* what survives a power loss */
+	struct top *queue;	/* submitted, not yet completed */
+	uint64_t nqueue;
+	struct top *unflushed;	/* completed, not yet durable, oldest first */
+	bool random_order;	/* complete queued ops in random order */
+	/* fault injection: fail the fail_at-th I/O (1-based) of this volume */
+	uint64_t ios, fail_at;
+	bool fail_persistent, fault_hit, dead;
+	/* IU checker */
+	uint32_t check_iu;
+	uint64_t iu_violations, writes, flushes, discards;
+};
+int tvol_init(struct tvol *v, struct tworld *w, uint64_t size, bool volatile_cache);
+void tvol_fini(struct tvol *v);
+/* Complete one queued op (random or oldest); false if none queued. */
+bool tvol_step(struct tvol *v);
+/*
+ * Power loss (power = true): every unflushed or in-flight write is kept,
+ * dropped or torn (512-byte sectors) by the world's rng; the volume then
+ * reads what is durable. Process crash (power = false): completed writes
+ * stay (the device's cache survives), in-flight ones are kept or dropped.
+ * Queued ops are failed later with -EIO by tvol_step (volume dead).
+ */
+void tvol_crash(struct tvol *v, bool power);
+/* Back to life after a crash: empty queue, not dead, same data. */
+void tvol_revive(struct tvol *v);
+
+/* ---- reference model and block contents ---- */
+/* Fill a 4 KiB block with the pattern of (lba, ver); ver 0 is all zeroes. */
+void tblk_fill(void *blk, uint64_t lba, uint64_t ver);
+/* Decode a block: 0 ok (*ver set, 0 for zeroes), -1 if it is no exact
+ * pattern of that lba (torn or foreign). */
+int tblk_decode(const void *blk, uint64_t lba, uint64_t *ver);
+
+uint64_t trng(uint64_t *s);
+
+#endif

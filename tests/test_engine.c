@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: MIT */
+/* Engine unit tests: the data path one feature at a time. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "th.h"
+
+#define MiB (1024ull * 1024)
+#define BS 4096u
+
+static unsigned char *blocks(uint64_t lba, uint64_t n, uint64_t ver)
+{
+	unsigned char *b = malloc(n * BS);
+	for (uint64_t i = 0; i < n; i++)
+		tblk_fill(b + i * BS, lba + i, ver);
+	return b;
+}
+
+static void check_blocks(struct th *h, uint64_t lba, uint64_t n, uint64_t ver)
+{
+	unsigned char *b = malloc(n * BS);
+	assert_int_equal(th_io(h, 'r', lba * BS, n * BS, b, 0), 0);
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t v = 99;
+		assert_int_equal(tblk_decode(b + i * BS, lba + i, &v), 0);
+		assert_int_equal(v, ver);
+	}
+	free(b);
+}
+
+static void write_blocks(struct th *h, uint64_t lba, uint64_t n, uint64_t ver, unsigned fl)
+{
+	unsigned char *b = blocks(lba, n, ver);
+	assert_int_equal(th_io(h, 'w', lba * BS, n * BS, b, fl), 0);
+	free(b);
+}
+
+static struct th *setup(uint64_t fast, uint64_t qlc)
+{
+	struct th *h = malloc(sizeof(*h));
+	assert_int_equal(th_init(h, fast, qlc, 1), 0);
+	h->qlc.check_iu = 65536;
+	return h;
+}
+
+static void teardown(struct th *h)
+{
+	th_fini(h);
+	free(h);
+}
+
+static void test_write_read_overlay(void **st)
+{
+	struct th *h = setup(2 * MiB, 16 * MiB);
+	assert_int_equal(th_open(h, true), 0);
+	write_blocks(h, 3, 5, 7, 0);
+	check_blocks(h, 3, 5, 7);
+	check_blocks(h, 0, 3, 0);	/* never written: zeroes from the QLC */
+	write_blocks(h, 5, 1, 8, 0);	/* overwrite in the middle */
+	check_blocks(h, 5, 1, 8);
+	check_blocks(h, 6, 2, 7);
+	struct qs_engine_stats s;
+	qs_engine_get_stats(h->e, &s);
+	assert_int_equal(s.cached_blocks, 5);
+	assert_int_equal(s.dirty_ius, 1);
+	assert_true(s.log_appends >= 2);
+	assert_int_equal(th_close(h), 0);
+	teardown(h);
+}
+
+static void test_destage_whole_ius(void **st)
+{
+	struct th *h = setup(2 * MiB, 16 * MiB);
+	h->conf.policy.start_pct = 0; /* destage at once */
+	h->conf.segment_blocks = h->conf.group_commit_blocks = 32; /* one record per IU */
+	assert_int_equal(th_open(h, true), 0);
+	write_blocks(h, 17, 2, 3, 0); /* partial IU 1: needs read-fill */
+	write_blocks(h, 32, 16, 4, 0); /* whole IU 2 */
+	th_run_idle(h);
+	struct qs_engine_stats s;
+	qs_engine_get_stats(h->e, &s);
+	assert_int_equal(s.destage_ius, 2);
+	assert_int_equal(s.destage_full_ius, 1);
+	assert_int_equal(s.read_fill_bytes, 14 * BS);
+	assert_int_equal(s.cached_blocks, 0);
+	assert_int_equal(h->qlc.iu_violations, 0);
+	assert_true(h->qlc.writes >= 2);
+	/* the QLC now holds the data */
+	uint64_t v;
+	assert_int_equal(tblk_decode(h->qlc.cur + 17 * BS, 17, &v), 0);
+	assert_int_equal(v, 3);
+	check_blocks(h, 16, 1, 0);
+	check_blocks(h, 17, 2, 3);
+	check_blocks(h, 32, 16, 4);
+	assert_int_equal(th_close(h), 0);
+	teardown(h);
+}
+
+static void test_discard(void **st)
+{
+	struct th *h = setup(2 * MiB, 16 * MiB);
+	assert_int_equal(th_open(h, true), 0);
+	write_blocks(h, 0, 64, 5, 0);
+	/* blocks 10..49: partial IU 0 tail, whole IUs 1 and 2, partial IU 3 head */
+	assert_int_equal(th_io(h, 'd', 10 * BS, 40 * BS, NULL, 0), 0);
+	check_blocks(h, 0, 10, 5);
+	check_blocks(h, 10, 40, 0);
+	check_blocks(h, 50, 14, 5);
+	struct qs_engine_stats s;
+	qs_engine_get_stats(h->e, &s);
+	assert_true(s.qlc_discards >= 1);
+	h->conf.policy.start_pct = 0;
+	assert_int_equal(th_close(h), 0);
+	/* after recovery the discard still holds */
+	assert_int_equal(th_open(h, false), 0);
+	check_blocks(h, 10, 40, 0);
+	check_blocks(h, 50, 14, 5);
+	assert_int_equal(th_close(h), 0);
+	teardown(h);
+}
+
+static void test_bypass(void **st)
+{
+	struct th *h = setup(2 * MiB, 16 * MiB);
+	h->conf.bypass_min_bytes = 65536;
+	assert_int_equal(th_open(h, true), 0);
+	write_blocks(h, 16, 4, 1, 0);	 /* cached older copy */
+	write_blocks(h, 16, 32, 2, 0);	 /* bypass: two whole IUs */
+	check_blocks(h, 16, 32, 2);
+	struct qs_engine_stats s;
+	qs_engine_get_stats(h->e, &s);
+	assert_int_equal(s.bypass_writes, 1);
+	assert_int_equal(s.cached_blocks, 0);
+	assert_int_equal(h->qlc.iu_violations, 0);
+	/* crash now: recovery must not resurrect the older cached copy */
+	th_crash(h, false);
+	assert_int_equal(th_open(h, false), 0);
+	check_blocks(h, 16, 32, 2);
+	assert_int_equal(th_close(h), 0);
+	teardown(h);
+}
+
+static void test_flush_durable(void **st)
+{
+	struct th *h = setup(2 * MiB, 16 * MiB);
+	assert_int_equal(th_open(h, true), 0);
+	write_blocks(h, 100, 3, 9, 0);
+	assert_int_equal(th_io(h, 'f', 0, 0, NULL, 0), 0);
+	write_blocks(h, 200, 1, 10, QS_WRITE_FUA);
+	th_crash(h, true);
+	assert_int_equal(th_open(h, false), 0);
+	check_blocks(h, 100, 3, 9);
+	check_blocks(h, 200, 1, 10);
+	assert_int_equal(th_close(h), 0);
+	teardown(h);
+}
+
+static void test_passthrough(void **st)
+{
+	struct th *h = setup(2 * MiB, 16 * MiB);
+	h->conf.mode = QS_MODE_PASSTHROUGH;
+	h->qlc.check_iu = 0;
+	assert_int_equal(th_open(h, true), 0);
+	write_blocks(h, 1, 1, 4, 0);
+	check_blocks(h, 1, 1, 4);
+	struct qs_engine_stats s;
+	qs_engine_get_stats(h->e, &s);
+	assert_int_equal(s.qlc_writes, 1);
+	assert_int_equal(s.qlc_iu_whole_writes, 0);
+	assert_int_equal(h->fast.writes, 0);
+	assert_int_equal(th_close(h), 0);
+	teardown(h);
+}
+
+static void test_log_full_throttles(void **st)
+{
+	/* a log of 4 segments of 16 blocks; write 20x that */
+	struct th *h = setup((2 + 64) * BS, 16 * MiB);
+	h->conf.policy.start_pct = 90;
+	h->conf.policy.urgent_pct = 95;
+	assert_int_equal(th_open(h, true), 0);
+	for (uint64_t i = 0; i < 1280; i++)
+		write_blocks(h, (i * 7) % 4096, 1, i + 1, 0);
+	for (uint64_t i = 1280 - 400; i < 1280; i++)
+		check_blocks(h, (i * 7) % 4096, 1, i + 1);
+	struct qs_engine_stats s;
+	qs_engine_get_stats(h->e, &s);
+	assert_true(s.checkpoints > 0);
+	assert_true(s.destage_ius > 0);
+	assert_int_equal(h->qlc.iu_violations, 0);
+	assert_int_equal(th_close(h), 0);
+	teardown(h);
+}
+
+static void test_bad_requests(void **st)
+{
+	struct th *h = setup(2 * MiB, 16 * MiB);
+	assert_int_equal(th_open(h, true), 0);
+	unsigned char b[BS];
+	assert_int_equal(qs_engine_write(h->e, 1, BS, b, 0, NULL, NULL), -EINVAL);
+	assert_int_equal(qs_engine_write(h->e, 16 * MiB, BS, b, 0, NULL, NULL), -EINVAL);
+	assert_int_equal(qs_engine_read(h->e, 0, 0, b, NULL, NULL), -EINVAL);
+	assert_int_equal(th_close(h), 0);
+	/* opening an unformatted device says so */
+	struct th *g = setup(2 * MiB, 16 * MiB);
+	assert_int_equal(th_open(g, false), -ENODATA);
+	teardown(g);
+	teardown(h);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_write_read_overlay),
+		cmocka_unit_test(test_destage_whole_ius),
+		cmocka_unit_test(test_discard),
+		cmocka_unit_test(test_bypass),
+		cmocka_unit_test(test_flush_durable),
+		cmocka_unit_test(test_passthrough),
+		cmocka_unit_test(test_log_full_throttles),
+		cmocka_unit_test(test_bad_requests),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
