@@ -403,6 +403,8 @@ static void fmt_short(char *b, size_t n, double v)
 		snprintf(b, n, "%.3gM", v / 1e6);
 	else if (a >= 1e4)
 		snprintf(b, n, "%.3gK", v / 1e3);
+	else if (a >= 1e3)
+		snprintf(b, n, "%.0f", v); /* %g would write 8.4e+03 */
 	else
 		snprintf(b, n, "%.3g", v);
 }
