@@ -790,7 +790,11 @@ int qs_job_file_load(const char *path, uint64_t capacity,
 		job_defaults(&b);
 		snprintf(b.job.name, sizeof(b.job.name), "%s", e->secname);
 		b.job.line = e->line;
-		rc = apply_section(&b, &sc, "global", d, path, err, errlen);
+		/* As in fio, [global] only shapes the jobs that follow it. */
+		rc = 0;
+		for (size_t g = 0; g < i; g++)
+			if (!sc.ent[g].key[0] && !strcmp(sc.ent[g].sec, "global"))
+				rc = apply_section(&b, &sc, "global", d, path, err, errlen);
 		if (!rc)
 			rc = apply_section(&b, &sc, e->sec, d, path, err, errlen);
 		if (!rc)

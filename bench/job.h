@@ -90,8 +90,8 @@ struct qs_job_file {
 /*
  * Load the job file at path. capacity (bytes, > 0) is the device size that
  * size=N% and offset=N% refer to and that every clone's span must fit in.
- * Every job section inherits [global]; keys before any section are an
- * error. On error returns -errno (-EINVAL for bad content) and writes one
+ * Every job section after [global] inherits it (fio's rule); keys before
+ * any section are an error. On error returns -errno (-EINVAL for bad content) and writes one
  * line to err naming the file, line, key, value and what is allowed. On
  * success the caller owns *out and frees it with qs_job_file_free().
  */

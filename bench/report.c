@@ -309,9 +309,9 @@ int qs_report_csv(FILE *f, const struct qs_report_run *runs, size_t n)
 {
 	fputs("job,shaping,policy,"
 	      "read_iops,read_bw_bytes,read_lat_mean_ns,read_lat_p50_ns,"
-	      "read_lat_p99_ns,read_lat_p99.9_ns,"
+	      "read_lat_p99_ns,read_lat_p999_ns,"
 	      "write_iops,write_bw_bytes,write_lat_mean_ns,write_lat_p50_ns,"
-	      "write_lat_p99_ns,write_lat_p99.9_ns,"
+	      "write_lat_p99_ns,write_lat_p999_ns,"
 	      "qlc_write_bytes,qlc_writes,qlc_iu_whole_writes,qlc_read_fill_bytes,"
 	      "qlc_waf_host,qlc_waf_iu,qlc_life_years,fast_write_bytes\n", f);
 	for (size_t i = 0; i < n; i++) {
@@ -430,6 +430,12 @@ int qs_report_svg_bars(FILE *f, const char *title,
 		       const struct qs_report_run *runs, size_t n,
 		       const enum qs_report_metric *metrics, size_t nmetrics)
 {
+	static const enum qs_report_metric ab[] = {QS_METRIC_WRITE_IOPS,
+						   QS_METRIC_WAF_IU};
+	if (!metrics) {
+		metrics = ab;
+		nmetrics = sizeof(ab) / sizeof(ab[0]);
+	}
 	size_t *job_of = calloc(n ? n : 1, sizeof(size_t));
 	size_t *var_of = calloc(n ? n : 1, sizeof(size_t));
 	size_t *jobs = calloc(n ? n : 1, sizeof(size_t));  /* first run of job j */

@@ -102,6 +102,7 @@ const char *qs_report_metric_label(enum qs_report_metric m);
 /*
  * SVG, grouped bars: one panel per metric, one group per job, one bar per
  * run variant ("off", "on sweep"...) in a legend colour. title may be NULL.
+ * metrics NULL means the A/B pair: write IOPS and QLC IU write amplification.
  */
 int qs_report_svg_bars(FILE *f, const char *title,
 		       const struct qs_report_run *runs, size_t n,

@@ -176,6 +176,25 @@ static void test_good_file_and_inheritance(void **state)
 	qs_job_file_free(f);
 }
 
+/* As in fio, [global] shapes only the jobs after it. */
+static void test_global_position(void **state)
+{
+	(void)state;
+	write_file("[early]\nbs=8k\n[global]\nrw=write\nbs=16k\n[late]\n");
+	struct qs_job_file *f;
+	char err[512] = "";
+	if (qs_job_file_load(path, CAP, &f, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_int_equal(f->njobs, 2);
+	assert_string_equal(f->jobs[0].name, "early");
+	assert_int_equal(f->jobs[0].rw, QS_RW_READ);
+	assert_int_equal(f->jobs[0].bs, 8192);
+	assert_string_equal(f->jobs[1].name, "late");
+	assert_int_equal(f->jobs[1].rw, QS_RW_WRITE);
+	assert_int_equal(f->jobs[1].bs, 16384);
+	qs_job_file_free(f);
+}
+
 static void test_kb_base(void **state)
 {
 	(void)state;
@@ -346,6 +365,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sizes_and_times),
 		cmocka_unit_test_teardown(test_good_file_and_inheritance, teardown),
+		cmocka_unit_test_teardown(test_global_position, teardown),
 		cmocka_unit_test_teardown(test_kb_base, teardown),
 		cmocka_unit_test_teardown(test_errors, teardown),
 		cmocka_unit_test(test_missing_file),

@@ -478,6 +478,8 @@ static void test_csv(void **state)
 	assert_int_equal(nh, 23);
 	assert_string_equal(f[0], "job");
 	assert_string_equal(f[3], "read_iops");
+	assert_string_equal(f[8], "read_lat_p999_ns");
+	assert_string_equal(f[14], "write_lat_p999_ns");
 	assert_string_equal(f[15], "qlc_write_bytes");
 	assert_string_equal(f[22], "fast_write_bytes");
 	int lines = 0;
@@ -560,6 +562,16 @@ static void test_svg(void **state)
 	assert_int_equal(count(buf, "</rect>"), 4);
 	assert_int_equal(count(buf, "<text"), count(buf, "</text>"));
 	assert_null(strstr(buf, "nan"));
+	free(buf);
+
+	/* no metric list: the A/B pair, write IOPS and IU amplification */
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	assert_int_equal(qs_report_svg_bars(f, NULL, r, 3, NULL, 0), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, ">write IOPS<"));
+	assert_non_null(strstr(buf, ">QLC write amplification, IU (x)<"));
+	assert_int_equal(count(buf, "</rect>"), 4);
 	free(buf);
 
 	struct qs_report_point off[] = {{1000, 80}, {5000, 95}, {9000, 400}};
