@@ -769,6 +769,7 @@ int qs_job_file_load(const char *path, uint64_t capacity,
 		goto out;
 	iniparser_set_error_callback(quiet_ini_error);
 	d = iniparser_load(path);
+	iniparser_set_error_callback(NULL); /* back to the default for others */
 	if (!d) {
 		errf(err, errlen, "%s: iniparser could not read the file", path);
 		rc = -EINVAL;
