@@ -501,9 +501,10 @@ int qs_config_load(struct qs_config *c, const char *path, char *err, size_t errl
 			goto out;
 		c->set[k - cfg_keys] = true;
 	}
-	if (!c->qlc) {
+	if (!c->qlc && c->backend == QS_BACKEND_ENGINE) {
 		ret = cfg_err(err, errlen,
-			      "%s: key 'devices.qlc' is missing; expected a path or emu:PROFILE",
+			      "%s: key 'devices.qlc' is missing; expected a path or emu:PROFILE "
+			      "(only daemon.backend = ram does without)",
 			      path);
 		goto out;
 	}

@@ -34,7 +34,7 @@ struct qs_config {
 	char *file;	      /* the file loaded */
 	/* [devices] */
 	char *fast;	      /* fast-tier (log) device or file; NULL if unset */
-	char *qlc;	      /* QLC device or file, or "emu:PROFILE" */
+	char *qlc;	      /* QLC device or file, or "emu:PROFILE"; NULL for ram */
 	uint32_t iu_bytes;    /* 0 = auto-detect */
 	/* [engine] and [policy]: meaningful only where qs_config_is_set() */
 	struct qs_engine_conf engine;

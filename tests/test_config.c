@@ -116,7 +116,14 @@ static void test_minimal_and_overlay(void **state)
 	assert_int_equal(e.iu_bytes, 128 * 1024);
 	qs_config_free(&c);
 
-	/* passthrough needs no fast device; ram backend neither. */
+	/* The ram backend needs no device at all. */
+	p = write_conf("[daemon]\nbackend = ram\n");
+	assert_int_equal(qs_config_load(&c, p, err, sizeof(err)), 0);
+	unlink(p);
+	assert_null(c.qlc);
+	qs_config_free(&c);
+
+	/* passthrough needs no fast device. */
 	p = write_conf("[devices]\nqlc = emu:p5316-30t\n[engine]\nmode = passthrough\n");
 	assert_int_equal(qs_config_load(&c, p, err, sizeof(err)), 0);
 	unlink(p);
@@ -193,6 +200,7 @@ static void test_errors_structure(void **state)
 	EXPECT("[devices]\nqlc = /q\nfast = /f\nqlc = /r\n", ":4:", "devices.qlc", "repeated",
 	       "line 2");
 	EXPECT("[devices]\nfast = /f\n", "devices.qlc", "missing");
+	EXPECT("[devices]\nfast = /f\n[daemon]\nbackend = engine\n", "devices.qlc", "missing");
 	EXPECT("[devices]\nqlc = /q\n", "devices.fast", "missing", "passthrough");
 }
 

@@ -1,0 +1,78 @@
+#!/bin/sh
+# Runs inside the VM (see tests/vm/run.sh): qlcshaped with the RAM test
+# backend, block-layer parameters, fio verify=crc32c, discard read-back,
+# clean stop. Prints "qs-vm: step ..." lines; exits non-zero on the first
+# failure.
+fail() { echo "qs-vm: FAIL: $*"; [ -f /tmp/qlcshaped.log ] && sed 's/^/qs-vm: daemon: /' /tmp/qlcshaped.log; exit 1; }
+step() { echo "qs-vm: step $*"; }
+
+step "start qlcshaped (ram backend)"
+/usr/bin/qlcshaped --config /qs/ram.ini >/tmp/qlcshaped.log 2>&1 &
+pid=$!
+i=0
+while [ ! -b /dev/ublkb0 ]; do
+	i=$((i + 1))
+	[ $i -gt 300 ] && fail "/dev/ublkb0 did not appear in 30 s"
+	kill -0 $pid 2>/dev/null || fail "qlcshaped exited early"
+	sleep 0.1
+done
+sed 's/^/qs-vm: daemon: /' /tmp/qlcshaped.log
+
+step "queue limits"
+q=/sys/block/ublkb0/queue
+for f in logical_block_size physical_block_size minimum_io_size optimal_io_size \
+	discard_granularity write_cache fua max_sectors_kb; do
+	echo "qs-vm:   $f = $(cat $q/$f 2>/dev/null)"
+done
+[ "$(cat $q/logical_block_size)" = 4096 ] || fail "logical block size"
+[ "$(cat $q/physical_block_size)" = 65536 ] || fail "physical block size"
+[ "$(cat $q/minimum_io_size)" = 65536 ] || fail "minimum_io_size"
+[ "$(cat $q/optimal_io_size)" = 65536 ] || fail "optimal_io_size"
+[ "$(cat $q/discard_granularity)" = 65536 ] || fail "discard_granularity"
+[ "$(cat $q/write_cache)" = "write back" ] || fail "write_cache (flushes would never be sent)"
+
+step "fio 4k random write + verify crc32c (with fsync)"
+fio --name=rw4k --filename=/dev/ublkb0 --direct=1 --ioengine=psync --rw=randwrite --bs=4k \
+	--size=16M --numjobs=1 --fsync=64 --verify=crc32c --do_verify=1 --verify_fatal=1 \
+	--randrepeat=0 --output-format=normal >/tmp/fio1.log 2>&1 || { cat /tmp/fio1.log; fail "fio 4k"; }
+grep -E "IOPS=|err=" /tmp/fio1.log | sed 's/^/qs-vm: fio: /'
+
+step "fio 64k mixed, iodepth 16 (io_uring), verify crc32c"
+fio --name=mix64k --filename=/dev/ublkb0 --direct=1 --ioengine=io_uring --iodepth=16 \
+	--rw=randrw --rwmixread=30 --bs=64k --size=64M --offset=64M --verify=crc32c \
+	--do_verify=1 --verify_fatal=1 --randrepeat=0 >/tmp/fio2.log 2>&1 ||
+	{ cat /tmp/fio2.log; fail "fio 64k"; }
+grep -E "IOPS=|err=" /tmp/fio2.log | sed 's/^/qs-vm: fio: /'
+
+step "discard reads back zeroes"
+dd if=/dev/urandom of=/tmp/pat bs=64k count=4 2>/dev/null
+dd if=/tmp/pat of=/dev/ublkb0 bs=64k seek=512 count=4 oflag=direct 2>/dev/null || fail "dd write"
+blkdiscard -o $((512 * 65536 + 65536)) -l 131072 /dev/ublkb0 || fail "blkdiscard"
+dd if=/dev/ublkb0 of=/tmp/back bs=64k skip=512 count=4 iflag=direct 2>/dev/null || fail "dd read"
+dd if=/dev/zero of=/tmp/zero bs=64k count=2 2>/dev/null
+for part in "0 1" "3 1"; do
+	set -- $part
+	dd if=/tmp/back of=/tmp/a bs=64k skip=$1 count=$2 2>/dev/null
+	dd if=/tmp/pat of=/tmp/b bs=64k skip=$1 count=$2 2>/dev/null
+	cmp /tmp/a /tmp/b >/dev/null || fail "data around the discarded range changed"
+done
+dd if=/tmp/back of=/tmp/mid bs=64k skip=1 count=2 2>/dev/null
+cmp /tmp/mid /tmp/zero >/dev/null || fail "discarded range does not read back as zeroes"
+echo "qs-vm:   discard ok"
+
+step "stop qlcshaped (SIGTERM)"
+kill -TERM $pid
+i=0
+while kill -0 $pid 2>/dev/null; do
+	i=$((i + 1))
+	[ $i -gt 300 ] && fail "qlcshaped did not exit within 30 s of SIGTERM"
+	sleep 0.1
+done
+wait $pid
+rc=$?
+sed 's/^/qs-vm: daemon: /' /tmp/qlcshaped.log | tail -4
+[ $rc -eq 0 ] || fail "qlcshaped exit status $rc"
+[ ! -e /dev/ublkb0 ] || fail "/dev/ublkb0 still exists after stop"
+[ ! -e /dev/ublkc0 ] || fail "/dev/ublkc0 still exists after stop"
+echo "qs-vm: all steps passed"
+exit 0
