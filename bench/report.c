@@ -58,6 +58,28 @@ double qs_report_life_years(double rating_bytes, uint64_t rated_capacity,
 	return budget / (qlc_write_bytes_per_s * waf_iu * SECONDS_PER_YEAR);
 }
 
+void qs_report_qlc_fill(struct qs_report_qlc *q, const struct qs_report_qlc_in *in)
+{
+	q->write_bytes = in->qlc_write_bytes;
+	q->writes = in->qlc_writes;
+	q->iu_whole_writes = in->qlc_iu_whole_writes;
+	q->read_fill_bytes = in->read_fill_bytes;
+	q->waf_host = in->client_write_bytes ?
+		(double)in->qlc_write_bytes / (double)in->client_write_bytes : NAN;
+	q->waf_iu = in->drive_write_bytes ?
+		(double)in->drive_prog_bytes / (double)in->drive_write_bytes : NAN;
+	if (!in->elapsed_ns) {
+		q->life_years = NAN;
+		return;
+	}
+	double rate = (double)in->qlc_write_bytes / ((double)in->elapsed_ns / 1e9);
+	/* Nothing written: the life is unbounded whatever waf_iu would be. */
+	q->life_years = rate == 0 ? INFINITY :
+		isnan(q->waf_iu) ? NAN :
+		qs_report_life_years(in->rating_bytes, in->rated_capacity,
+				     in->capacity, rate, q->waf_iu);
+}
+
 /* ---------------------------------------------------------------- table */
 
 struct row {

@@ -67,6 +67,29 @@ double qs_report_life_years(double rating_bytes, uint64_t rated_capacity,
 			    uint64_t capacity, double qlc_write_bytes_per_s,
 			    double waf_iu);
 
+/* What one run measured on the QLC side, over the measured window. */
+struct qs_report_qlc_in {
+	uint64_t client_write_bytes;  /* bytes the workload wrote */
+	uint64_t qlc_write_bytes;     /* bytes the engine wrote to the QLC */
+	uint64_t qlc_writes, qlc_iu_whole_writes, read_fill_bytes;
+	uint64_t drive_write_bytes;   /* bytes the QLC model received; 0 = no model */
+	uint64_t drive_prog_bytes;    /* bytes it programmed for them (whole IUs) */
+	uint64_t elapsed_ns;	      /* measured time */
+	double rating_bytes;	      /* endurance rating, bytes (64K random) */
+	uint64_t rated_capacity;      /* capacity the rating is for */
+	uint64_t capacity;	      /* capacity of the modelled drive */
+};
+
+/*
+ * Fill q from in with the formulas of docs/BENCH-OUTPUT.md:
+ * waf_host = qlc_write_bytes / client_write_bytes, waf_iu =
+ * drive_prog_bytes / drive_write_bytes, life_years from
+ * qs_report_life_years() at qlc_write_bytes / elapsed. A ratio whose
+ * denominator is 0 is NAN (printed as null / empty), and so is the life
+ * when waf_iu is unknown (no drive model, e.g. dev mode).
+ */
+void qs_report_qlc_fill(struct qs_report_qlc *q, const struct qs_report_qlc_in *in);
+
 /* Shaping label used in every output: "off" or "on". */
 const char *qs_report_shaping_name(bool shaping);
 

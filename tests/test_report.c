@@ -613,6 +613,28 @@ static void test_life_and_fill(void **state)
 	assert_true(isinf(qs_report_life_years(1e15, 1, 1, 0, 1)));
 	assert_true(isnan(qs_report_life_years(0, 1, 1, 1, 1)));
 
+	/* 4 KiB random writes passed through: waf_host 1, waf_iu 16 */
+	struct qs_report_qlc q;
+	struct qs_report_qlc_in in = {
+		.client_write_bytes = 1000000000, .qlc_write_bytes = 1000000000,
+		.qlc_writes = 244140, .qlc_iu_whole_writes = 0,
+		.drive_write_bytes = 1000000000, .drive_prog_bytes = 16000000000ull,
+		.elapsed_ns = 10000000000ull, .rating_bytes = 22.93e15,
+		.rated_capacity = 30720000000000ull, .capacity = 30720000000000ull,
+	};
+	qs_report_qlc_fill(&q, &in);
+	assert_true(q.waf_host == 1.0);
+	assert_true(q.waf_iu == 16.0);
+	assert_int_equal(q.writes, 244140);
+	assert_true(fabs(q.life_years - y / 16) < 1e-9); /* 100 MB/s as above */
+	in.client_write_bytes = 0;
+	in.drive_write_bytes = 0;
+	qs_report_qlc_fill(&q, &in);
+	assert_true(isnan(q.waf_host) && isnan(q.waf_iu) && isnan(q.life_years));
+	in.qlc_write_bytes = 0;
+	qs_report_qlc_fill(&q, &in);
+	assert_true(isinf(q.life_years));
+
 	struct qs_hist *lat = qs_hist_new();
 	for (uint64_t i = 1; i <= 1000; i++)
 		qs_hist_add(lat, i * 1000);
