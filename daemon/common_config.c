@@ -41,12 +41,12 @@ struct cfg_key {
 static const struct cfg_key cfg_keys[] = {
 	{"devices", "fast", CFG_STR, OFF(fast), 0, 0, NULL, false},
 	{"devices", "qlc", CFG_QLC, OFF(qlc), 0, 0, NULL, false},
-	{"devices", "iu", CFG_IU, OFF(iu_bytes), 4 * KIB, 16 * MIB, NULL, false},
+	{"devices", "iu", CFG_IU, OFF(iu_bytes), 4 * KIB, 1 * MIB, NULL, false},
 	{"engine", "mode", CFG_ENUM, OFF(engine.mode), 0, 0, "cache|passthrough", true},
-	{"engine", "segment_blocks", CFG_U32, OFF(engine.segment_blocks), 16, 1 << 20, NULL, true},
-	{"engine", "group_commit_blocks", CFG_U32, OFF(engine.group_commit_blocks), 1, 4096, NULL,
+	{"engine", "segment_blocks", CFG_U32, OFF(engine.segment_blocks), 2, 65536, NULL, true},
+	{"engine", "group_commit_blocks", CFG_U32, OFF(engine.group_commit_blocks), 2, 65536, NULL,
 	 true},
-	{"engine", "log_qd", CFG_U32, OFF(engine.log_qd), 1, 1024, NULL, true},
+	{"engine", "log_qd", CFG_U32, OFF(engine.log_qd), 1, 64, NULL, true},
 	{"engine", "destage_qd", CFG_U32, OFF(engine.destage_qd), 1, 1024, NULL, true},
 	{"engine", "dram_buffer", CFG_SIZE64, OFF(engine.dram_buffer_bytes), 0, TIB, NULL, true},
 	{"engine", "bypass_min", CFG_SIZE64, OFF(engine.bypass_min_bytes), 0, GIB, NULL, true},
@@ -500,6 +500,7 @@ int qs_config_load(struct qs_config *c, const char *path, char *err, size_t errl
 		if (ret)
 			goto out;
 		c->set[k - cfg_keys] = true;
+		c->line[k - cfg_keys] = l->line;
 	}
 	if (!c->qlc && c->backend == QS_BACKEND_ENGINE) {
 		ret = cfg_err(err, errlen,
@@ -530,19 +531,77 @@ out:
 	return ret;
 }
 
-bool qs_config_is_set(const struct qs_config *c, const char *name)
+static int cfg_index(const char *name)
 {
 	const char *dot = strchr(name, '.');
 	char section[64];
 
 	if (!dot || (size_t)(dot - name) >= sizeof(section))
-		return false;
+		return -1;
 	memcpy(section, name, (size_t)(dot - name));
 	section[dot - name] = 0;
 	for (size_t i = 0; i < CFG_NKEYS; i++)
 		if (!strcmp(cfg_keys[i].section, section) && !strcmp(cfg_keys[i].key, dot + 1))
-			return c->set[i];
-	return false;
+			return (int)i;
+	return -1;
+}
+
+bool qs_config_is_set(const struct qs_config *c, const char *name)
+{
+	int i = cfg_index(name);
+
+	return i >= 0 && c->set[i];
+}
+
+int qs_config_key_line(const struct qs_config *c, const char *name)
+{
+	int i = cfg_index(name);
+
+	return i >= 0 && c->set[i] ? c->line[i] : 0;
+}
+
+/* The engine's message starts with its field name; these are the keys. */
+static const struct {
+	const char *field, *key, *also;
+} cfg_engine_fields[] = {
+	{"mode ", "engine.mode", NULL},
+	{"iu_bytes ", "devices.iu", NULL},
+	{"segment_blocks ", "engine.segment_blocks", NULL},
+	{"group_commit_blocks ", "engine.group_commit_blocks", "engine.segment_blocks"},
+	{"log_qd ", "engine.log_qd", NULL},
+	{"destage_qd ", "engine.destage_qd", NULL},
+	{"dram_buffer_bytes ", "engine.dram_buffer", NULL},
+	{"bypass_min_bytes ", "engine.bypass_min", "devices.iu"},
+	{"qlc_size ", "engine.size", "devices.iu"},
+	{"policy order ", "policy.order", NULL},
+	{"partial ", "policy.partial", NULL},
+	{"watermarks ", "policy.start_pct", "policy.urgent_pct"},
+};
+
+int qs_config_check_engine(const struct qs_config *c, const struct qs_engine_conf *conf,
+			   char *err, size_t errlen)
+{
+	char msg[256];
+
+	if (qs_engine_conf_check(conf, msg, sizeof(msg)) == 0)
+		return 0;
+	for (size_t i = 0; i < sizeof(cfg_engine_fields) / sizeof(cfg_engine_fields[0]); i++) {
+		const char *key = cfg_engine_fields[i].key, *also = cfg_engine_fields[i].also;
+		int line;
+
+		if (strncmp(msg, cfg_engine_fields[i].field, strlen(cfg_engine_fields[i].field)))
+			continue;
+		/* Point at the key the file set: the named one, else its partner. */
+		if (!qs_config_is_set(c, key) && also && qs_config_is_set(c, also))
+			key = also;
+		line = qs_config_key_line(c, key);
+		if (line)
+			return cfg_err(err, errlen, "%s:%d: key '%s' conflicts with the engine's "
+				       "settings: %s", c->file, line, key, msg);
+		return cfg_err(err, errlen, "%s: key '%s' (engine default, not in the file) "
+			       "conflicts with the engine's settings: %s", c->file, key, msg);
+	}
+	return cfg_err(err, errlen, "%s: engine settings: %s", c->file, msg);
 }
 
 void qs_config_engine_conf(const struct qs_config *c, struct qs_engine_conf *conf)

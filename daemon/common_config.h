@@ -51,6 +51,7 @@ struct qs_config {
 	bool user_recovery;
 	/* which table keys the file set (internal to the parser) */
 	bool set[QS_CONFIG_MAX_KEYS];
+	int line[QS_CONFIG_MAX_KEYS];
 };
 
 /*
@@ -64,6 +65,18 @@ void qs_config_free(struct qs_config *c);
 
 /* Whether the file set "section.key" (e.g. "engine.log_qd"). */
 bool qs_config_is_set(const struct qs_config *c, const char *name);
+
+/* The line that set "section.key", or 0 if the file did not set it. */
+int qs_config_key_line(const struct qs_config *c, const char *name);
+
+/*
+ * Check the finished engine settings (defaults + overlay + IU) with
+ * qs_engine_conf_check; on error write a message naming the file, the line
+ * and key responsible (or that the value is the engine's default) and the
+ * engine's reason. Returns 0 or -EINVAL.
+ */
+int qs_config_check_engine(const struct qs_config *c, const struct qs_engine_conf *conf,
+			   char *err, size_t errlen);
 
 /* Write the engine keys the file set over conf (see above). */
 void qs_config_engine_conf(const struct qs_config *c, struct qs_engine_conf *conf);

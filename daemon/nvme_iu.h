@@ -33,7 +33,7 @@ enum qs_iu_source {
 };
 
 #define QS_IU_MIN 4096u
-#define QS_IU_MAX (16u << 20)
+#define QS_IU_MAX (1u << 20) /* the engine's and ublk's largest I/O */
 #define QS_IU_FALLBACK (64u << 10)
 
 /* What Identify Namespace says, in bytes. */

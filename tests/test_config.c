@@ -74,20 +74,20 @@ static void test_example_file(void **state)
 	memset(&e, 0xab, sizeof(e));
 	qs_config_engine_conf(&c, &e);
 	assert_int_equal(e.mode, QS_MODE_CACHE);
-	assert_int_equal(e.segment_blocks, 8192);
-	assert_int_equal(e.group_commit_blocks, 64);
-	assert_int_equal(e.log_qd, 32);
+	assert_int_equal(e.segment_blocks, 256);
+	assert_int_equal(e.group_commit_blocks, 256);
+	assert_int_equal(e.log_qd, 4);
 	assert_int_equal(e.destage_qd, 16);
-	assert_int_equal(e.dram_buffer_bytes, 256ull << 20);
-	assert_int_equal(e.bypass_min_bytes, 256 << 10);
+	assert_int_equal(e.dram_buffer_bytes, 64ull << 20);
+	assert_int_equal(e.bypass_min_bytes, 0);
 	assert_int_equal(e.qlc_size, 0);
 	assert_int_equal(e.policy.order, QS_ORDER_SWEEP);
-	assert_int_equal(e.policy.partial, QS_PARTIAL_HOLD);
-	assert_int_equal(e.policy.hold_ms, 5000);
-	assert_int_equal(e.policy.start_pct, 10);
-	assert_int_equal(e.policy.urgent_pct, 80);
+	assert_int_equal(e.policy.partial, QS_PARTIAL_FILL);
+	assert_int_equal(e.policy.hold_ms, 1000);
+	assert_int_equal(e.policy.start_pct, 50);
+	assert_int_equal(e.policy.urgent_pct, 85);
 	assert_int_equal(e.policy.idle_ms, 2000);
-	assert_int_equal(e.policy.max_age_ms, 60000);
+	assert_int_equal(e.policy.max_age_ms, 0);
 	/* iu = auto: left for detection. */
 	assert_int_equal(e.iu_bytes, 0xabababab);
 	qs_config_free(&c);
@@ -156,9 +156,9 @@ static void test_errors_values(void **state)
 	(void)state;
 	/* Out of range: key, value, range and line. */
 	EXPECT("[devices]\nqlc = /q\nfast = /f\n[engine]\nlog_qd = 0\n", ":5:", "engine.log_qd",
-	       "'0'", "1..1024");
+	       "'0'", "1..64");
 	EXPECT("[devices]\nqlc = /q\nfast = /f\n[engine]\nlog_qd = 5000\n", ":5:", "5000",
-	       "1..1024");
+	       "1..64");
 	EXPECT("[devices]\nqlc = /q\nfast = /f\n[engine]\nlog_qd = 12abc\n", ":5:", "12abc");
 	EXPECT("[devices]\nqlc = /q\nfast = /f\n[policy]\nstart_pct = 101\n", ":5:",
 	       "policy.start_pct", "0..100");
@@ -166,8 +166,8 @@ static void test_errors_values(void **state)
 	       "-1..");
 	/* Sizes: syntax, range, alignment, IU power of two. */
 	EXPECT("[devices]\nqlc = /q\nfast = /f\niu = 48K\n", ":4:", "devices.iu", "'48K'",
-	       "power of two", "4K..16M");
-	EXPECT("[devices]\nqlc = /q\nfast = /f\niu = 2K\n", ":4:", "'2K'", "4K..16M");
+	       "power of two", "4K..1M");
+	EXPECT("[devices]\nqlc = /q\nfast = /f\niu = 2K\n", ":4:", "'2K'", "4K..1M");
 	EXPECT("[devices]\nqlc = /q\nfast = /f\n[engine]\ndram_buffer = lots\n", ":5:",
 	       "engine.dram_buffer", "'lots'", "0..1T");
 	EXPECT("[devices]\nqlc = /q\nfast = /f\n[engine]\nbypass_min = 1000\n", ":5:",
@@ -202,6 +202,63 @@ static void test_errors_structure(void **state)
 	EXPECT("[devices]\nfast = /f\n", "devices.qlc", "missing");
 	EXPECT("[devices]\nfast = /f\n[daemon]\nbackend = engine\n", "devices.qlc", "missing");
 	EXPECT("[devices]\nqlc = /q\n", "devices.fast", "missing", "passthrough");
+}
+
+/* Consistency between keys is the engine's check; the message still points at the file. */
+static void test_engine_cross_check(void **state)
+{
+	struct qs_config c;
+	struct qs_engine_conf e;
+	char err[512] = "";
+	const char *p;
+
+	(void)state;
+	p = write_conf("[devices]\nqlc = /q\nfast = /f\n[engine]\nsegment_blocks = 64\n"
+		       "group_commit_blocks = 128\n");
+	assert_int_equal(qs_config_load(&c, p, err, sizeof(err)), 0);
+	assert_int_equal(qs_config_key_line(&c, "engine.group_commit_blocks"), 6);
+	assert_int_equal(qs_config_key_line(&c, "engine.log_qd"), 0);
+	qs_engine_conf_default(&e);
+	qs_config_engine_conf(&c, &e);
+	assert_int_equal(qs_config_check_engine(&c, &e, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, p));
+	assert_non_null(strstr(err, ":6:"));
+	assert_non_null(strstr(err, "engine.group_commit_blocks"));
+	assert_non_null(strstr(err, "128"));
+	qs_config_free(&c);
+	unlink(p);
+
+	/* Only segment_blocks set; the engine's default group commit is larger. */
+	p = write_conf("[devices]\nqlc = /q\nfast = /f\n[engine]\nsegment_blocks = 4\n");
+	assert_int_equal(qs_config_load(&c, p, err, sizeof(err)), 0);
+	qs_engine_conf_default(&e);
+	qs_config_engine_conf(&c, &e);
+	assert_int_equal(qs_config_check_engine(&c, &e, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, ":5:"));
+	assert_non_null(strstr(err, "engine.segment_blocks"));
+	qs_config_free(&c);
+	unlink(p);
+
+	/* Watermarks in the wrong order. */
+	p = write_conf("[devices]\nqlc = /q\nfast = /f\n[policy]\nstart_pct = 90\n"
+		       "urgent_pct = 40\n");
+	assert_int_equal(qs_config_load(&c, p, err, sizeof(err)), 0);
+	qs_engine_conf_default(&e);
+	qs_config_engine_conf(&c, &e);
+	assert_int_equal(qs_config_check_engine(&c, &e, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, ":5:"));
+	assert_non_null(strstr(err, "policy.start_pct"));
+	qs_config_free(&c);
+	unlink(p);
+
+	/* The shipped example is consistent with the engine's rules. */
+	assert_int_equal(qs_config_load(&c, example_path(), err, sizeof(err)), 0);
+	qs_engine_conf_default(&e);
+	qs_config_engine_conf(&c, &e);
+	e.iu_bytes = 65536;
+	if (qs_config_check_engine(&c, &e, err, sizeof(err)))
+		fail_msg("%s", err);
+	qs_config_free(&c);
 }
 
 static void test_missing_file(void **state)
@@ -243,6 +300,7 @@ int main(void)
 		cmocka_unit_test(test_minimal_and_overlay),
 		cmocka_unit_test(test_errors_values),
 		cmocka_unit_test(test_errors_structure),
+		cmocka_unit_test(test_engine_cross_check),
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_parse_size),
 	};
