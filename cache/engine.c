@@ -22,6 +22,8 @@
 #include "engine_int.h"
 #include "qlcshape/crc32c.h"
 
+static void qop_release(struct qs_engine *e, struct req *r);
+
 /* ---- environment helpers ---------------------------------------------- */
 
 void *eng_alloc(struct qs_engine *e, size_t size, size_t align)
@@ -185,8 +187,8 @@ static void req_finish(struct qs_engine *e, struct req *r)
 	 * the first missing record, so durability must cover the prefix.
 	 */
 	if (r->type == REQ_WRITE && !r->result && (r->flags & QS_WRITE_FUA) &&
-	    e->conf.mode == QS_MODE_CACHE && !r->qop_stage) {
-		r->qop_stage = -1; /* marks "FUA flush issued" */
+	    e->conf.mode == QS_MODE_CACHE && !r->fua_flushing) {
+		r->fua_flushing = true;
 		flush_enqueue(e, r);
 		return;
 	}
@@ -453,8 +455,16 @@ static uint32_t rec_room(struct qs_engine *e, struct rec *r)
 	if (room > e->conf.group_commit_blocks - 1)
 		room = e->conf.group_commit_blocks - 1;
 	room = room > r->nblocks ? room - r->nblocks : 0;
-	uint64_t end = r->pos + 1 + r->nblocks;
-	uint64_t space = e->log_blocks - (end - e->tail_pos);
+	/*
+	 * Data may not use the last two segments of the log: they are kept
+	 * for header-only records (tombstones, INVAL). A whole-IU write that
+	 * already reached the QLC holds its IUs busy until its INVAL record is
+	 * in the log; if data could fill the log, that record could wait for
+	 * room that only destaging those very IUs would free.
+	 */
+	uint64_t end = r->pos + 1 + r->nblocks, used = end - e->tail_pos;
+	uint64_t limit = e->log_blocks - 2ull * e->seg_blocks;
+	uint64_t space = used < limit ? limit - used : 0;
 	return (uint32_t)(room < space ? room : space);
 }
 
@@ -602,44 +612,70 @@ static bool log_append(struct qs_engine *e, struct req *r)
 	}
 }
 
+static bool wants_data(const struct req *r)
+{
+	return r->type == REQ_WRITE && !r->qop_ius && r->appended < r->nblocks;
+}
+
+/* Park r until log room frees up; it keeps one pending part meanwhile. */
 static void space_wait(struct qs_engine *e, struct req *r)
 {
+	if (wants_data(r))
+		e->st.throttled_writes++;
+	r->waiting = true;
 	r->next = NULL;
 	if (e->space_tail)
 		e->space_tail->next = r;
 	else
 		e->space_head = r;
 	e->space_tail = r;
-	if (r->type == REQ_WRITE)
-		e->st.throttled_writes++;
 }
 
-/* Resume requests that wait for log room, in arrival order. */
+/*
+ * Resume requests that wait for log room. Writes with data go in arrival
+ * order; header-only appends (tombstones, INVAL) are never held behind a
+ * write that does not fit, since they may use the reserve and are what
+ * frees the log in the first place.
+ */
 void eng_space_kick(struct qs_engine *e)
 {
-	while (e->space_head) {
-		struct req *r = e->space_head;
+	struct req **pp = &e->space_head, *last = NULL;
+	bool data_blocked = false;
+	while (*pp) {
+		struct req *r = *pp;
+		bool done;
 		if (e->failed) {
-			e->space_head = r->next;
-			r->result = -EIO;
 			r->inval_todo = false;
-			r->pending++;
-			eng_req_part_done(e, r, -EIO);
+			if (r->qop_stage == 3) {
+				/* its QLC op is done; nothing will log its INVAL */
+				r->qop_stage = 4;
+				qop_release(e, r);
+				eng_req_part_done(e, r, -EIO);
+			}
+			done = true;
+		} else if (wants_data(r) && data_blocked) {
+			done = false;
+		} else {
+			done = log_append(e, r);
+			if (!done && wants_data(r))
+				data_blocked = true;
+		}
+		if (!done) {
+			last = r;
+			pp = &r->next;
 			continue;
 		}
-		if (!log_append(e, r))
-			break;
-		e->space_head = r->next;
-		if (!e->space_head)
-			e->space_tail = NULL;
-		eng_req_part_done(e, r, 0); /* the "waiting" part */
+		*pp = r->next;
+		r->waiting = false;
+		eng_req_part_done(e, r, e->failed ? -EIO : 0); /* the "waiting" part */
 	}
-	if (!e->space_head)
-		e->space_tail = NULL;
+	e->space_tail = last;
 	eng_log_kick(e);
 }
 
 static void qop_finish(struct qs_engine *e, struct req *r, int res);
+static void qop_release(struct qs_engine *e, struct req *r);
+static void qop_release(struct qs_engine *e, struct req *r);
 
 /* Fail every request in a record that cannot be recovered. */
 static void rec_fail_reqs(struct qs_engine *e, struct rec *r)
@@ -860,11 +896,11 @@ void eng_qop_kick(struct qs_engine *e)
 	while (*pp) {
 		struct req *r = *pp;
 		if (qop_can_start(e, r)) {
-			*pp = r->next;
+			*pp = r->qop_next;
 			qop_start(e, r);
 		} else {
 			last = r;
-			pp = &r->next;
+			pp = &r->qop_next;
 		}
 	}
 	e->qop_wait_tail = last;
@@ -879,9 +915,9 @@ static void qop_submit(struct qs_engine *e, struct req *r, uint64_t iu, uint64_t
 		qop_start(e, r);
 		return;
 	}
-	r->next = NULL;
+	r->qop_next = NULL;
 	if (e->qop_wait_tail)
-		e->qop_wait_tail->next = r;
+		e->qop_wait_tail->qop_next = r;
 	else
 		e->qop_wait_head = r;
 	e->qop_wait_tail = r;
@@ -933,13 +969,16 @@ static void qop_cb(void *arg, int res)
 		r->qop_stage = 3;
 		r->inval_todo = true;
 		r->inval_done = 0;
+		if (r->waiting) {
+			/* Still waiting for room for its tombstones: the INVAL
+			 * extent is appended with them. */
+			goto out;
+		}
 		r->pending++; /* the append itself */
-		if (e->space_head || !log_append(e, r))
-			space_wait(e, r);
-		else
-			eng_req_part_done(e, r, 0);
-		eng_log_kick(e);
+		space_wait(e, r);
+		eng_space_kick(e); /* header-only: need not wait behind writes */
 	}
+out:
 	eng_leave_deliver(e);
 }
 
@@ -1196,14 +1235,9 @@ int qs_engine_discard(struct qs_engine *e, uint64_t off, uint64_t len, qs_req_cb
 		r->zero_lba[0] = lba;
 		r->zero_n[0] = r->nblocks;
 	}
-	if (e->space_head || !log_append(e, r)) {
-		space_wait(e, r);
-		dst_kick(e);
-		ckpt_kick(e, true);
-	} else {
-		eng_req_part_done(e, r, 0);
-	}
-	eng_log_kick(e);
+	/* Tombstones are header-only: they need not wait behind writes. */
+	space_wait(e, r);
+	eng_space_kick(e);
 	leave_submit(e);
 	return 0;
 }
@@ -1383,4 +1417,38 @@ int qs_engine_drain(struct qs_engine *e, qs_req_cb cb, void *arg)
 	}
 	leave_submit(e);
 	return 0;
+}
+
+void qs_engine_debug_dump(const struct qs_engine *e, char *out, size_t len)
+{
+	uint32_t nspace = 0, nqop = 0, nflush = 0, nfree = 0, nready = 0;
+	for (struct req *r = e->space_head; r; r = r->next)
+		nspace++;
+	for (struct req *r = e->qop_wait_head; r; r = r->qop_next)
+		nqop++;
+	for (struct req *r = e->flush_next; r; r = r->next)
+		nflush++;
+	for (struct rec *r = e->free_recs; r; r = r->next)
+		nfree++;
+	for (struct req *r = e->ready_head; r; r = r->next)
+		nready++;
+	size_t o = 0;
+	for (struct req *r = e->all_reqs; r && o + 200 < len; r = r->all_next)
+		o += (size_t)snprintf(out + o, len - o,
+				      "req type %d lba %llu+%llu pending %d appended %llu waiting %d "
+				      "qop %d/%llu inval %d/%u; ",
+				      r->type, (unsigned long long)r->lba,
+				      (unsigned long long)r->nblocks, r->pending,
+				      (unsigned long long)r->appended, r->waiting, r->qop_stage,
+				      (unsigned long long)r->qop_ius, r->inval_todo, r->inval_pending);
+	out += o;
+	len -= o;
+	snprintf(out, len,
+		 "space-wait %u qop-wait %u flush-next %u flush-inflight %d free-recs %u "
+		 "inflight-recs %u open %p fifo %p ready %u dst %u ckpt %d tail %llu alloc %llu "
+		 "done %llu timer %llu",
+		 nspace, nqop, nflush, e->flush_inflight, nfree, e->inflight_recs, (void *)e->open,
+		 (void *)e->fifo_head, nready, e->dst_active, e->ckpt_active,
+		 (unsigned long long)e->tail_pos, (unsigned long long)e->alloc_pos,
+		 (unsigned long long)e->done_pos, (unsigned long long)e->timer_at);
 }

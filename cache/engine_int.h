@@ -36,12 +36,15 @@ struct req {
 	int pending; /* outstanding parts */
 	int result;
 	uint64_t appended; /* write: blocks handed to the log so far */
-	struct req *next;  /* in whichever wait list it sits */
+	struct req *next;  /* space-wait, flush or ready list */
+	struct req *qop_next; /* qop-wait list: a discard may sit in both */
 	/* whole-IU QLC op (bypass write or discard of whole IUs) */
 	uint64_t qop_iu, qop_ius;
 	uint64_t qop_lba, qop_nblocks; /* the INVAL extent to log */
 	int qop_stage;		/* 1 QLC op, 2 QLC flush, 3 INVAL logging, 4 done */
 	bool inval_todo;
+	bool waiting;		/* in the space-wait list */
+	bool fua_flushing;	/* FUA: waiting for the log flush */
 	uint32_t inval_pending;	/* INVAL extents in the log, not yet complete */
 	uint64_t inval_done;	/* blocks of INVAL extents appended */
 	uint64_t zero_lba[2], zero_n[2]; /* discard: partial-IU tombstones */

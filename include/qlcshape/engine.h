@@ -167,6 +167,9 @@ struct qs_engine_stats {
 
 void qs_engine_get_stats(const struct qs_engine *e, struct qs_engine_stats *s);
 
+/* One line of internal state for debugging (queues, positions). */
+void qs_engine_debug_dump(const struct qs_engine *e, char *out, size_t len);
+
 /* The client-visible capacity in bytes. */
 uint64_t qs_engine_size(const struct qs_engine *e);
 

@@ -132,8 +132,9 @@ void th_crash(struct th *h, bool power)
 {
 	tvol_crash(&h->fast, power);
 	tvol_crash(&h->qlc, power);
-	/* Let the dead engine see every outstanding I/O fail, then drop it. */
-	h->w.crashed = false;
+	/* Let the dead engine see every outstanding I/O fail, then drop it.
+	 * w.crashed stays set meanwhile, so clients ignore those results. */
+	h->w.crashed = true;
 	h->w.crash_at = 0;
 	if (h->e) {
 		h->env.deadline = 0;
@@ -145,4 +146,5 @@ void th_crash(struct th *h, bool power)
 	tvol_revive(&h->fast);
 	tvol_revive(&h->qlc);
 	h->env.deadline = 0;
+	h->w.crashed = false;
 }
