@@ -7,11 +7,15 @@
  * engine and its volumes' I/O, or the RAM test backend), the signalfd. The
  * only other threads are short-lived helpers for the blocking ublk control
  * commands START_DEV and STOP_DEV (see daemon/ublk.h) and io_uring's own
- * workers. States:
+ * workers. The engine's one timer is the loop's wait timeout (qs_henv).
+ * States:
  *
+ *   OPENING   engine backend: log recovery (or format) in progress
  *   STARTING  backend ready, START_DEV in flight on its helper
  *   RUNNING   /dev/ublkbN exists; READY=1 sent to systemd
  *   STOPPING  SIGTERM/SIGINT seen: STOP_DEV in flight; requests still served
+ *   CLOSING   device gone: drain (if drain_on_stop), then the engine's clean
+ *             close (clean superblock)
  *   DONE      the loop ends; ring torn down, device deleted, exit
  *
  * The device must not be mounted in the daemon's own mount namespace: a
@@ -32,9 +36,12 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "backend_engine.h"
 #include "backend_ram.h"
 #include "common_config.h"
+#include "common_env.h"
 #include "common_uloop.h"
+#include "common_uring_vol.h"
 #include "nvme_iu.h"
 #include "ublk.h"
 
@@ -42,13 +49,19 @@
 #define PR_SET_IO_FLUSHER 57 /* Linux 5.6 */
 #endif
 
-enum d_state { D_STARTING, D_RUNNING, D_STOPPING, D_DONE };
+enum d_state { D_OPENING, D_STARTING, D_RUNNING, D_STOPPING, D_CLOSING, D_DONE };
 
 struct daemon {
 	struct qs_config cfg;
 	struct qs_uloop loop;
+	struct qs_henv henv;
 	struct qs_backend bk;
 	struct qs_ramb *ram;
+	struct qs_uvol *fast, *qlc;
+	struct qs_engine *eng;
+	bool engine_closing;
+	bool format;
+	uint32_t iu;
 	struct qs_ublk *ublk;
 	int sfd;
 	struct signalfd_siginfo si;
@@ -110,24 +123,100 @@ static void d_harden(void)
 	if (prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0) != 0)
 		d_log("warning: PR_SET_IO_FLUSHER: %s", strerror(errno));
 	f = fopen("/proc/self/oom_score_adj", "we");
-	if (!f || fputs("-1000", f) < 0 || fclose(f) != 0) {
-		d_log("warning: cannot set oom_score_adj: %s", strerror(errno));
-		if (f)
-			fclose(f);
+	if (f) {
+		/* The write happens at fclose; both can fail. */
+		int bad = fputs("-1000", f) < 0;
+
+		bad |= fclose(f) != 0;
+		if (!bad)
+			return;
 	}
+	d_log("warning: cannot set oom_score_adj: %s", strerror(errno));
 }
 
 static void d_sig_arm(struct daemon *d);
 
+static void d_on_closed(void *arg, int res)
+{
+	struct daemon *d = arg;
+
+	if (res < 0) {
+		d_log("engine close: %s", strerror(-res));
+		d->exit_code = 1;
+	} else {
+		d_log("engine closed cleanly");
+	}
+	d->state = D_DONE;
+}
+
+/* The end of every path: close the engine if there is one, then DONE. */
+static void d_finish(struct daemon *d)
+{
+	int ret;
+
+	if (!d->eng || d->engine_closing) {
+		if (!d->engine_closing)
+			d->state = D_DONE;
+		return;
+	}
+	d->state = D_CLOSING;
+	d->engine_closing = true;
+	ret = qs_engine_close(d->eng, d_on_closed, d);
+	if (ret < 0) {
+		d_log("engine close: %s", strerror(-ret));
+		d->exit_code = 1;
+		d->state = D_DONE;
+	}
+}
+
+static void d_on_drained(void *arg, int res)
+{
+	struct daemon *d = arg;
+
+	if (res < 0) {
+		d_log("drain: %s (closing anyway; the log keeps what is not destaged)",
+		      strerror(-res));
+		d->exit_code = 1;
+	} else {
+		d_log("drained: every block is on the QLC");
+	}
+	d_finish(d);
+}
+
 static void d_on_stopped(void *arg, int res)
 {
 	struct daemon *d = arg;
+	int ret;
 
 	if (res < 0) {
 		d_log("STOP_DEV: %s", strerror(-res));
 		d->exit_code = 1;
 	}
-	d->state = D_DONE;
+	if (d->eng && d->cfg.drain_on_stop) {
+		struct qs_engine_stats es;
+
+		/*
+		 * Nothing dirty, nothing cached: the QLC already holds every
+		 * block. Skipping also sidesteps a drain that would never
+		 * report (qs_engine_drain of an idle, empty log waits for a
+		 * destage or checkpoint completion that never comes).
+		 */
+		qs_engine_get_stats(d->eng, &es);
+		if (!es.dirty_ius && !es.cached_blocks) {
+			d_log("nothing to drain");
+			d_finish(d);
+			return;
+		}
+		d->state = D_CLOSING;
+		d_notify("STATUS=draining the log to the QLC");
+		d_log("draining");
+		ret = qs_engine_drain(d->eng, d_on_drained, d);
+		if (ret == 0)
+			return;
+		d_log("drain: %s", strerror(-ret));
+		d->exit_code = 1;
+	}
+	d_finish(d);
 }
 
 static void d_stop(struct daemon *d)
@@ -136,7 +225,7 @@ static void d_stop(struct daemon *d)
 
 	d->stop_requested = true;
 	if (d->state != D_RUNNING)
-		return; /* STARTING: d_on_started stops; STOPPING/DONE: nothing to do */
+		return; /* OPENING/STARTING: their callbacks stop; later: under way */
 	d->state = D_STOPPING;
 	d_notify("STOPPING=1");
 	d_log("stopping /dev/ublkb%d", qs_ublk_dev_id(d->ublk));
@@ -144,7 +233,7 @@ static void d_stop(struct daemon *d)
 	if (ret < 0) {
 		d_log("STOP_DEV: %s", strerror(-ret));
 		d->exit_code = 1;
-		d->state = D_DONE;
+		d_finish(d);
 	}
 }
 
@@ -157,7 +246,7 @@ static void d_on_started(void *arg, int res)
 	if (res < 0) {
 		d_log("START_DEV: %s", strerror(-res));
 		d->exit_code = 1;
-		d->state = D_DONE;
+		d_finish(d);
 		return;
 	}
 	feat = qs_ublk_features(d->ublk, &ioctl_encode);
@@ -205,22 +294,147 @@ static void d_sig_retry(struct qs_uop *op, int res)
 	d_sig_arm(d);
 }
 
+/* Create the ublk device over d->bk and start it (state STARTING). */
+static void d_frontend_start(struct daemon *d)
+{
+	struct qs_ublk_conf uc = {
+		.queues = d->cfg.queues,
+		.depth = d->cfg.queue_depth,
+		.max_io_bytes = d->cfg.max_io_bytes,
+		.dev_id = d->cfg.dev_id,
+		.iu_bytes = d->iu,
+		.user_recovery = d->cfg.user_recovery,
+	};
+	char err[512];
+	int ret;
+
+	ret = qs_ublk_create(&d->ublk, &d->loop, &uc, &d->bk, err, sizeof(err));
+	if (ret < 0) {
+		d_log("%s", err);
+		d->exit_code = 1;
+		d_finish(d);
+		return;
+	}
+	d->state = D_STARTING;
+	ret = qs_ublk_start(d->ublk, d_on_started, d);
+	if (ret < 0) {
+		d_log("START_DEV: %s", strerror(-ret));
+		d->exit_code = 1;
+		d_finish(d);
+	}
+}
+
+static void d_on_engine_open(void *arg, int res)
+{
+	struct daemon *d = arg;
+
+	if (res < 0) {
+		d_log("engine open: %s%s", strerror(-res),
+		      res == -ENODATA ? ": the fast device holds no log; start once with "
+					"--format (it erases the log device)" : "");
+		d->exit_code = 1;
+		d_finish(d);
+		return;
+	}
+	d_notify("STATUS=log recovered");
+	qs_engb_init(&d->bk, d->eng);
+	d_log("engine open: %llu bytes, mode %s", (unsigned long long)d->bk.size,
+	      d->cfg.engine.mode == QS_MODE_PASSTHROUGH && qs_config_is_set(&d->cfg, "engine.mode") ?
+		      "passthrough" : "cache");
+	if (d->stop_requested) {
+		d_finish(d);
+		return;
+	}
+	d_frontend_start(d);
+}
+
+static int d_vol_open(struct daemon *d, const char *key, const char *path, struct qs_uvol **v)
+{
+	char err[512];
+	int ret;
+
+	if (!strncmp(path, "emu:", 4)) {
+		d_log("%s: key '%s' = '%s': the emulated QLC is not available in qlcshaped yet; "
+		      "use a block device or a file", d->cfg.file, key, path);
+		return -ENOTSUP;
+	}
+	ret = qs_uvol_open(v, &d->loop, path, QS_UVOL_BUFFERED_OK, 0, err, sizeof(err));
+	if (ret < 0) {
+		d_log("%s: key '%s': %s", d->cfg.file, key, err);
+		return ret;
+	}
+	if (!(*v)->direct)
+		d_log("warning: %s: no O_DIRECT on this file system: buffered I/O, durability "
+		      "through fdatasync", path);
+	return 0;
+}
+
+/* Open the volumes and start the engine's recovery (state OPENING). */
+static int d_engine_open(struct daemon *d)
+{
+	struct qs_engine_conf ec;
+	enum qs_iu_source src;
+	char msg[512];
+	int ret;
+
+	qs_iu_detect(d->cfg.qlc, d->cfg.iu_bytes, &d->iu, &src, msg, sizeof(msg));
+	d_log("%s", msg);
+	qs_engine_conf_default(&ec);
+	qs_config_engine_conf(&d->cfg, &ec);
+	ec.iu_bytes = d->iu;
+	ret = qs_config_check_engine(&d->cfg, &ec, msg, sizeof(msg));
+	if (ret) {
+		d_log("%s", msg);
+		return ret;
+	}
+	if (ec.mode == QS_MODE_CACHE) {
+		if (!d->cfg.fast) {
+			d_log("%s: key 'devices.fast' is missing; engine.mode = cache needs it",
+			      d->cfg.file);
+			return -EINVAL;
+		}
+		ret = d_vol_open(d, "devices.fast", d->cfg.fast, &d->fast);
+		if (ret)
+			return ret;
+	}
+	ret = d_vol_open(d, "devices.qlc", d->cfg.qlc, &d->qlc);
+	if (ret)
+		return ret;
+	d->state = D_OPENING;
+	d_notify(d->format ? "STATUS=formatting the log" : "STATUS=recovering the log");
+	d_log("%s the log on %s", d->format ? "formatting" : "recovering",
+	      d->fast ? d->cfg.fast : "(none: passthrough)");
+	d->eng = qs_engine_open(&d->henv.env, d->fast ? &d->fast->vol : NULL, &d->qlc->vol, &ec,
+				d->format ? QS_OPEN_FORMAT : 0, d_on_engine_open, d);
+	if (!d->eng) {
+		ret = -errno;
+		d_log("engine open: %s (fast %llu bytes, qlc %llu bytes)", strerror(errno),
+		      d->fast ? (unsigned long long)d->fast->vol.size : 0ull,
+		      (unsigned long long)d->qlc->vol.size);
+		return ret;
+	}
+	return 0;
+}
+
 static int d_backend_open(struct daemon *d)
 {
 	int ret;
 
 	switch (d->cfg.backend) {
 	case QS_BACKEND_RAM:
+		d->iu = d->cfg.iu_bytes ? d->cfg.iu_bytes : QS_IU_FALLBACK;
+		d_log("IU %u bytes from %s (ram test backend)", d->iu,
+		      d->cfg.iu_bytes ? "config" : "default");
 		ret = qs_ramb_create(&d->ram, &d->loop, d->cfg.ram_size, &d->bk);
-		if (ret < 0)
+		if (ret < 0) {
 			d_log("ram backend of %llu bytes: %s", (unsigned long long)d->cfg.ram_size,
 			      strerror(-ret));
-		return ret;
+			return ret;
+		}
+		d_frontend_start(d);
+		return 0;
 	case QS_BACKEND_ENGINE:
-		d_log("%s: daemon.backend = engine: the engine backend is not built into this "
-		      "qlcshaped yet; use backend = ram to test the frontend",
-		      d->cfg.file);
-		return -ENOSYS;
+		return d_engine_open(d);
 	}
 	return -EINVAL;
 }
@@ -229,12 +443,18 @@ static void d_backend_close(struct daemon *d)
 {
 	qs_ramb_free(d->ram);
 	d->ram = NULL;
+	qs_engine_free(d->eng);
+	d->eng = NULL;
+	qs_uvol_close(d->fast);
+	qs_uvol_close(d->qlc);
+	d->fast = d->qlc = NULL;
 }
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: qlcshaped --config FILE\n\n"
+	fprintf(f, "usage: qlcshaped --config FILE [--format]\n\n"
 		   "Serves /dev/ublkbN through the qlcshape engine; see conf/qlcshaped.ini.\n"
+		   "  --format   write a new, empty log on the fast device (erases it)\n"
 		   "SIGTERM or SIGINT stops it cleanly.\n");
 }
 
@@ -242,22 +462,23 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"config", required_argument, NULL, 'c'},
+		{"format", no_argument, NULL, 'f'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct daemon d = {.sfd = -1};
-	struct qs_ublk_conf uc;
 	const char *config = NULL;
-	char err[512], msg[512];
+	char err[512];
 	sigset_t mask;
-	uint32_t iu;
-	enum qs_iu_source iu_src;
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:fh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			config = optarg;
+			break;
+		case 'f':
+			d.format = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -291,52 +512,30 @@ int main(int argc, char **argv)
 	d.sig_op.retry = d_sig_retry;
 	d_harden();
 
-	ret = qs_uloop_init(&d.loop, d.cfg.queues * d.cfg.queue_depth + 256);
+	qs_henv_init(&d.henv, "qlcshaped: ", QS_LOG_INFO);
+	/* Room for every ublk command plus the engine's log and destage I/O. */
+	ret = qs_uloop_init(&d.loop, d.cfg.queues * d.cfg.queue_depth + 512);
 	if (ret < 0) {
 		d_log("io_uring: %s", strerror(-ret));
 		goto out_cfg;
 	}
-	if (d.cfg.backend == QS_BACKEND_ENGINE) {
-		qs_iu_detect(d.cfg.qlc, d.cfg.iu_bytes, &iu, &iu_src, msg, sizeof(msg));
-	} else {
-		iu = d.cfg.iu_bytes ? d.cfg.iu_bytes : QS_IU_FALLBACK;
-		snprintf(msg, sizeof(msg), "IU %u bytes from %s (ram backend)", iu,
-			 d.cfg.iu_bytes ? "config" : "default");
-	}
-	d_log("%s", msg);
-	if (d_backend_open(&d) < 0)
-		goto out_loop;
-
-	uc = (struct qs_ublk_conf){
-		.queues = d.cfg.queues,
-		.depth = d.cfg.queue_depth,
-		.max_io_bytes = d.cfg.max_io_bytes,
-		.dev_id = d.cfg.dev_id,
-		.iu_bytes = iu,
-		.user_recovery = d.cfg.user_recovery,
-	};
-	ret = qs_ublk_create(&d.ublk, &d.loop, &uc, &d.bk, err, sizeof(err));
-	if (ret < 0) {
-		d_log("%s", err);
-		goto out_backend;
-	}
 	d_sig_arm(&d);
-	d.state = D_STARTING;
-	ret = qs_ublk_start(d.ublk, d_on_started, &d);
-	if (ret < 0) {
-		d_log("START_DEV: %s", strerror(-ret));
-		d.state = D_DONE;
-	}
 	d.exit_code = 0;
+	if (d_backend_open(&d) < 0) {
+		d.exit_code = 1;
+		d_finish(&d);
+	}
 	while (d.state != D_DONE) {
-		ret = qs_uloop_run(&d.loop, UINT64_MAX);
+		ret = qs_uloop_run(&d.loop, qs_henv_timeout(&d.henv));
 		if (ret < 0 && ret != -EINTR) {
 			d_log("event loop: %s", strerror(-ret));
 			d.exit_code = 1;
 			break;
 		}
+		if (d.eng && qs_henv_expired(&d.henv))
+			qs_engine_timer(d.eng);
 	}
-	{
+	if (d.ublk) {
 		struct qs_ublk_stats s;
 
 		qs_ublk_get_stats(d.ublk, &s);
@@ -347,6 +546,18 @@ int main(int argc, char **argv)
 		      (unsigned long long)s.flushes, (unsigned long long)s.discards,
 		      (unsigned long long)s.write_zeroes, (unsigned long long)s.errors);
 	}
+	if (d.eng) {
+		struct qs_engine_stats es;
+
+		qs_engine_get_stats(d.eng, &es);
+		d_log("engine: %llu QLC writes (%llu bytes), %llu whole-IU, %llu read-fill bytes, "
+		      "%llu log appends, %llu destaged IUs, %llu errors",
+		      (unsigned long long)es.qlc_writes, (unsigned long long)es.qlc_write_bytes,
+		      (unsigned long long)es.qlc_iu_whole_writes,
+		      (unsigned long long)es.read_fill_bytes, (unsigned long long)es.log_appends,
+		      (unsigned long long)es.destage_ius,
+		      (unsigned long long)(es.fast_errors + es.qlc_errors + es.client_errors));
+	}
 	/* Tear the ring down first: it cancels the fetches that pin /dev/ublkcN. */
 	qs_uloop_exit(&d.loop);
 	qs_ublk_destroy(d.ublk);
@@ -356,10 +567,6 @@ int main(int argc, char **argv)
 	d_log("exit %d", d.exit_code);
 	return d.exit_code;
 
-out_backend:
-	d_backend_close(&d);
-out_loop:
-	qs_uloop_exit(&d.loop);
 out_cfg:
 	if (d.sfd >= 0)
 		close(d.sfd);

@@ -1,22 +1,45 @@
 #!/bin/sh
-# Runs inside the VM (see tests/vm/run.sh): qlcshaped with the RAM test
-# backend, block-layer parameters, fio verify=crc32c, discard read-back,
-# clean stop. Prints "qs-vm: step ..." lines; exits non-zero on the first
-# failure.
+# Runs inside the VM (see tests/vm/run.sh). Phase 1, qlcshaped with the RAM
+# test backend: block-layer parameters, fio verify=crc32c, discard read-back,
+# clean stop. Phase 2, qlcshaped with the engine over two files: fio verify,
+# drain on stop, only whole-IU writes reached the QLC, data unchanged across a
+# restart (log recovery). Prints "qs-vm: ..." lines; exits non-zero on the
+# first failure.
 fail() { echo "qs-vm: FAIL: $*"; [ -f /tmp/qlcshaped.log ] && sed 's/^/qs-vm: daemon: /' /tmp/qlcshaped.log; exit 1; }
 step() { echo "qs-vm: step $*"; }
 
-step "start qlcshaped (ram backend)"
-/usr/bin/qlcshaped --config /qs/ram.ini >/tmp/qlcshaped.log 2>&1 &
-pid=$!
-i=0
-while [ ! -b /dev/ublkb0 ]; do
-	i=$((i + 1))
-	[ $i -gt 300 ] && fail "/dev/ublkb0 did not appear in 30 s"
-	kill -0 $pid 2>/dev/null || fail "qlcshaped exited early"
-	sleep 0.1
-done
-sed 's/^/qs-vm: daemon: /' /tmp/qlcshaped.log
+stop_daemon() { # what
+	step "stop qlcshaped ($1, SIGTERM)"
+	kill -TERM $pid
+	i=0
+	while kill -0 $pid 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -gt 600 ] && fail "qlcshaped did not exit within 60 s of SIGTERM"
+		sleep 0.1
+	done
+	wait $pid
+	rc=$?
+	sed 's/^/qs-vm: daemon: /' /tmp/qlcshaped.log | tail -6
+	[ $rc -eq 0 ] || fail "qlcshaped exit status $rc"
+	[ ! -e /dev/ublkb0 ] || fail "/dev/ublkb0 still exists after stop"
+	[ ! -e /dev/ublkc0 ] || fail "/dev/ublkc0 still exists after stop"
+}
+
+start_daemon() { # what config [--format]
+	step "start qlcshaped ($1)"
+	/usr/bin/qlcshaped --config "$2" $3 >/tmp/qlcshaped.log 2>&1 &
+	pid=$!
+	i=0
+	while [ ! -b /dev/ublkb0 ]; do
+		i=$((i + 1))
+		[ $i -gt 300 ] && fail "/dev/ublkb0 did not appear in 30 s"
+		kill -0 $pid 2>/dev/null || fail "qlcshaped exited early"
+		sleep 0.1
+	done
+	sed 's/^/qs-vm: daemon: /' /tmp/qlcshaped.log
+}
+
+start_daemon "ram backend" /qs/ram.ini
 
 step "queue limits"
 q=/sys/block/ublkb0/queue
@@ -33,7 +56,7 @@ done
 
 step "fio 4k random write + verify crc32c (with fsync)"
 fio --name=rw4k --filename=/dev/ublkb0 --direct=1 --ioengine=psync --rw=randwrite --bs=4k \
-	--size=16M --numjobs=1 --fsync=64 --verify=crc32c --do_verify=1 --verify_fatal=1 \
+	--size=8M --numjobs=1 --fsync=64 --verify=crc32c --do_verify=1 --verify_fatal=1 \
 	--randrepeat=0 --output-format=normal >/tmp/fio1.log 2>&1 || { cat /tmp/fio1.log; fail "fio 4k"; }
 grep -E "IOPS=|err=" /tmp/fio1.log | sed 's/^/qs-vm: fio: /'
 
@@ -60,19 +83,41 @@ dd if=/tmp/back of=/tmp/mid bs=64k skip=1 count=2 2>/dev/null
 cmp /tmp/mid /tmp/zero >/dev/null || fail "discarded range does not read back as zeroes"
 echo "qs-vm:   discard ok"
 
-step "stop qlcshaped (SIGTERM)"
-kill -TERM $pid
-i=0
-while kill -0 $pid 2>/dev/null; do
-	i=$((i + 1))
-	[ $i -gt 300 ] && fail "qlcshaped did not exit within 30 s of SIGTERM"
-	sleep 0.1
-done
-wait $pid
-rc=$?
-sed 's/^/qs-vm: daemon: /' /tmp/qlcshaped.log | tail -4
-[ $rc -eq 0 ] || fail "qlcshaped exit status $rc"
-[ ! -e /dev/ublkb0 ] || fail "/dev/ublkb0 still exists after stop"
-[ ! -e /dev/ublkc0 ] || fail "/dev/ublkc0 still exists after stop"
+stop_daemon "ram backend"
+
+# The engine over files: shaping on, data across a restart, whole IUs only.
+dd if=/dev/zero of=/tmp/fast.img bs=1M count=0 seek=64 2>/dev/null
+dd if=/dev/zero of=/tmp/qlc.img bs=1M count=0 seek=256 2>/dev/null
+start_daemon "engine backend, format" /qs/engine.ini --format
+
+step "fio 4k random write + verify crc32c through the engine (with fsync)"
+fio --name=e4k --filename=/dev/ublkb0 --direct=1 --ioengine=psync --rw=randwrite --bs=4k \
+	--size=8M --fsync=64 --verify=crc32c --do_verify=1 --verify_fatal=1 --randrepeat=0 \
+	>/tmp/fio3.log 2>&1 || { cat /tmp/fio3.log; fail "fio 4k (engine)"; }
+grep -E "IOPS=|err=" /tmp/fio3.log | sed 's/^/qs-vm: fio: /'
+
+step "fio 64k mixed, iodepth 16 (io_uring), verify crc32c through the engine"
+fio --name=e64k --filename=/dev/ublkb0 --direct=1 --ioengine=io_uring --iodepth=16 \
+	--rw=randrw --rwmixread=30 --bs=64k --size=32M --offset=32M --verify=crc32c \
+	--do_verify=1 --verify_fatal=1 --randrepeat=0 >/tmp/fio4.log 2>&1 ||
+	{ cat /tmp/fio4.log; fail "fio 64k (engine)"; }
+grep -E "IOPS=|err=" /tmp/fio4.log | sed 's/^/qs-vm: fio: /'
+
+step "checksum, restart, checksum"
+sum1=$(dd if=/dev/ublkb0 bs=1M count=64 iflag=direct 2>/dev/null | md5sum | cut -d' ' -f1)
+stop_daemon "engine backend, drain"
+grep -q "engine closed cleanly" /tmp/qlcshaped.log || fail "no clean engine close"
+line=$(grep "engine: .* QLC writes" /tmp/qlcshaped.log)
+qw=$(echo "$line" | sed -n 's/.*engine: \([0-9]*\) QLC writes.*/\1/p')
+qwhole=$(echo "$line" | sed -n 's/.*, \([0-9]*\) whole-IU.*/\1/p')
+echo "qs-vm:   QLC writes $qw, whole-IU $qwhole"
+[ -n "$qw" ] && [ "$qw" -gt 0 ] || fail "no QLC writes after drain"
+[ "$qw" = "$qwhole" ] || fail "QLC received writes that are not whole IUs ($qwhole of $qw)"
+start_daemon "engine backend, recover" /qs/engine.ini
+sum2=$(dd if=/dev/ublkb0 bs=1M count=64 iflag=direct 2>/dev/null | md5sum | cut -d' ' -f1)
+echo "qs-vm:   md5 before $sum1 after $sum2"
+[ "$sum1" = "$sum2" ] || fail "data changed across the restart"
+stop_daemon "engine backend, after recovery"
+
 echo "qs-vm: all steps passed"
 exit 0
