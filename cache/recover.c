@@ -266,7 +266,7 @@ static void scan_hdr_cb(void *arg, int res)
 	bool ok = st == QS_FMT_OK && h->seq == e->scan_seq && h->epoch >= e->scan_epoch &&
 		  h->epoch <= e->sb.epoch;
 	if (!ok) {
-		if (!e->scan_tried_next && !e->scan_clean && e->scan_pos % e->seg_blocks) {
+		if (!e->scan_tried_next && e->scan_pos % e->seg_blocks) {
 			/* The writer may have skipped the rest of this segment. */
 			e->scan_tried_next = true;
 			e->scan_pos += e->seg_blocks - e->scan_pos % e->seg_blocks;

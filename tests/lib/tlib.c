@@ -196,6 +196,7 @@ int tvol_init(struct tvol *v, struct tworld *w, uint64_t size, bool volatile_cac
 	v->durable = calloc(1, size);
 	if (!v->cur || !v->durable)
 		return -ENOMEM;
+	v->tear_unit = 512;
 	v->vol.ops = &tvol_ops;
 	v->vol.ctx = v;
 	v->vol.size = size;
@@ -317,12 +318,13 @@ static void tear(struct tvol *v, unsigned char *img, const struct top *o)
 		return;
 	}
 	/* torn: each 512-byte sector independently old or new */
-	for (uint64_t s = 0; s < o->len; s += 512)
+	uint32_t u = v->tear_unit;
+	for (uint64_t s = 0; s < o->len; s += u)
 		if (trng(&v->w->rng) & 1) {
 			if (o->kind == TOP_WRITE)
-				memcpy(img + o->off + s, o->data + s, 512);
+				memcpy(img + o->off + s, o->data + s, u);
 			else
-				memset(img + o->off + s, 0, 512);
+				memset(img + o->off + s, 0, u);
 		}
 }
 

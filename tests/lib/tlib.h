@@ -45,6 +45,7 @@ struct tvol {
 	uint64_t nqueue;
 	struct top *unflushed;	/* completed, not yet durable, oldest first */
 	bool random_order;	/* complete queued ops in random order */
+	uint32_t tear_unit;	/* power loss tears at this granularity (512) */
 	/* fault injection: fail the fail_at-th I/O (1-based) of this volume */
 	uint64_t ios, fail_at;
 	bool fail_persistent, fault_hit, dead;

@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * On-disk format: every validation branch of superblock and record loading
+ * is hit by a corrupted input, directly and through recovery.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "qlcshape/format.h"
+#include "th.h"
+
+#define FAST (2 * 1024 * 1024ull)
+
+static struct qs_fmt_sb good_sb(void)
+{
+	struct qs_fmt_sb sb;
+	memset(&sb, 0, sizeof(sb));
+	sb.magic = QS_FMT_SB_MAGIC;
+	sb.version = QS_FMT_VERSION;
+	sb.size = sizeof(sb);
+	sb.generation = 3;
+	sb.uuid[0] = 0x5a;
+	sb.fast_size = FAST;
+	sb.qlc_size = 16 << 20;
+	sb.iu_bytes = 65536;
+	sb.segment_blocks = 16;
+	sb.log_start = QS_FMT_LOG_START;
+	sb.log_blocks = 496;
+	sb.tail_pos = 100;
+	sb.tail_seq = 7;
+	sb.epoch = 2;
+	qs_fmt_sb_seal(&sb);
+	return sb;
+}
+
+static enum qs_fmt_status sb_with(void (*mut)(struct qs_fmt_sb *), int reseal)
+{
+	struct qs_fmt_sb sb = good_sb();
+	mut(&sb);
+	if (reseal)
+		qs_fmt_sb_seal(&sb);
+	return qs_fmt_sb_check(&sb, FAST);
+}
+
+static void m_magic(struct qs_fmt_sb *s) { s->magic ^= 1; }
+static void m_version(struct qs_fmt_sb *s) { s->version = 2; }
+static void m_byte(struct qs_fmt_sb *s) { s->tail_pos ^= 0x100; }
+static void m_size(struct qs_fmt_sb *s) { s->size = 64; }
+static void m_iu(struct qs_fmt_sb *s) { s->iu_bytes = 65536 + 4096; }
+static void m_seg(struct qs_fmt_sb *s) { s->segment_blocks = 1; }
+static void m_start(struct qs_fmt_sb *s) { s->log_start = 3; }
+static void m_logmul(struct qs_fmt_sb *s) { s->log_blocks = 497; }
+static void m_logbig(struct qs_fmt_sb *s) { s->log_blocks = 512; }
+static void m_fast(struct qs_fmt_sb *s) { s->fast_size = FAST * 2; }
+static void m_qlc(struct qs_fmt_sb *s) { s->qlc_size = 65536 + 4096; }
+static void m_flags(struct qs_fmt_sb *s) { s->flags = 0x8; }
+static void m_head(struct qs_fmt_sb *s) { s->flags = QS_SB_CLEAN; s->head_pos = 50; }
+static void m_headfar(struct qs_fmt_sb *s) { s->flags = QS_SB_CLEAN; s->head_pos = 100 + 497; s->head_seq = 9; }
+static void m_resv(struct qs_fmt_sb *s) { s->reserved[1] = 1; }
+static void m_none(struct qs_fmt_sb *s) { (void)s; }
+
+static void test_sb_branches(void **st)
+{
+	assert_int_equal(sb_with(m_none, 0), QS_FMT_OK);
+	assert_int_equal(sb_with(m_magic, 0), QS_FMT_BAD_MAGIC);
+	assert_int_equal(sb_with(m_version, 0), QS_FMT_BAD_VERSION);
+	assert_int_equal(sb_with(m_byte, 0), QS_FMT_BAD_CRC);
+	assert_int_equal(sb_with(m_size, 1), QS_FMT_BAD_SIZE);
+	assert_int_equal(sb_with(m_iu, 1), QS_FMT_BAD_GEOMETRY);
+	assert_int_equal(sb_with(m_seg, 1), QS_FMT_BAD_GEOMETRY);
+	assert_int_equal(sb_with(m_start, 1), QS_FMT_BAD_GEOMETRY);
+	assert_int_equal(sb_with(m_logmul, 1), QS_FMT_BAD_GEOMETRY);
+	assert_int_equal(sb_with(m_logbig, 1), QS_FMT_BAD_GEOMETRY);
+	assert_int_equal(sb_with(m_fast, 1), QS_FMT_BAD_GEOMETRY);
+	assert_int_equal(sb_with(m_qlc, 1), QS_FMT_BAD_GEOMETRY);
+	assert_int_equal(sb_with(m_flags, 1), QS_FMT_BAD_FLAGS);
+	assert_int_equal(sb_with(m_head, 1), QS_FMT_BAD_POSITION);
+	assert_int_equal(sb_with(m_headfar, 1), QS_FMT_BAD_POSITION);
+	assert_int_equal(sb_with(m_resv, 1), QS_FMT_BAD_RESERVED);
+	/* magic is checked before version, version before CRC */
+	struct qs_fmt_sb sb = good_sb();
+	sb.magic = 0;
+	sb.version = 9;
+	assert_int_equal(qs_fmt_sb_check(&sb, FAST), QS_FMT_BAD_MAGIC);
+	sb = good_sb();
+	sb.version = 9;
+	sb.tail_pos = 1;
+	assert_int_equal(qs_fmt_sb_check(&sb, FAST), QS_FMT_BAD_VERSION);
+	for (int i = QS_FMT_OK; i <= QS_FMT_BAD_RESERVED; i++)
+		assert_non_null(qs_fmt_status_str((enum qs_fmt_status)i));
+}
+
+static struct qs_fmt_rec *good_rec(const struct qs_fmt_sb *sb, uint64_t pos)
+{
+	struct qs_fmt_rec *r = calloc(1, sizeof(*r));
+	r->magic = QS_FMT_REC_MAGIC;
+	r->version = QS_FMT_VERSION;
+	r->seq = 9;
+	r->pos = pos;
+	r->epoch = 2;
+	r->nblocks = 3;
+	r->nextents = 2;
+	r->ext[0] = (struct qs_fmt_extent){.lba = 10, .nblocks = 3, .kind = QS_EXT_DATA};
+	r->ext[1] = (struct qs_fmt_extent){.lba = 40, .nblocks = 2, .kind = QS_EXT_ZERO};
+	qs_fmt_rec_seal(r, qs_fmt_rec_seed(sb));
+	return r;
+}
+
+#define REC_CASE(expr, reseal, want)                                        \
+	do {                                                                \
+		struct qs_fmt_rec *r = good_rec(&sb, 112);                   \
+		expr;                                                       \
+		if (reseal)                                                 \
+			qs_fmt_rec_seal(r, qs_fmt_rec_seed(&sb));            \
+		assert_int_equal(qs_fmt_rec_check(r, &sb, 112), want);       \
+		free(r);                                                    \
+	} while (0)
+
+static void test_rec_branches(void **st)
+{
+	struct qs_fmt_sb sb = good_sb();
+	REC_CASE((void)0, 0, QS_FMT_OK);
+	REC_CASE(r->magic = 0, 0, QS_FMT_BAD_MAGIC);
+	REC_CASE(r->version = 7, 0, QS_FMT_BAD_VERSION);
+	REC_CASE(r->ext[0].lba = 11, 0, QS_FMT_BAD_CRC);
+	/* a record of an earlier format of the same device: other seed */
+	REC_CASE(qs_fmt_rec_seal(r, qs_fmt_rec_seed(&sb) + 1), 0, QS_FMT_BAD_CRC);
+	REC_CASE(r->pos = 113, 1, QS_FMT_BAD_POSITION);
+	REC_CASE(r->flags = 0x10, 1, QS_FMT_BAD_FLAGS);
+	REC_CASE(r->reserved = 1, 1, QS_FMT_BAD_RESERVED);
+	REC_CASE(r->pad[2] = 1, 1, QS_FMT_BAD_RESERVED);
+	REC_CASE(r->nextents = QS_FMT_REC_MAX_EXTENTS + 1, 1, QS_FMT_BAD_EXTENT);
+	REC_CASE(r->ext[1].kind = 0, 1, QS_FMT_BAD_EXTENT);
+	REC_CASE(r->ext[1].kind = 4, 1, QS_FMT_BAD_EXTENT);
+	REC_CASE(r->ext[1].nblocks = 0, 1, QS_FMT_BAD_EXTENT);
+	REC_CASE(r->ext[1].lba = (16 << 20) / 4096, 1, QS_FMT_BAD_EXTENT);
+	REC_CASE(r->ext[1].lba = (16 << 20) / 4096 - 1, 1, QS_FMT_BAD_EXTENT);
+	REC_CASE(r->nblocks = 4, 1, QS_FMT_BAD_LENGTH);
+	REC_CASE((r->ext[0].nblocks = 16, r->nblocks = 16), 1, QS_FMT_BAD_LENGTH); /* crosses the segment */
+	REC_CASE((r->flags = QS_REC_VOID, r->nextents = 0), 1, QS_FMT_OK);
+}
+
+/* ---- through recovery ---- */
+
+static void write_one(struct th *h, uint64_t lba, uint64_t ver)
+{
+	unsigned char *b = aligned_alloc(4096, 4096);
+	tblk_fill(b, lba, ver);
+	assert_int_equal(th_io(h, 'w', lba * 4096, 4096, b, 0), 0);
+	free(b);
+}
+
+static uint64_t read_ver(struct th *h, uint64_t lba)
+{
+	unsigned char *b = aligned_alloc(4096, 4096);
+	uint64_t v = ~0ull;
+	assert_int_equal(th_io(h, 'r', lba * 4096, 4096, b, 0), 0);
+	assert_int_equal(tblk_decode(b, lba, &v), 0);
+	free(b);
+	return v;
+}
+
+static void test_recovery_corruption(void **st)
+{
+	struct th h;
+	assert_int_equal(th_init(&h, FAST, 16 << 20, 3), 0);
+	assert_int_equal(th_open(&h, true), 0);
+	write_one(&h, 5, 1);
+	write_one(&h, 6, 2);
+	write_one(&h, 7, 3);
+	assert_int_equal(th_io(&h, 'f', 0, 0, NULL, 0), 0);
+	th_crash(&h, true);
+
+	/* the newest superblock copy corrupted: the other copy still opens */
+	struct qs_fmt_sb *sb0 = (struct qs_fmt_sb *)h.fast.durable;
+	struct qs_fmt_sb *sb1 = (struct qs_fmt_sb *)(h.fast.durable + 4096);
+	struct qs_fmt_sb *newest = sb0->generation > sb1->generation ? sb0 : sb1;
+	struct qs_fmt_sb saved = *newest;
+	newest->magic = 0;
+	memcpy(h.fast.cur, h.fast.durable, h.fast.size);
+	assert_int_equal(th_open(&h, false), 0);
+	assert_int_equal(read_ver(&h, 6), 2);
+	th_crash(&h, false);
+
+	/* both copies bad (one bad CRC, one bad version): refuses, EBADMSG */
+	sb0 = (struct qs_fmt_sb *)h.fast.durable;
+	sb1 = (struct qs_fmt_sb *)(h.fast.durable + 4096);
+	struct qs_fmt_sb keep0 = *sb0, keep1 = *sb1;
+	sb0->tail_seq ^= 1;
+	sb1->version = 99;
+	memcpy(h.fast.cur, h.fast.durable, h.fast.size);
+	assert_int_equal(th_open(&h, false), -EBADMSG);
+	*sb0 = keep0;
+	*sb1 = keep1;
+	(void)saved;
+
+	/* a record's data corrupted: the log ends before it */
+	struct qs_fmt_sb *best = sb0->generation > sb1->generation ? sb0 : sb1;
+	uint64_t blk = QS_FMT_LOG_START + best->tail_pos % best->log_blocks;
+	struct qs_fmt_rec *first = (struct qs_fmt_rec *)(h.fast.durable + blk * 4096);
+	assert_int_equal(first->magic, QS_FMT_REC_MAGIC);
+	/* find the record holding lba 7 and flip a data byte */
+	uint64_t pos = best->tail_pos;
+	for (int i = 0; i < 8; i++) {
+		struct qs_fmt_rec *r = (struct qs_fmt_rec *)(h.fast.durable +
+			(QS_FMT_LOG_START + pos % best->log_blocks) * 4096);
+		if (r->magic != QS_FMT_REC_MAGIC)
+			break;
+		if (r->nextents && r->ext[0].lba == 7) {
+			h.fast.durable[(QS_FMT_LOG_START + (pos + 1) % best->log_blocks) * 4096 + 100] ^= 1;
+			break;
+		}
+		pos += 1 + r->nblocks;
+	}
+	memcpy(h.fast.cur, h.fast.durable, h.fast.size);
+	assert_int_equal(th_open(&h, false), 0);
+	assert_int_equal(read_ver(&h, 5), 1);
+	assert_int_equal(read_ver(&h, 6), 2);
+	assert_int_equal(read_ver(&h, 7), 0); /* its record was rejected */
+	assert_int_equal(th_close(&h), 0);
+
+	/* a log formatted for another IU size is refused with EINVAL */
+	h.conf.iu_bytes = 131072;
+	assert_int_equal(th_open(&h, false), -EINVAL);
+	th_fini(&h);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sb_branches),
+		cmocka_unit_test(test_rec_branches),
+		cmocka_unit_test(test_recovery_corruption),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
