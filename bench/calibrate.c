@@ -43,6 +43,8 @@ struct cal_method {
 	char name[32];
 	double span_pct;
 	double run_s; /* per test, real-drive seconds */
+	int peak;     /* report the best tenth of a run (rate sweep), else the mean */
+	int fill;     /* precondition with a sequential fill of the whole drive */
 };
 
 struct cal_point {
@@ -54,6 +56,7 @@ struct cal_point {
 /* Result of one closed-loop run. */
 struct cal_result {
 	double iops, bytes_per_s, mean_lat_us;
+	double slice_iops[10]; /* over each tenth of the run, ramp included */
 	uint64_t ios;
 };
 
@@ -68,6 +71,8 @@ struct loop {
 	uint64_t rng;
 	uint64_t t_meas, t_end;
 	uint64_t done_ios, lat_sum;
+	uint64_t t0, slice_ios[10]; /* completions per tenth of the run */
+	uint64_t slice_lat[10];
 	uint64_t inflight;
 	struct loop_slot *slots;
 	struct iovec iov; /* timing-only volume: the buffer is never touched */
@@ -94,6 +99,11 @@ static void loop_done(void *arg, int result)
 	struct loop *l = sl->l;
 	uint64_t now = qs_sim_now(l->sim);
 	l->inflight--;
+	if (result == 0 && now < l->t_end) {
+		uint64_t k = (now - l->t0) * 10 / (l->t_end - l->t0);
+		l->slice_ios[k]++;
+		l->slice_lat[k] += now - sl->t_submit;
+	}
 	if (result == 0 && sl->t_submit >= l->t_meas && now <= l->t_end) {
 		l->done_ios++;
 		l->lat_sum += now - sl->t_submit;
@@ -129,7 +139,7 @@ static void loop_issue(struct loop_slot *sl)
  * qd requests in flight; the first half is ramp, the second is measured.
  */
 static int cal_run(struct qs_model *m, const struct cal_test *t, uint64_t span_off,
-		   uint64_t span_len, uint64_t dur_ns, uint32_t qd, uint64_t seed,
+		   uint64_t span_len, uint64_t dur_ns, uint32_t qd, uint64_t seed, int peak,
 		   struct cal_result *r)
 {
 	struct qs_sim *sim = qs_sim_new();
@@ -154,7 +164,8 @@ static int cal_run(struct qs_model *m, const struct cal_test *t, uint64_t span_o
 	l.write = t->write;
 	l.seq = t->seq;
 	l.rng = seed;
-	l.t_meas = t0 + dur_ns / 2;
+	l.t0 = t0;
+	l.t_meas = t0 + dur_ns / 10;
 	l.t_end = t0 + dur_ns;
 	static char dummy[1];
 	l.iov.iov_base = dummy;
@@ -168,6 +179,21 @@ static int cal_run(struct qs_model *m, const struct cal_test *t, uint64_t span_o
 	r->iops = (double)l.done_ios / win;
 	r->bytes_per_s = r->iops * t->bs;
 	r->mean_lat_us = l.done_ios ? (double)l.lat_sum / (double)l.done_ios / 1e3 : 0;
+	for (int i = 0; i < 10; i++)
+		r->slice_iops[i] = (double)l.slice_ios[i] * 10 / ((double)dur_ns / 1e9);
+	if (peak) {
+		/* The best tenth after the first (ramp), as a rate sweep reports. */
+		int b = 1;
+		for (int i = 2; i < 10; i++)
+			if (l.slice_ios[i] > l.slice_ios[b])
+				b = i;
+		r->iops = r->slice_iops[b];
+		r->ios = l.slice_ios[b];
+		r->mean_lat_us = l.slice_ios[b] ? (double)l.slice_lat[b] /
+							  (double)l.slice_ios[b] / 1e3
+						: 0;
+	}
+	r->bytes_per_s = r->iops * t->bs;
 	qs_sim_vol_free(sv);
 	qs_sim_free(sim);
 	free(l.slots);
@@ -211,6 +237,22 @@ static int load_tests(const char *path, struct cal_method *meth, int *nmeth,
 			mm->span_pct = iniparser_getdouble(d, k, -1);
 			snprintf(k, sizeof(k), "%s:run_s", sec);
 			mm->run_s = iniparser_getdouble(d, k, -1);
+			snprintf(k, sizeof(k), "%s:fill", sec);
+			const char *fill = iniparser_getstring(d, k, "seq");
+			mm->fill = !strcmp(fill, "seq");
+			if (!mm->fill && strcmp(fill, "none")) {
+				fprintf(stderr, "calibrate: %s: [%s] fill = '%s': allowed seq, none\n",
+					path, sec, fill);
+				rc = -EINVAL;
+			}
+			snprintf(k, sizeof(k), "%s:report", sec);
+			const char *rep = iniparser_getstring(d, k, "mean");
+			mm->peak = !strcmp(rep, "peak");
+			if (!mm->peak && strcmp(rep, "mean")) {
+				fprintf(stderr, "calibrate: %s: [%s] report = '%s': allowed mean, peak\n",
+					path, sec, rep);
+				rc = -EINVAL;
+			}
 			if (mm->span_pct <= 0 || mm->span_pct > 100 || mm->run_s <= 0) {
 				fprintf(stderr,
 					"calibrate: %s: [%s] span_pct must be in (0, 100] and "
@@ -314,51 +356,60 @@ static int run_method(const struct qs_profile *p, uint64_t scaled, const struct 
 	double tscale = (double)cap / (double)p->capacity_bytes;
 	uint64_t span = (uint64_t)((double)cap * mm->span_pct / 100.0);
 	span -= span % qs_model_iu_bytes(m);
-	/* Precondition: the whole drive written sequentially. */
-	qs_model_fill_seq(m, 0, 0, cap);
-	if (verbose)
-		print_state(m, "sequential fill", mm->name);
-	uint64_t dur = (uint64_t)(mm->run_s * tscale * 1e9);
+	/* Precondition: the whole drive written sequentially (or left fresh). */
+	if (mm->fill) {
+		qs_model_fill_seq(m, 0, 0, cap);
+		if (verbose)
+			print_state(m, "sequential fill", mm->name);
+	}
+	uint64_t dur_w = (uint64_t)(mm->run_s * tscale * 1e9);
 	int rc = 0;
 	for (int i = 0; i < ntests && !rc; i++) {
 		const struct cal_test *t = &tests[i];
 		if (strcmp(t->method, mm->name))
 			continue;
 		struct cal_result r;
-		if (t->lat_us && (t->iops || t->mbps)) {
-			/*
-			 * Latency at peak: closed loops obey Little's law, so the
-			 * published latency comes with an outstanding count of
-			 * IOPS x latency, which the review's thread count does not
-			 * always equal. Run that count on a copy of the drive state
-			 * so the throughput run below still sees what it would have.
-			 */
-			double iops = t->iops ? t->iops : t->mbps * 1e6 / t->bs;
-			uint32_t qd_l = (uint32_t)lround(iops * t->lat_us / 1e6);
-			if (qd_l < 1)
-				qd_l = 1;
-			struct qs_model *c = qs_model_clone(m);
-			if (!c) {
-				rc = -ENOMEM;
-				break;
-			}
-			rc = cal_run(c, t, 0, span, dur, qd_l, 1000 + (uint64_t)i, &r);
-			qs_model_free(c);
-			char nm[96];
-			snprintf(nm, sizeof(nm), "%.50s latency (%u outstanding)", t->name, qd_l);
-			add_point(pts, npts, mm->name, nm, "us", t->lat_us, r.mean_lat_us);
+		/*
+		 * Reads leave the drive state as it is, so they need only run
+		 * long enough for a stable figure.
+		 */
+		uint64_t dur = t->write || dur_w < 500000000ull ? dur_w : 500000000ull;
+		/*
+		 * Outstanding I/Os: a closed loop obeys Little's law, so where the
+		 * review gives a latency at its peak, the outstanding count it ran
+		 * is IOPS x latency, which its thread count does not always equal
+		 * (vdbench threads may each keep several I/Os in flight). Use that
+		 * count then, else the thread count.
+		 */
+		uint32_t qd = t->qd;
+		if (t->lat_us && (t->iops || t->mbps || t->gbps)) {
+			double iops = t->iops ? t->iops
+					      : (t->mbps ? t->mbps * 1e6 : t->gbps * 1e9) / t->bs;
+			qd = (uint32_t)lround(iops * t->lat_us / 1e6);
+			if (qd < 1)
+				qd = 1;
 		}
 		if (!rc)
-			rc = cal_run(m, t, 0, span, dur, t->qd, 1 + (uint64_t)i, &r);
+			rc = cal_run(m, t, 0, span, dur, qd, 1 + (uint64_t)i, mm->peak, &r);
 		if (!rc) {
 			add_points(pts, npts, mm, t, &r);
+			if (t->lat_us) {
+				char nm[96];
+				snprintf(nm, sizeof(nm), "%.50s latency", t->name);
+				add_point(pts, npts, mm->name, nm, "us", t->lat_us, r.mean_lat_us);
+			}
 			if (verbose) {
 				printf("  [%s] %-22s qd %-4u %10.0f IOPS %9.1f MB/s lat %8.1f us "
 				       "(%llu I/Os measured)\n",
-				       mm->name, t->name, t->qd, r.iops, r.bytes_per_s / 1e6,
+				       mm->name, t->name, qd, r.iops, r.bytes_per_s / 1e6,
 				       r.mean_lat_us, (unsigned long long)r.ios);
-				if (t->write)
+				if (t->write) {
+					printf("    IOPS by tenth of the run:");
+					for (int k = 0; k < 10; k++)
+						printf(" %.0f", r.slice_iops[k]);
+					printf("\n");
 					print_state(m, t->name, mm->name);
+				}
 			}
 		}
 	}

@@ -8,5 +8,6 @@
 #define QS_BENCH_CMDS_H
 
 int qs_cmd_bench_engine(int argc, char **argv);
+int qs_cmd_bench_calibrate(int argc, char **argv);
 
 #endif

@@ -15,6 +15,7 @@ struct qs_cmd {
 static const struct qs_cmd cmds[] = {
 	{"bench", "engine", qs_cmd_bench_engine,
 	 "engine benchmark in-process on RAM volumes [--json FILE]"},
+	{"bench", "calibrate", qs_cmd_bench_calibrate, "drive model vs published figures --profile NAME [--json FILE]"},
 };
 
 static void usage(FILE *f)

@@ -28,6 +28,25 @@ struct stream {
 	uint64_t *unit_ready; /* per die: when the unit being filled has all data */
 };
 
+/*
+ * A bandwidth resource (channel, host link direction). A single next-free
+ * time would make a transfer that is ready early wait behind one that was
+ * reserved earlier for a later time (reads complete out of submission
+ * order), so time is cut into slots of BW_SLOT_NS and a transfer takes the
+ * free capacity of the slots from its ready time on: work-conserving, and
+ * O(slots spanned) per transfer. Slots behind the clock are recycled.
+ */
+#define BW_SLOT_NS 16000u
+#define BW_SLOTS (1u << 15) /* 524 ms ahead */
+
+struct bwres {
+	uint64_t base;	/* first slot still kept (absolute slot number) */
+	uint64_t tail;	/* end of the last transfer (beyond-horizon fallback) */
+	uint16_t *used; /* ns used per slot, ring indexed by slot % BW_SLOTS */
+	uint32_t *tag;	/* slot number / BW_SLOTS the used value belongs to */
+	uint64_t full;	/* every slot in [base, full) is completely used */
+};
+
 /* A program unit of host data in the write buffer, freed when programmed. */
 struct buf_ent {
 	uint64_t release;
@@ -40,6 +59,12 @@ struct qs_model {
 	uint32_t ndies, nch, unit, sb_ius, nsb;
 	uint64_t phys_ius;
 	uint32_t iu;
+	/*
+	 * Erase time charged per model block: a model superblock holds fewer
+	 * units per die than a real erase block, so the erase is charged in
+	 * proportion (the real block's erase amortised over its programs).
+	 */
+	uint64_t erase_ns;
 	/* Per-byte transfer costs in ns. */
 	double ch_ns_per_byte, lrd_ns_per_byte, lwr_ns_per_byte;
 
@@ -57,8 +82,9 @@ struct qs_model {
 	uint64_t *ctrl_free;
 	uint64_t *die_rd_free;	 /* reads (they suspend programs) */
 	uint64_t *die_prog_free; /* programs and erases */
-	uint64_t *ch_free;
-	uint64_t link_rd_free, link_wr_free;
+	struct bwres *ch;
+	struct bwres link_rd, link_wr;
+	uint64_t clock; /* latest submission time seen */
 	uint64_t host_prog_done; /* last host program completion */
 
 	/* Write buffer: bytes accepted and not yet programmed. */
@@ -77,6 +103,75 @@ static inline uint64_t max64(uint64_t a, uint64_t b)
 static inline uint64_t xfer_ns(double ns_per_byte, uint64_t bytes)
 {
 	return (uint64_t)(ns_per_byte * (double)bytes + 0.5);
+}
+
+/*
+ * Forget slots behind time now: no transfer can start before it. Slots are
+ * tagged with their lap round the ring, so recycling costs nothing here.
+ */
+static void bw_advance(struct bwres *r, uint64_t now)
+{
+	uint64_t s = now / BW_SLOT_NS;
+	if (s > r->base)
+		r->base = s;
+	if (r->full < r->base)
+		r->full = r->base;
+}
+
+/* The used time of absolute slot k (0 if the ring entry is from another lap). */
+static inline uint16_t *bw_slot(struct bwres *r, uint64_t k)
+{
+	uint32_t i = (uint32_t)(k % BW_SLOTS), lap = (uint32_t)(k / BW_SLOTS);
+	if (r->tag[i] != lap) {
+		r->tag[i] = lap;
+		r->used[i] = 0;
+	}
+	return &r->used[i];
+}
+
+/* Transfer taking dur ns of the resource, ready at t; returns its end. */
+static uint64_t bw_xfer(struct bwres *r, uint64_t t, uint64_t dur)
+{
+	uint64_t k = t / BW_SLOT_NS;
+	if (k < r->base) {
+		k = r->base;
+		t = k * BW_SLOT_NS;
+	}
+	if (k + dur / BW_SLOT_NS + 2 >= r->base + BW_SLOTS) {
+		/* Beyond the horizon (deep queues): serialise past the tail. */
+		uint64_t s = t > r->tail ? t : r->tail;
+		r->tail = s + dur;
+		return r->tail;
+	}
+	if (k < r->full) {
+		/* Skip the saturated backlog in one step. */
+		k = r->full;
+		if (t < k * BW_SLOT_NS)
+			t = k * BW_SLOT_NS;
+	}
+	uint64_t end = t;
+	while (dur) {
+		uint16_t *u = bw_slot(r, k);
+		uint64_t slot_end = (k + 1) * BW_SLOT_NS;
+		uint64_t room = BW_SLOT_NS - *u;
+		uint64_t from = t > k * BW_SLOT_NS ? t : k * BW_SLOT_NS;
+		if (slot_end - from < room)
+			room = slot_end - from;
+		if (room) {
+			uint64_t c = room < dur ? room : dur;
+			*u = (uint16_t)(*u + c);
+			dur -= c;
+			end = k * BW_SLOT_NS + *u;
+			if (end < from + c)
+				end = from + c;
+		}
+		if (k == r->full && *u == BW_SLOT_NS)
+			r->full = k + 1;
+		k++;
+	}
+	if (end > r->tail)
+		r->tail = end;
+	return end;
 }
 
 /* One command on the least busy controller core. */
@@ -98,32 +193,33 @@ static inline uint32_t die_of_phys(const struct qs_model *m, uint64_t p)
 
 /*
  * Read bytes of one IU from die d, starting no earlier than t. Reads take
- * priority over programs and erases (program/erase suspend): the read waits
- * only for earlier reads and pushes the die's pending program work back by
- * its own duration.
+ * priority over queued programs and erases and push them back by their own
+ * duration. Host and GC reads also suspend a program in progress; the
+ * read of a read-modify-write does not (the firmware keeps suspends for
+ * host reads' latency) and waits for the program under way to finish.
+ * Programs on a die run back to back up to die_prog_free, so the one under
+ * way at time s ends at die_prog_free minus a whole number of t_prog.
  */
-static uint64_t die_read(struct qs_model *m, uint32_t d, uint64_t t, uint64_t bytes)
+static uint64_t die_read(struct qs_model *m, uint32_t d, uint64_t t, uint64_t bytes,
+			 int suspend)
 {
 	uint64_t s = max64(t, m->die_rd_free[d]);
+	uint64_t pf = m->die_prog_free[d];
+	if (!suspend && pf > s)
+		s += (pf - s) % m->p.t_prog_ns;
 	uint64_t e = s + m->p.t_read_ns;
 	m->die_rd_free[d] = e;
-	if (m->die_prog_free[d] > s)
-		m->die_prog_free[d] += m->p.t_read_ns;
-	uint32_t ch = d % m->nch;
-	uint64_t xs = max64(e, m->ch_free[ch]);
-	m->ch_free[ch] = xs + xfer_ns(m->ch_ns_per_byte, bytes);
+	if (pf > s)
+		m->die_prog_free[d] = pf + m->p.t_read_ns;
 	m->c.nand_read_bytes += bytes;
-	return m->ch_free[ch];
+	return bw_xfer(&m->ch[d % m->nch], e, xfer_ns(m->ch_ns_per_byte, bytes));
 }
 
 /* Program one unit on die d once its data is ready; returns completion. */
 static uint64_t die_prog(struct qs_model *m, uint32_t d, uint64_t ready)
 {
 	uint64_t bytes = (uint64_t)m->unit * m->iu;
-	uint32_t ch = d % m->nch;
-	uint64_t xs = max64(ready, m->ch_free[ch]);
-	uint64_t xe = xs + xfer_ns(m->ch_ns_per_byte, bytes);
-	m->ch_free[ch] = xe;
+	uint64_t xe = bw_xfer(&m->ch[d % m->nch], ready, xfer_ns(m->ch_ns_per_byte, bytes));
 	uint64_t ps = max64(xe, m->die_prog_free[d]);
 	m->die_prog_free[d] = ps + m->p.t_prog_ns;
 	m->c.nand_prog_bytes += bytes;
@@ -270,14 +366,14 @@ static void gc_one(struct qs_model *m, uint64_t t)
 		uint32_t lba = m->rmap[base + q];
 		if (lba == NONE)
 			continue;
-		uint64_t r = die_read(m, q % m->ndies, t, m->iu);
+		uint64_t r = die_read(m, q % m->ndies, t, m->iu, 1);
 		invalidate(m, base + q);
 		place(m, lba, stream_put(m, &m->gc, r));
 		m->c.gc_moves++;
 	}
 	for (uint32_t d = 0; d < m->ndies; d++) {
 		uint64_t s = max64(max64(t, m->die_prog_free[d]), m->die_rd_free[d]);
-		m->die_prog_free[d] = s + m->p.t_erase_ns;
+		m->die_prog_free[d] = s + m->erase_ns;
 		m->c.erases++;
 	}
 	m->sb_state[victim] = SB_FREE;
@@ -297,7 +393,7 @@ static uint64_t nand_read(struct qs_model *m, uint64_t t, uint64_t off, uint64_t
 			piece = end - off;
 		uint32_t p = m->map[lba];
 		if (p != NONE && !in_host_buffer(m, p))
-			done = max64(done, die_read(m, die_of_phys(m, p), t, piece));
+			done = max64(done, die_read(m, die_of_phys(m, p), t, piece, 1));
 		off += piece;
 	}
 	return done;
@@ -311,6 +407,7 @@ static uint64_t nand_write(struct qs_model *m, uint64_t t, uint64_t off, uint64_
 		if (m->map[l] == NONE || !in_host_buffer(m, m->map[l]))
 			need++;
 	uint64_t acc = buf_admit(m, t, need * m->iu);
+	uint64_t ack = acc;
 	for (uint64_t l = iu0; l <= iu1; l++) {
 		uint64_t s = l * m->iu, e = s + m->iu;
 		int partial = off > s || off + len < e;
@@ -324,8 +421,13 @@ static uint64_t nand_write(struct qs_model *m, uint64_t t, uint64_t off, uint64_
 		if (partial) {
 			m->c.partial_ius++;
 			if (old != NONE) {
-				/* Read-modify-write: the old IU must be read to merge. */
-				ready = die_read(m, die_of_phys(m, old), acc, m->iu);
+				/*
+				 * Read-modify-write: the old IU must be read to merge.
+				 * The buffer holds whole IUs only (what PLP must save
+				 * is a whole IU), so the write completes once merged.
+				 */
+				ready = die_read(m, die_of_phys(m, old), acc, m->iu, 0);
+				ack = max64(ack, ready);
 				m->c.rmw++;
 			}
 		}
@@ -333,7 +435,7 @@ static uint64_t nand_write(struct qs_model *m, uint64_t t, uint64_t off, uint64_
 			invalidate(m, old);
 		place(m, (uint32_t)l, stream_put(m, &m->host, ready));
 	}
-	return acc;
+	return ack;
 }
 
 static uint64_t nand_discard(struct qs_model *m, uint64_t off, uint64_t len)
@@ -371,6 +473,13 @@ uint64_t qs_model_submit(struct qs_model *m, uint64_t now, int op, uint64_t off,
 	uint64_t cap = m->user_ius * m->iu;
 	if (op != QS_OP_FLUSH && (off >= cap || len == 0 || len > cap - off))
 		return ctrl_run(m, now); /* rejected: the controller still saw it */
+	if (now > m->clock) {
+		m->clock = now;
+		for (uint32_t c = 0; c < m->nch; c++)
+			bw_advance(&m->ch[c], now);
+		bw_advance(&m->link_rd, now);
+		bw_advance(&m->link_wr, now);
+	}
 	uint64_t t = ctrl_run(m, now);
 	switch (op) {
 	case QS_OP_READ: {
@@ -378,18 +487,15 @@ uint64_t qs_model_submit(struct qs_model *m, uint64_t now, int op, uint64_t off,
 		m->c.host_read_bytes += len;
 		uint64_t done = m->p.media == QS_MEDIA_SCM ? scm_io(m, t, off, len, 0)
 							  : nand_read(m, t, off, len);
-		uint64_t ls = max64(done, m->link_rd_free);
-		m->link_rd_free = ls + xfer_ns(m->lrd_ns_per_byte, len);
-		return m->link_rd_free;
+		return bw_xfer(&m->link_rd, done, xfer_ns(m->lrd_ns_per_byte, len));
 	}
 	case QS_OP_WRITE: {
 		m->c.host_writes++;
 		m->c.host_write_bytes += len;
-		uint64_t ls = max64(t, m->link_wr_free);
-		m->link_wr_free = ls + xfer_ns(m->lwr_ns_per_byte, len);
+		uint64_t in = bw_xfer(&m->link_wr, t, xfer_ns(m->lwr_ns_per_byte, len));
 		if (m->p.media == QS_MEDIA_SCM)
-			return scm_io(m, m->link_wr_free, off, len, 1);
-		return nand_write(m, m->link_wr_free, off, len);
+			return scm_io(m, in, off, len, 1);
+		return nand_write(m, in, off, len);
 	}
 	case QS_OP_FLUSH:
 		m->c.host_flushes++;
@@ -407,13 +513,13 @@ uint64_t qs_model_submit(struct qs_model *m, uint64_t now, int op, uint64_t off,
 
 uint64_t qs_model_idle_time(const struct qs_model *m)
 {
-	uint64_t t = max64(m->link_rd_free, m->link_wr_free);
+	uint64_t t = max64(m->link_rd.tail, m->link_wr.tail);
 	for (uint32_t i = 0; i < m->p.ctrl_units; i++)
 		t = max64(t, m->ctrl_free[i]);
 	for (uint32_t d = 0; d < m->ndies; d++)
 		t = max64(t, max64(m->die_rd_free[d], m->die_prog_free[d]));
 	for (uint32_t c = 0; c < m->nch; c++)
-		t = max64(t, m->ch_free[c]);
+		t = max64(t, m->ch[c].tail);
 	return t;
 }
 
@@ -431,13 +537,40 @@ uint64_t qs_model_fill_seq(struct qs_model *m, uint64_t now, uint64_t off, uint6
 	return qs_model_idle_time(m);
 }
 
+static int bw_init(struct bwres *r)
+{
+	r->used = calloc(BW_SLOTS, sizeof(*r->used));
+	r->tag = calloc(BW_SLOTS, sizeof(*r->tag));
+	return r->used && r->tag ? 0 : -ENOMEM;
+}
+
+static void bw_fini(struct bwres *r)
+{
+	free(r->used);
+	free(r->tag);
+}
+
+static void bw_copy(struct bwres *d, const struct bwres *s)
+{
+	memcpy(d->used, s->used, BW_SLOTS * sizeof(*s->used));
+	memcpy(d->tag, s->tag, BW_SLOTS * sizeof(*s->tag));
+	d->base = s->base;
+	d->tail = s->tail;
+	d->full = s->full;
+}
+
 static int alloc_all(struct qs_model *m)
 {
 	m->ctrl_free = calloc(m->p.ctrl_units, sizeof(uint64_t));
 	m->die_rd_free = calloc(m->ndies, sizeof(uint64_t));
 	m->die_prog_free = calloc(m->ndies, sizeof(uint64_t));
-	m->ch_free = calloc(m->nch, sizeof(uint64_t));
-	if (!m->ctrl_free || !m->die_rd_free || !m->die_prog_free || !m->ch_free)
+	m->ch = calloc(m->nch, sizeof(*m->ch));
+	if (!m->ctrl_free || !m->die_rd_free || !m->die_prog_free || !m->ch)
+		return -ENOMEM;
+	for (uint32_t c = 0; c < m->nch; c++)
+		if (bw_init(&m->ch[c]))
+			return -ENOMEM;
+	if (bw_init(&m->link_rd) || bw_init(&m->link_wr))
 		return -ENOMEM;
 	if (m->p.media == QS_MEDIA_SCM)
 		return 0;
@@ -503,6 +636,10 @@ struct qs_model *qs_model_new(const struct qs_profile *p, uint64_t scaled)
 			return NULL;
 		}
 		m->nsb = (uint32_t)nsb;
+		uint64_t units = k * 1; /* program units per die in one superblock */
+		m->erase_ns = units >= p->block_units
+				      ? p->t_erase_ns
+				      : p->t_erase_ns * units / p->block_units;
 		m->ring_cap = (uint32_t)(p->write_buffer_bytes / ((uint64_t)m->unit * m->iu)) +
 			      2 * m->ndies + 16;
 		m->host.host = 1;
@@ -530,7 +667,11 @@ void qs_model_free(struct qs_model *m)
 	free(m->ctrl_free);
 	free(m->die_rd_free);
 	free(m->die_prog_free);
-	free(m->ch_free);
+	for (uint32_t c = 0; m->ch && c < m->nch; c++)
+		bw_fini(&m->ch[c]);
+	free(m->ch);
+	bw_fini(&m->link_rd);
+	bw_fini(&m->link_wr);
 	free(m->map);
 	free(m->rmap);
 	free(m->sb_valid);
@@ -557,7 +698,11 @@ struct qs_model *qs_model_clone(const struct qs_model *m)
 	DUP(ctrl_free, m->p.ctrl_units);
 	DUP(die_rd_free, m->ndies);
 	DUP(die_prog_free, m->ndies);
-	DUP(ch_free, m->nch);
+	for (uint32_t i = 0; i < m->nch; i++)
+		bw_copy(&c->ch[i], &m->ch[i]);
+	bw_copy(&c->link_rd, &m->link_rd);
+	bw_copy(&c->link_wr, &m->link_wr);
+	c->clock = m->clock;
 	if (m->p.media == QS_MEDIA_NAND) {
 		DUP(map, m->user_ius);
 		DUP(rmap, m->phys_ius);
@@ -574,8 +719,6 @@ struct qs_model *qs_model_clone(const struct qs_model *m)
 	c->host.pos = m->host.pos;
 	c->gc.sb = m->gc.sb;
 	c->gc.pos = m->gc.pos;
-	c->link_rd_free = m->link_rd_free;
-	c->link_wr_free = m->link_wr_free;
 	c->host_prog_done = m->host_prog_done;
 	c->ring_head = m->ring_head;
 	c->ring_n = m->ring_n;

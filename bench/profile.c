@@ -39,6 +39,7 @@ static const struct key_def keys[] = {
 	{"t_read_us", K_NS, F(t_read_ns), 0.1, 10000, 1000, 1},
 	{"t_prog_us", K_NS, F(t_prog_ns), 0.1, 100000, 1000, 1},
 	{"t_erase_us", K_NS, F(t_erase_ns), 0, 100000, 1000, 0},
+	{"block_units", K_U32, F(block_units), 1, 100000, 1, 0},
 	{"channel_mbps", K_DBL, F(channel_mbps), 10, 100000, 1, 1},
 	{"link_read_mbps", K_DBL, F(link_read_mbps), 10, 100000, 1, 1},
 	{"link_write_mbps", K_DBL, F(link_write_mbps), 10, 100000, 1, 1},
@@ -120,6 +121,7 @@ int qs_profile_load(const char *path, struct qs_profile *p, char *err, size_t er
 	memset(p, 0, sizeof(*p));
 	p->superblocks = 1024;
 	p->gc_free_low = 4;
+	p->block_units = 1;
 	p->write_buffer_bytes = 0;
 	int rc = 0;
 

@@ -29,6 +29,7 @@ struct qs_profile {
 	uint64_t t_read_ns;	   /* die read of one IU (array to register) */
 	uint64_t t_prog_ns;	   /* die program of one program unit */
 	uint64_t t_erase_ns;	   /* die block erase */
+	uint32_t block_units;	   /* program units in one real erase block */
 	double channel_mbps;	   /* one channel's transfer rate, MB/s */
 	double link_read_mbps;	   /* host link, device to host, MB/s */
 	double link_write_mbps;	   /* host link, host to device, MB/s */

@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: MIT */
+/* Device model: IU read-modify-write, buffer merges, GC and validity,
+ * determinism, clones, and the profile loader's error messages. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../bench/model.h"
+#include "../bench/profile.h"
+
+#define KIB 1024ull
+#define MIB (1024ull * KIB)
+
+/* A small QLC-like drive: 8 dies, 64 KiB IU, 4 IUs per program unit. */
+static struct qs_profile small_qlc(void)
+{
+	struct qs_profile p;
+	memset(&p, 0, sizeof(p));
+	snprintf(p.name, sizeof(p.name), "test-qlc");
+	p.media = QS_MEDIA_NAND;
+	p.capacity_bytes = 256 * MIB;
+	p.iu_bytes = 64 * KIB;
+	p.op_pct = 10;
+	p.channels = 4;
+	p.dies_per_channel = 2;
+	p.unit_ius = 4;
+	p.superblocks = 64;
+	p.gc_free_low = 3;
+	p.t_read_ns = 100000;
+	p.t_prog_ns = 2000000;
+	p.t_erase_ns = 5000000;
+	p.block_units = 4;
+	p.channel_mbps = 800;
+	p.link_read_mbps = 7000;
+	p.link_write_mbps = 7000;
+	p.ctrl_units = 2;
+	p.ctrl_ns = 2000;
+	p.write_buffer_bytes = 16 * MIB;
+	p.plp = 1;
+	return p;
+}
+
+static struct qs_model *new_filled(const struct qs_profile *p, uint64_t *t)
+{
+	struct qs_model *m = qs_model_new(p, 0);
+	assert_non_null(m);
+	*t = qs_model_fill_seq(m, 0, 0, qs_model_capacity(m));
+	return m;
+}
+
+static void test_whole_iu_no_rmw(void **state)
+{
+	(void)state;
+	struct qs_profile p = small_qlc();
+	uint64_t t;
+	struct qs_model *m = new_filled(&p, &t);
+	struct qs_model_counters c0, c1;
+	qs_model_get_counters(m, &c0);
+	/* Whole, aligned IUs over mapped data: no read of the old IU. */
+	t = qs_model_submit(m, t, QS_OP_WRITE, 0, 64 * KIB);
+	t = qs_model_submit(m, t, QS_OP_WRITE, 128 * KIB, 256 * KIB);
+	qs_model_get_counters(m, &c1);
+	assert_int_equal(c1.rmw, c0.rmw);
+	assert_int_equal(c1.partial_ius, c0.partial_ius);
+	/* A 4 KiB write into an IU that is on NAND: one read-modify-write. */
+	t = qs_model_submit(m, t, QS_OP_WRITE, 10 * 64 * KIB + 8 * KIB, 4 * KIB);
+	qs_model_get_counters(m, &c0);
+	assert_int_equal(c0.rmw, c1.rmw + 1);
+	assert_int_equal(c0.partial_ius, c1.partial_ius + 1);
+	/* A misaligned 64 KiB write touches two IUs, both partial. */
+	t = qs_model_submit(m, t, QS_OP_WRITE, 20 * 64 * KIB + 4 * KIB, 64 * KIB);
+	qs_model_get_counters(m, &c1);
+	assert_int_equal(c1.rmw, c0.rmw + 2);
+	/* Another 4 KiB write into the IU just written: it is still in the
+	 * write buffer (its program unit is not complete), so it merges. */
+	t = qs_model_submit(m, t, QS_OP_WRITE, 10 * 64 * KIB, 4 * KIB);
+	qs_model_get_counters(m, &c0);
+	assert_int_equal(c0.rmw, c1.rmw);
+	assert_int_equal(c0.buffer_merges, c1.buffer_merges + 1);
+	assert_int_equal(qs_model_check(m), 0);
+	qs_model_free(m);
+}
+
+static void test_rmw_slower_than_whole(void **state)
+{
+	(void)state;
+	/* The same number of 4 KiB random writes and 64 KiB random writes at
+	 * the same depth: the 4 KiB ones cost a whole IU each plus a read, so
+	 * they cannot move more bytes per second. */
+	struct qs_profile p = small_qlc();
+	double bps[2];
+	for (int k = 0; k < 2; k++) {
+		uint64_t t;
+		struct qs_model *m = new_filled(&p, &t);
+		uint64_t bs = k ? 64 * KIB : 4 * KIB, t0 = t, rng = 7;
+		uint64_t done[16] = {0};
+		for (int i = 0; i < 3000; i++) {
+			rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+			uint64_t off = ((rng >> 20) % (qs_model_capacity(m) / bs)) * bs;
+			uint64_t now = done[i % 16] > t ? done[i % 16] : t;
+			done[i % 16] = qs_model_submit(m, now, QS_OP_WRITE, off, bs);
+			t = now;
+		}
+		uint64_t end = 0;
+		for (int i = 0; i < 16; i++)
+			end = done[i] > end ? done[i] : end;
+		bps[k] = 3000.0 * (double)bs / (double)(end - t0);
+		qs_model_free(m);
+	}
+	assert_true(bps[0] * 4 < bps[1]);
+}
+
+static void test_gc_validity(void **state)
+{
+	(void)state;
+	struct qs_profile p = small_qlc();
+	uint64_t t;
+	struct qs_model *m = new_filled(&p, &t);
+	uint32_t nsb = qs_model_superblocks(m);
+	assert_true(qs_model_free_superblocks(m) < nsb / 5);
+	uint64_t rng = 1;
+	uint64_t ius = qs_model_capacity(m) / (64 * KIB);
+	/* Random whole-IU overwrites, three times the capacity: GC must
+	 * free space again and again. */
+	for (uint64_t i = 0; i < 3 * ius; i++) {
+		rng ^= rng << 13;
+		rng ^= rng >> 7;
+		rng ^= rng << 17;
+		t = qs_model_submit(m, t, QS_OP_WRITE, (rng % ius) * 64 * KIB, 64 * KIB);
+		if (i % 997 == 0)
+			assert_int_equal(qs_model_check(m), 0);
+	}
+	struct qs_model_counters c;
+	qs_model_get_counters(m, &c);
+	assert_true(c.gc_runs > 0);
+	assert_true(c.gc_moves > 0);
+	assert_true(c.erases > 0);
+	/* GC keeps the pool near its watermark: never exhausted. */
+	assert_true(qs_model_free_superblocks(m) >= p.gc_free_low - 1);
+	/* Write amplification inside the drive: programmed > host written. */
+	assert_true(c.nand_prog_bytes > c.host_write_bytes);
+	assert_int_equal(qs_model_check(m), 0);
+	/* Discard everything: validity drops to nothing and stays consistent. */
+	qs_model_submit(m, t, QS_OP_DISCARD, 0, qs_model_capacity(m));
+	assert_int_equal(qs_model_check(m), 0);
+	qs_model_get_counters(m, &c);
+	uint64_t rd = c.nand_read_bytes;
+	qs_model_submit(m, t, QS_OP_READ, 0, 64 * KIB);
+	qs_model_get_counters(m, &c);
+	assert_int_equal(c.nand_read_bytes, rd); /* unmapped: no NAND read */
+	qs_model_free(m);
+}
+
+static uint64_t run_trace(struct qs_model *m, uint64_t t, uint64_t seed, uint64_t *sum)
+{
+	uint64_t cap = qs_model_capacity(m);
+	for (int i = 0; i < 20000; i++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		int op = (int)((seed >> 60) % 4 == 0 ? QS_OP_READ : QS_OP_WRITE);
+		uint64_t len = ((seed >> 8) % 4 == 0 ? 64 : 4) * KIB;
+		uint64_t off = ((seed >> 16) % (cap / len)) * len;
+		uint64_t c = qs_model_submit(m, t, op, off, len);
+		assert_true(c >= t);
+		*sum = *sum * 31 + c;
+		t += (seed >> 40) % 20000;
+	}
+	return t;
+}
+
+static void test_determinism_and_clone(void **state)
+{
+	(void)state;
+	struct qs_profile p = small_qlc();
+	uint64_t t1, t2, s1 = 0, s2 = 0, s3 = 0;
+	struct qs_model *a = new_filled(&p, &t1);
+	struct qs_model *b = new_filled(&p, &t2);
+	assert_int_equal(t1, t2);
+	t1 = run_trace(a, t1, 99, &s1);
+	t2 = run_trace(b, t2, 99, &s2);
+	assert_int_equal(s1, s2);
+	/* A clone continues exactly like its original. */
+	struct qs_model *c = qs_model_clone(a);
+	assert_non_null(c);
+	s1 = s3 = 0;
+	run_trace(a, t1, 5, &s1);
+	run_trace(c, t1, 5, &s3);
+	assert_int_equal(s1, s3);
+	/* A different trace gives different times (the test can fail). */
+	s2 = 0;
+	run_trace(b, t2, 6, &s2);
+	assert_int_not_equal(s1, s2);
+	qs_model_free(a);
+	qs_model_free(b);
+	qs_model_free(c);
+}
+
+static void test_scm_no_iu_penalty(void **state)
+{
+	(void)state;
+	struct qs_profile p = small_qlc();
+	p.media = QS_MEDIA_SCM;
+	p.iu_bytes = 4 * KIB;
+	p.unit_ius = 1;
+	p.t_read_ns = 5000;
+	p.t_prog_ns = 8000;
+	struct qs_model *m = qs_model_new(&p, 0);
+	assert_non_null(m);
+	uint64_t t = 0, c = qs_model_submit(m, t, QS_OP_WRITE, 4 * KIB, 4 * KIB);
+	/* controller + link + one media write: microseconds, no RMW */
+	assert_true(c - t < 20000);
+	struct qs_model_counters k;
+	qs_model_get_counters(m, &k);
+	assert_int_equal(k.rmw, 0);
+	qs_model_free(m);
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* dst = src with the first from replaced by to. */
+static void subst(char *dst, size_t n, const char *src, const char *from, const char *to)
+{
+	const char *at = strstr(src, from);
+	assert_non_null(at);
+	snprintf(dst, n, "%.*s%s%s", (int)(at - src), src, to, at + strlen(from));
+}
+
+static const char *good_ini =
+	"; test profile\n"
+	"[drive]\n"
+	"media = nand\n"
+	"capacity_gb = 1\n"
+	"iu_kib = 64\n"
+	"op_pct = 7\n"
+	"channels = 2\n"
+	"dies_per_channel = 2\n"
+	"unit_ius = 4\n"
+	"t_read_us = 100\n"
+	"t_prog_us = 2000\n"
+	"channel_mbps = 800\n"
+	"link_read_mbps = 7000\n"
+	"link_write_mbps = 7000\n"
+	"ctrl_units = 1\n"
+	"ctrl_ns = 1000\n"
+	"write_buffer_mib = 8\n"
+	"plp = 1\n";
+
+static void test_profile_loader(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/qs_test_profile_XXXXXX.ini";
+	int fd = mkstemps(path, 4);
+	assert_true(fd >= 0);
+	close(fd);
+	struct qs_profile p;
+	char err[512], buf[1024];
+
+	write_file(path, good_ini);
+	assert_int_equal(qs_profile_load(path, &p, err, sizeof(err)), 0);
+	assert_int_equal(p.iu_bytes, 65536);
+	assert_int_equal(p.t_prog_ns, 2000000);
+	assert_int_equal(p.capacity_bytes, 1000000000ull);
+
+	/* A value out of range: the message names file, line, key, value
+	 * and the allowed range. op_pct is on line 6. */
+	subst(buf, sizeof(buf), good_ini, "op_pct = 7", "op_pct = 900");
+	write_file(path, buf);
+	assert_int_equal(qs_profile_load(path, &p, err, sizeof(err)), -EINVAL);
+	char want[600];
+	snprintf(want, sizeof(want), "%s:6:", path);
+	assert_non_null(strstr(err, want));
+	assert_non_null(strstr(err, "op_pct"));
+	assert_non_null(strstr(err, "'900'"));
+	assert_non_null(strstr(err, "0..200"));
+
+	/* Not a number. */
+	subst(buf, sizeof(buf), good_ini, "channels = 2", "channels = x");
+	write_file(path, buf);
+	assert_int_equal(qs_profile_load(path, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "channels"));
+	assert_non_null(strstr(err, ":7:"));
+
+	/* An unknown key is an error, not silently ignored. */
+	snprintf(buf, sizeof(buf), "%s%s", good_ini, "tprog_us = 5\n");
+	write_file(path, buf);
+	assert_int_equal(qs_profile_load(path, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "tprog_us"));
+	assert_non_null(strstr(err, ":19:"));
+
+	/* A missing required key. */
+	subst(buf, sizeof(buf), good_ini, "plp = 1\n", "");
+	write_file(path, buf);
+	assert_int_equal(qs_profile_load(path, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "plp"));
+	assert_non_null(strstr(err, "missing"));
+
+	/* A write buffer too small for two die stripes. */
+	subst(buf, sizeof(buf), good_ini, "write_buffer_mib = 8", "write_buffer_mib = 1");
+	write_file(path, buf);
+	assert_int_equal(qs_profile_load(path, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "write_buffer_mib"));
+	assert_non_null(strstr(err, ":17:"));
+
+	unlink(path);
+}
+
+static void test_shipped_profiles_load(void **state)
+{
+	(void)state;
+	static const char *names[] = {"p5316-30t", "p5316-15t", "p5510", "p4500", "optane"};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char path[256], err[512];
+		struct qs_profile p;
+		snprintf(path, sizeof(path), "conf/profiles/%s.ini", names[i]);
+		if (access(path, R_OK))
+			snprintf(path, sizeof(path), "../../conf/profiles/%s.ini", names[i]);
+		int rc = qs_profile_load(path, &p, err, sizeof(err));
+		if (rc)
+			fail_msg("%s: %s", names[i], err);
+		struct qs_model *m = qs_model_new(&p, (uint64_t)p.iu_bytes << 14);
+		assert_non_null(m);
+		qs_model_free(m);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_whole_iu_no_rmw),
+		cmocka_unit_test(test_rmw_slower_than_whole),
+		cmocka_unit_test(test_gc_validity),
+		cmocka_unit_test(test_determinism_and_clone),
+		cmocka_unit_test(test_scm_no_iu_penalty),
+		cmocka_unit_test(test_profile_loader),
+		cmocka_unit_test(test_shipped_profiles_load),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
