@@ -145,7 +145,7 @@ static int cal_run(struct qs_model *m, const struct cal_test *t, uint64_t span_o
 	struct qs_sim *sim = qs_sim_new();
 	if (!sim)
 		return -ENOMEM;
-	struct qs_sim_vol *sv = qs_sim_vol_new(sim, m, 0);
+	struct qs_sim_vol *sv = qs_sim_vol_new(sim, m, QS_SIM_DATA_NONE);
 	struct loop l = {0};
 	l.slots = calloc(qd, sizeof(*l.slots));
 	if (!sv || !l.slots) {

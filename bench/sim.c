@@ -76,6 +76,8 @@ static struct ev pop(struct qs_sim *s)
 	return top;
 }
 
+static void timer_fire(void *arg, int gen);
+
 static uint64_t run(struct qs_sim *s, uint64_t until, int bounded)
 {
 	uint64_t n = 0;
@@ -84,6 +86,8 @@ static uint64_t run(struct qs_sim *s, uint64_t until, int bounded)
 		if (bounded && s->heap[0].t > until)
 			break;
 		struct ev e = pop(s);
+		if (e.fn == timer_fire && (uint32_t)e.result != (uint32_t)s->timer_gen)
+			continue; /* a replaced or cancelled deadline: not an event */
 		s->now = e.t;
 		e.fn(e.arg, e.result);
 		n++;
@@ -211,7 +215,7 @@ struct qs_sim_vol {
 	struct qs_vol vol;
 	struct qs_sim *sim;
 	struct qs_model *model;
-	int store_data;
+	enum qs_sim_data mode;
 	struct store st;
 	uint64_t inflight;
 };
@@ -398,7 +402,12 @@ static void vol_submit(struct qs_sim_vol *v, int op, uint64_t off, uint64_t len,
 			t = qs_model_submit(v->model, t, QS_OP_FLUSH, 0, 0);
 	}
 	v->inflight++;
-	if (v->store_data && !err && op != QS_OP_FLUSH) {
+	if (v->mode == QS_SIM_DATA_ZERO && !err && op == QS_OP_READ) {
+		/* Cleared now: the caller may not look before the completion. */
+		for (int i = 0; i < iovcnt; i++)
+			memset(iov[i].iov_base, 0, iov[i].iov_len);
+	}
+	if (v->mode == QS_SIM_DATA_STORE && !err && op != QS_OP_FLUSH) {
 		struct req *r = malloc(sizeof(*r) + (size_t)(iov ? iovcnt : 0) * sizeof(*iov));
 		if (r) {
 			*r = (struct req){v, op, off, len, cb, arg, iov ? iovcnt : 0};
@@ -459,7 +468,7 @@ static const struct qs_vol_ops sim_vol_ops = {
 	.discard = op_discard,
 };
 
-struct qs_sim_vol *qs_sim_vol_new(struct qs_sim *s, struct qs_model *m, int store_data)
+struct qs_sim_vol *qs_sim_vol_new(struct qs_sim *s, struct qs_model *m, enum qs_sim_data mode)
 {
 	struct qs_sim_vol *v = calloc(1, sizeof(*v));
 	if (!v) {
@@ -468,7 +477,7 @@ struct qs_sim_vol *qs_sim_vol_new(struct qs_sim *s, struct qs_model *m, int stor
 	}
 	v->sim = s;
 	v->model = m;
-	v->store_data = store_data;
+	v->mode = mode;
 	v->vol.ops = &sim_vol_ops;
 	v->vol.ctx = v;
 	v->vol.size = qs_model_capacity(m) / QS_BLOCK_SIZE * QS_BLOCK_SIZE;

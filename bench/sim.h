@@ -59,15 +59,26 @@ void qs_sim_stop(struct qs_sim *s);
 /* Pending events. */
 uint64_t qs_sim_pending(const struct qs_sim *s);
 
+/* What a model-backed volume does with data. */
+enum qs_sim_data {
+	/* Timing only; read buffers are left untouched (benchmarks that never
+	 * look at data, e.g. calibrate, may pass one small dummy buffer). */
+	QS_SIM_DATA_NONE = 0,
+	/* Timing only; reads return zeroes (the buffers are cleared). */
+	QS_SIM_DATA_ZERO = 1,
+	/* Written data is kept in a sparse RAM store of 4 KiB blocks; reads
+	 * return it, zeroes where never written or discarded. */
+	QS_SIM_DATA_STORE = 2,
+};
+
 /*
- * A volume over model m driven by s. With store_data, written data is kept
- * in a sparse RAM store (4 KiB blocks) and reads return it (zeroes where
- * never written or discarded); without it the volume is timing-only: writes
- * are not stored and reads return zeroes. Writes and discards take effect
- * when they complete, reads copy data when they complete. The volume does
- * not own s or m, which must outlive it. NULL with errno on failure.
+ * A volume over model m driven by s, handling data as mode says. Writes and
+ * discards take effect in the store when they complete; reads copy (or
+ * clear) their buffers when they complete. The volume does not own s or m,
+ * which must outlive it. NULL with errno on failure.
  */
-struct qs_sim_vol *qs_sim_vol_new(struct qs_sim *s, struct qs_model *m, int store_data);
+struct qs_sim_vol *qs_sim_vol_new(struct qs_sim *s, struct qs_model *m,
+				  enum qs_sim_data mode);
 void qs_sim_vol_free(struct qs_sim_vol *v);
 /* The struct qs_vol to give the engine; valid as long as v. */
 struct qs_vol *qs_sim_vol_vol(struct qs_sim_vol *v);
