@@ -251,8 +251,10 @@ static void d_on_started(void *arg, int res)
 	}
 	feat = qs_ublk_features(d->ublk, &ioctl_encode);
 	d->state = D_RUNNING;
-	d_log("/dev/ublkb%d ready: %llu bytes, backend %s, flags 0x%llx, %s opcodes",
-	      qs_ublk_dev_id(d->ublk), (unsigned long long)d->bk.size, d->bk.name,
+	d_log("/dev/ublkb%d ready%s: %llu bytes, backend %s, flags 0x%llx, %s opcodes",
+	      qs_ublk_dev_id(d->ublk),
+	      qs_ublk_recovered(d->ublk) ? " (re-attached by user recovery)" : "",
+	      (unsigned long long)d->bk.size, d->bk.name,
 	      (unsigned long long)feat, ioctl_encode ? "ioctl-encoded" : "legacy");
 	d_notify("READY=1");
 	if (d->stop_requested)

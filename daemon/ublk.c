@@ -68,6 +68,7 @@ struct qs_ublk {
 	int ctrl_fd, cdev_fd;
 	int dev_id;
 	bool added;
+	bool recovering; /* re-attaching to a quiesced device (user recovery) */
 	bool ioctl_encode;
 	uint64_t features; /* from GET_FEATURES, or the 6.1 set */
 	uint64_t flags;	   /* negotiated UBLK_F_* */
@@ -332,6 +333,14 @@ static int ublk_set_params(struct qs_ublk *u, char *err, size_t errlen)
 	return ret < 0 ? ret : 0;
 }
 
+/* The fresh-device path: open /dev/ublkcN, then SET_PARAMS. */
+static int ublk_set_params_after_open(struct qs_ublk *u, char *err, size_t errlen)
+{
+	int ret = ublk_open_cdev(u, err, errlen);
+
+	return ret ? ret : ublk_set_params(u, err, errlen);
+}
+
 static int ublk_map_queues(struct qs_ublk *u, char *err, size_t errlen)
 {
 	long page = sysconf(_SC_PAGESIZE);
@@ -377,6 +386,84 @@ static int ublk_map_queues(struct qs_ublk *u, char *err, size_t errlen)
 				 ((size_t)q * u->conf.depth + i) * u->conf.max_io_bytes;
 		}
 	}
+	return 0;
+}
+
+static int ublk_get_info(struct qs_ublk *u, struct ublksrv_ctrl_dev_info *info)
+{
+	struct ublksrv_ctrl_cmd cmd;
+
+	memset(info, 0, sizeof(*info));
+	ublk_cmd_init(u, &cmd);
+	cmd.addr = (uint64_t)(uintptr_t)info;
+	cmd.len = sizeof(*info);
+	return ublk_ctrl(u, UBLK_CMD_GET_DEV_INFO, UBLK_U_CMD_GET_DEV_INFO, &cmd);
+}
+
+/*
+ * Take over a device left behind by a daemon that died (UBLK_F_USER_RECOVERY):
+ * check it matches this configuration, then START_USER_RECOVERY, which the
+ * kernel refuses (EBUSY) until the dead daemon's /dev/ublkcN is released
+ * and the device is quiesced (on 6.1 its monitor work does that within 5 s).
+ */
+static int ublk_recover_prepare(struct qs_ublk *u, const struct ublksrv_ctrl_dev_info *info,
+				char *err, size_t errlen)
+{
+	struct ublksrv_ctrl_cmd cmd;
+	struct ublk_params p;
+	struct timespec ts = {0, 100 * 1000 * 1000};
+	int ret, i;
+
+	if (!(info->flags & UBLK_F_USER_RECOVERY)) {
+		snprintf(err, errlen, "ublk device %d exists and was created without user recovery: "
+			 "delete it or configure another ublk.dev_id", u->dev_id);
+		return -EEXIST;
+	}
+	if (info->nr_hw_queues != u->conf.queues || info->queue_depth != u->conf.depth ||
+	    info->max_io_buf_bytes != u->conf.max_io_bytes) {
+		snprintf(err, errlen, "ublk device %d to recover has %u queues of depth %u, "
+			 "max_io %u; the config asks for %u, %u, %u",
+			 u->dev_id, info->nr_hw_queues, info->queue_depth, info->max_io_buf_bytes,
+			 u->conf.queues, u->conf.depth, u->conf.max_io_bytes);
+		return -EINVAL;
+	}
+	memset(&p, 0, sizeof(p));
+	p.len = sizeof(p);
+	ublk_cmd_init(u, &cmd);
+	cmd.addr = (uint64_t)(uintptr_t)&p;
+	cmd.len = sizeof(p);
+	ret = ublk_ctrl(u, UBLK_CMD_GET_PARAMS, UBLK_U_CMD_GET_PARAMS, &cmd);
+	if (ret < 0) {
+		snprintf(err, errlen, "ublk GET_PARAMS %d: %s", u->dev_id, strerror(-ret));
+		return ret;
+	}
+	if (p.basic.dev_sectors != u->bk->size >> 9 ||
+	    (1u << p.basic.physical_bs_shift) != u->conf.iu_bytes) {
+		snprintf(err, errlen, "ublk device %d to recover has %llu bytes and a %u-byte "
+			 "physical block; the backend has %llu bytes and the IU is %u",
+			 u->dev_id, (unsigned long long)p.basic.dev_sectors << 9,
+			 1u << p.basic.physical_bs_shift, (unsigned long long)u->bk->size,
+			 u->conf.iu_bytes);
+		return -EINVAL;
+	}
+	for (i = 0; i < 300; i++) {
+		ublk_cmd_init(u, &cmd);
+		ret = ublk_ctrl(u, UBLK_CMD_START_USER_RECOVERY, UBLK_U_CMD_START_USER_RECOVERY,
+				&cmd);
+		if (ret != -EBUSY)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	if (ret < 0) {
+		snprintf(err, errlen, "ublk START_USER_RECOVERY %d: %s%s", u->dev_id,
+			 strerror(-ret), ret == -EBUSY ? " (still in use after 30 s)" : "");
+		return ret;
+	}
+	u->added = true;
+	u->recovering = true;
+	u->flags = info->flags;
+	fprintf(stderr, "qlcshaped: ublk: recovering device %d (flags 0x%llx)\n", u->dev_id,
+		(unsigned long long)info->flags);
 	return 0;
 }
 
@@ -427,14 +514,33 @@ int qs_ublk_create(struct qs_ublk **out, struct qs_uloop *loop, const struct qs_
 	u->ctrl_ready = true;
 	ublk_probe_features(u);
 
+	if (conf->user_recovery && conf->dev_id >= 0) {
+		ret = ublk_get_info(u, &info);
+		if (ret == 0) {
+			ret = ublk_recover_prepare(u, &info, err, errlen);
+			if (ret)
+				goto fail;
+			goto attach;
+		}
+		if (ret != -ENODEV) {
+			snprintf(err, errlen, "ublk GET_DEV_INFO %d: %s", u->dev_id, strerror(-ret));
+			goto fail;
+		}
+	}
+
 	want = 0;
 	if (u->ioctl_encode)
 		want |= UBLK_F_CMD_IOCTL_ENCODE;
 	if (conf->user_recovery) {
-		if (u->features & UBLK_F_USER_RECOVERY)
-			want |= UBLK_F_USER_RECOVERY;
+		/* REISSUE: requests the dead daemon held go to the next one. */
+		if ((u->features & UBLK_F_USER_RECOVERY) &&
+		    (u->features & UBLK_F_USER_RECOVERY_REISSUE))
+			want |= UBLK_F_USER_RECOVERY | UBLK_F_USER_RECOVERY_REISSUE;
 		else
 			fprintf(stderr, "qlcshaped: ublk: kernel lacks UBLK_F_USER_RECOVERY\n");
+		if (conf->dev_id < 0)
+			fprintf(stderr, "qlcshaped: ublk: user recovery needs a fixed ublk.dev_id "
+				"to find the device again\n");
 	}
 	memset(&info, 0, sizeof(info));
 	info.nr_hw_queues = (uint16_t)conf->queues;
@@ -456,12 +562,15 @@ int qs_ublk_create(struct qs_ublk **out, struct qs_uloop *loop, const struct qs_
 	u->flags = info.flags;
 	if (info.max_io_buf_bytes < conf->max_io_bytes)
 		u->conf.max_io_bytes = info.max_io_buf_bytes; /* the kernel rounds down */
+	ret = ublk_set_params_after_open(u, err, errlen);
+	if (ret)
+		goto fail;
+	goto map;
+attach:
 	ret = ublk_open_cdev(u, err, errlen);
 	if (ret)
 		goto fail;
-	ret = ublk_set_params(u, err, errlen);
-	if (ret)
-		goto fail;
+map:
 	ret = ublk_map_queues(u, err, errlen);
 	if (ret)
 		goto fail;
@@ -560,8 +669,17 @@ static int ublk_async(struct qs_ublk *u, unsigned legacy_op, unsigned ioctl_op, 
 
 int qs_ublk_start(struct qs_ublk *u, qs_ublk_cb cb, void *arg)
 {
+	/* Both wait until every tag is fetched, then let requests flow. */
+	if (u->recovering)
+		return ublk_async(u, UBLK_CMD_END_USER_RECOVERY, UBLK_U_CMD_END_USER_RECOVERY,
+				  (uint64_t)getpid(), cb, arg);
 	return ublk_async(u, UBLK_CMD_START_DEV, UBLK_U_CMD_START_DEV, (uint64_t)getpid(), cb,
 			  arg);
+}
+
+bool qs_ublk_recovered(const struct qs_ublk *u)
+{
+	return u->recovering;
 }
 
 int qs_ublk_stop(struct qs_ublk *u, qs_ublk_cb cb, void *arg)

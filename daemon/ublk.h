@@ -22,12 +22,26 @@
  * commands alike; otherwise the ioctl-encoded ones, and UBLK_F_CMD_IOCTL_ENCODE
  * is requested.
  *
+ * User recovery (conf.user_recovery with a fixed dev_id): the device is
+ * created with UBLK_F_USER_RECOVERY | UBLK_F_USER_RECOVERY_REISSUE. If the
+ * daemon dies, the kernel keeps /dev/ublkbN and quiesces it: requests the
+ * dead daemon had fetched but not committed are requeued (REISSUE) and,
+ * with everything submitted meanwhile, wait in the block layer. A new
+ * daemon finding the device (GET_DEV_INFO) checks it matches, sends
+ * START_USER_RECOVERY, fetches every tag and sends END_USER_RECOVERY
+ * instead of START_DEV; the requeued requests are then served again. A
+ * reissued write is simply written again (same data, same place), and a
+ * write the dead daemon had completed is already in the engine's log.
+ *
  * Life cycle (every call on the loop thread unless said otherwise):
  *   qs_ublk_create  ADD_DEV, open /dev/ublkcN, SET_PARAMS, map descriptors,
- *                   prepare FETCH_REQ for every tag of every queue
- *   qs_ublk_start   START_DEV (data[0] = pid) on a helper thread, because it
- *                   returns only after the kernel has read the partition
- *                   table through the queues this thread must keep serving
+ *                   prepare FETCH_REQ for every tag of every queue (or, when
+ *                   recovering, START_USER_RECOVERY instead of ADD_DEV and
+ *                   SET_PARAMS)
+ *   qs_ublk_start   START_DEV (or END_USER_RECOVERY; data[0] = pid) on a
+ *                   helper thread, because it returns only after the kernel
+ *                   has read the partition table through the queues this
+ *                   thread must keep serving
  *   qs_ublk_stop    STOP_DEV on a helper thread, same reason (del_gendisk
  *                   flushes through the queues); the kernel then aborts the
  *                   fetch commands
@@ -96,6 +110,8 @@ int qs_ublk_dev_id(const struct qs_ublk *u);
 /* Requests handed to the backend and not yet committed back. */
 uint32_t qs_ublk_inflight(const struct qs_ublk *u);
 void qs_ublk_get_stats(const struct qs_ublk *u, struct qs_ublk_stats *s);
+/* Whether create re-attached to a device a dead daemon left (user recovery). */
+bool qs_ublk_recovered(const struct qs_ublk *u);
 /* Negotiated kernel feature flags (UBLK_F_*), and whether opcodes are ioctl-encoded. */
 uint64_t qs_ublk_features(const struct qs_ublk *u, bool *ioctl_encode);
 

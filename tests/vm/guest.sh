@@ -30,9 +30,9 @@ start_daemon() { # what config [--format]
 	/usr/bin/qlcshaped --config "$2" $3 >/tmp/qlcshaped.log 2>&1 &
 	pid=$!
 	i=0
-	while [ ! -b /dev/ublkb0 ]; do
+	while ! grep -q "/dev/ublkb0 ready" /tmp/qlcshaped.log; do
 		i=$((i + 1))
-		[ $i -gt 300 ] && fail "/dev/ublkb0 did not appear in 30 s"
+		[ $i -gt 400 ] && fail "/dev/ublkb0 not ready within 40 s"
 		kill -0 $pid 2>/dev/null || fail "qlcshaped exited early"
 		sleep 0.1
 	done
@@ -118,6 +118,26 @@ sum2=$(dd if=/dev/ublkb0 bs=1M count=64 iflag=direct 2>/dev/null | md5sum | cut 
 echo "qs-vm:   md5 before $sum1 after $sum2"
 [ "$sum1" = "$sum2" ] || fail "data changed across the restart"
 stop_daemon "engine backend, after recovery"
+
+# kill -9 in the middle of fio: the device stays (user recovery), a new
+# daemon re-attaches, the requeued requests are served, fio verifies.
+start_daemon "engine backend, user recovery" /qs/engine-recovery.ini
+step "fio 4k random write + verify, qlcshaped killed with SIGKILL midway"
+fio --name=kill9 --filename=/dev/ublkb0 --direct=1 --ioengine=io_uring --iodepth=8 \
+	--rw=randwrite --bs=4k --size=8M --offset=96M --verify=crc32c --do_verify=1 \
+	--verify_fatal=1 --randrepeat=0 >/tmp/fio5.log 2>&1 &
+fpid=$!
+sleep 3
+kill -0 $fpid 2>/dev/null || { cat /tmp/fio5.log; fail "fio ended before the kill"; }
+kill -9 $pid
+wait $pid
+echo "qs-vm:   qlcshaped killed (SIGKILL)"
+[ -b /dev/ublkb0 ] || fail "/dev/ublkb0 vanished with the daemon (no user recovery)"
+start_daemon "engine backend, re-attach" /qs/engine-recovery.ini
+grep -q "re-attached by user recovery" /tmp/qlcshaped.log || fail "daemon did not re-attach"
+wait $fpid || { cat /tmp/fio5.log; fail "fio across the daemon kill"; }
+grep -E "IOPS=|err=" /tmp/fio5.log | sed 's/^/qs-vm: fio: /'
+stop_daemon "engine backend, after user recovery"
 
 echo "qs-vm: all steps passed"
 exit 0

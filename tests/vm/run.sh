@@ -46,7 +46,7 @@ build_initramfs() { # kernel -> build/vm/initramfs-K.cpio
 	cp /bin/busybox "$root/bin/busybox"
 	ln -s busybox "$root/bin/sh" # for the #! of /init, before --install
 	install -m 0755 tests/vm/init "$root/init"
-	cp tests/vm/guest.sh tests/vm/ram.ini tests/vm/engine.ini "$root/qs/"
+	cp tests/vm/guest.sh tests/vm/ram.ini tests/vm/engine.ini tests/vm/engine-recovery.ini "$root/qs/"
 	cp "$VM/k$k/ublk_drv.ko" "$root/lib/ublk_drv.ko"
 	add_prog "$root" build/qlcshaped /usr/bin/qlcshaped
 	add_prog "$root" "$(command -v fio)" /usr/bin/fio
