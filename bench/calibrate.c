@@ -57,6 +57,7 @@ struct cal_point {
 struct cal_result {
 	double iops, bytes_per_s, mean_lat_us;
 	double slice_iops[10]; /* over each tenth of the run, ramp included */
+	uint64_t total_ios;    /* every I/O simulated, ramp included */
 	uint64_t ios;
 };
 
@@ -70,7 +71,7 @@ struct loop {
 	uint64_t seq_next;
 	uint64_t rng;
 	uint64_t t_meas, t_end;
-	uint64_t done_ios, lat_sum;
+	uint64_t done_ios, lat_sum, all_ios;
 	uint64_t t0, slice_ios[10]; /* completions per tenth of the run */
 	uint64_t slice_lat[10];
 	uint64_t inflight;
@@ -99,6 +100,7 @@ static void loop_done(void *arg, int result)
 	struct loop *l = sl->l;
 	uint64_t now = qs_sim_now(l->sim);
 	l->inflight--;
+	l->all_ios++;
 	if (result == 0 && now < l->t_end) {
 		uint64_t k = (now - l->t0) * 10 / (l->t_end - l->t0);
 		l->slice_ios[k]++;
@@ -176,6 +178,7 @@ static int cal_run(struct qs_model *m, const struct cal_test *t, uint64_t span_o
 	qs_sim_run(sim);
 	double win = (double)(l.t_end - l.t_meas) / 1e9;
 	r->ios = l.done_ios;
+	r->total_ios = l.all_ios;
 	r->iops = (double)l.done_ios / win;
 	r->bytes_per_s = r->iops * t->bs;
 	r->mean_lat_us = l.done_ios ? (double)l.lat_sum / (double)l.done_ios / 1e3 : 0;
@@ -343,6 +346,9 @@ static void print_state(const struct qs_model *m, const char *what, const char *
 	       qs_model_free_superblocks(m), qs_model_superblocks(m));
 }
 
+/* I/Os simulated by closed loops (preconditioning excluded), for the rate. */
+static uint64_t cal_total_ios;
+
 static int run_method(const struct qs_profile *p, uint64_t scaled, const struct cal_method *mm,
 		      const struct cal_test *tests, int ntests, struct cal_point *pts, int *npts,
 		      int verbose)
@@ -392,6 +398,7 @@ static int run_method(const struct qs_profile *p, uint64_t scaled, const struct 
 		if (!rc)
 			rc = cal_run(m, t, 0, span, dur, qd, 1 + (uint64_t)i, mm->peak, &r);
 		if (!rc) {
+			cal_total_ios += r.total_ios;
 			add_points(pts, npts, mm, t, &r);
 			if (t->lat_us) {
 				char nm[96];
@@ -515,8 +522,10 @@ int qs_cmd_bench_calibrate(int argc, char **argv)
 		printf("%-58s %-5s %12.6g %12.6g %+7.1f%%\n", pts[i].name, pts[i].unit,
 		       pts[i].published, pts[i].model, e);
 	}
-	printf("\n%d points, worst error %.1f%%, %.1f s wall\n", npts, worst,
-	       (double)(w1.tv_sec - w0.tv_sec) + (double)(w1.tv_nsec - w0.tv_nsec) / 1e9);
+	double wall = (double)(w1.tv_sec - w0.tv_sec) + (double)(w1.tv_nsec - w0.tv_nsec) / 1e9;
+	printf("\n%d points, worst error %.1f%%, %.1f s wall (%.1fM I/Os simulated, %.2fM "
+	       "per wall second incl. preconditioning)\n",
+	       npts, worst, wall, (double)cal_total_ios / 1e6, (double)cal_total_ios / 1e6 / wall);
 
 	if (json) {
 		FILE *f = fopen(json, "w");

@@ -44,7 +44,7 @@ struct bwres {
 	uint64_t tail;	/* end of the last transfer (beyond-horizon fallback) */
 	uint16_t *used; /* ns used per slot, ring indexed by slot % BW_SLOTS */
 	uint32_t *tag;	/* slot number / BW_SLOTS the used value belongs to */
-	uint64_t full;	/* every slot in [base, full) is completely used */
+	uint64_t *hint; /* for a full slot: a later slot that may have room */
 };
 
 /* A program unit of host data in the write buffer, freed when programmed. */
@@ -114,8 +114,6 @@ static void bw_advance(struct bwres *r, uint64_t now)
 	uint64_t s = now / BW_SLOT_NS;
 	if (s > r->base)
 		r->base = s;
-	if (r->full < r->base)
-		r->full = r->base;
 }
 
 /* The used time of absolute slot k (0 if the ring entry is from another lap). */
@@ -130,6 +128,31 @@ static inline uint16_t *bw_slot(struct bwres *r, uint64_t k)
 }
 
 /* Transfer taking dur ns of the resource, ready at t; returns its end. */
+static inline int bw_full(struct bwres *r, uint64_t k)
+{
+	uint32_t i = (uint32_t)(k % BW_SLOTS);
+	return r->tag[i] == (uint32_t)(k / BW_SLOTS) && r->used[i] >= BW_SLOT_NS;
+}
+
+/*
+ * First slot at or after k that is not full. Full slots keep a hint to a
+ * later slot (set when they fill, compressed on every walk, as in
+ * union-find), so a saturated backlog is crossed in a few steps.
+ */
+static uint64_t bw_skip(struct bwres *r, uint64_t k)
+{
+	uint64_t e = k;
+	while (bw_full(r, e))
+		e = r->hint[e % BW_SLOTS];
+	while (k < e && bw_full(r, k)) {
+		uint64_t nx = r->hint[k % BW_SLOTS];
+		r->hint[k % BW_SLOTS] = e;
+		k = nx;
+	}
+	return e;
+}
+
+/* Transfer taking dur ns of the resource, ready at t; returns its end. */
 static uint64_t bw_xfer(struct bwres *r, uint64_t t, uint64_t dur)
 {
 	uint64_t k = t / BW_SLOT_NS;
@@ -137,20 +160,15 @@ static uint64_t bw_xfer(struct bwres *r, uint64_t t, uint64_t dur)
 		k = r->base;
 		t = k * BW_SLOT_NS;
 	}
-	if (k + dur / BW_SLOT_NS + 2 >= r->base + BW_SLOTS) {
-		/* Beyond the horizon (deep queues): serialise past the tail. */
-		uint64_t s = t > r->tail ? t : r->tail;
-		r->tail = s + dur;
-		return r->tail;
-	}
-	if (k < r->full) {
-		/* Skip the saturated backlog in one step. */
-		k = r->full;
-		if (t < k * BW_SLOT_NS)
-			t = k * BW_SLOT_NS;
-	}
 	uint64_t end = t;
 	while (dur) {
+		k = bw_skip(r, k);
+		if (k + 2 >= r->base + BW_SLOTS) {
+			/* Beyond the horizon (deep queues): serialise past the tail. */
+			uint64_t s = max64(max64(t, k * BW_SLOT_NS), r->tail);
+			end = s + dur;
+			break;
+		}
 		uint16_t *u = bw_slot(r, k);
 		uint64_t slot_end = (k + 1) * BW_SLOT_NS;
 		uint64_t room = BW_SLOT_NS - *u;
@@ -165,8 +183,8 @@ static uint64_t bw_xfer(struct bwres *r, uint64_t t, uint64_t dur)
 			if (end < from + c)
 				end = from + c;
 		}
-		if (k == r->full && *u == BW_SLOT_NS)
-			r->full = k + 1;
+		if (*u >= BW_SLOT_NS)
+			r->hint[k % BW_SLOTS] = k + 1;
 		k++;
 	}
 	if (end > r->tail)
@@ -541,22 +559,24 @@ static int bw_init(struct bwres *r)
 {
 	r->used = calloc(BW_SLOTS, sizeof(*r->used));
 	r->tag = calloc(BW_SLOTS, sizeof(*r->tag));
-	return r->used && r->tag ? 0 : -ENOMEM;
+	r->hint = calloc(BW_SLOTS, sizeof(*r->hint));
+	return r->used && r->tag && r->hint ? 0 : -ENOMEM;
 }
 
 static void bw_fini(struct bwres *r)
 {
 	free(r->used);
 	free(r->tag);
+	free(r->hint);
 }
 
 static void bw_copy(struct bwres *d, const struct bwres *s)
 {
 	memcpy(d->used, s->used, BW_SLOTS * sizeof(*s->used));
 	memcpy(d->tag, s->tag, BW_SLOTS * sizeof(*s->tag));
+	memcpy(d->hint, s->hint, BW_SLOTS * sizeof(*s->hint));
 	d->base = s->base;
 	d->tail = s->tail;
-	d->full = s->full;
 }
 
 static int alloc_all(struct qs_model *m)
