@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../bench/cmds.h"
 #include "../bench/model.h"
 #include "../bench/profile.h"
 
@@ -336,6 +337,61 @@ static void test_shipped_profiles_load(void **state)
 	}
 }
 
+/* calibrate end to end on a tiny drive: the table and the JSON come out,
+ * and a bad test definition is refused with its section named. */
+static void test_calibrate_cmd(void **state)
+{
+	(void)state;
+	char ini[] = "/tmp/qs_test_cal_XXXXXX.ini", json[] = "/tmp/qs_test_cal_XXXXXX.json";
+	int fd = mkstemps(ini, 4);
+	assert_true(fd >= 0);
+	close(fd);
+	fd = mkstemps(json, 5);
+	assert_true(fd >= 0);
+	close(fd);
+	char text[2048];
+	snprintf(text, sizeof(text),
+		 "%s\n[method.m]\nspan_pct = 25\nrun_s = 8\n"
+		 "[test.1]\nmethod = m\nname = 4K random write\nrw = randwrite\n"
+		 "bs_kib = 4\nqd = 16\niops = 1000\n"
+		 "[test.2]\nmethod = m\nname = 64K random write\nrw = randwrite\n"
+		 "bs_kib = 64\nqd = 16\nmbps = 100\n",
+		 good_ini);
+	write_file(ini, text);
+	char *argv[] = {"calibrate", "--profile", ini, "--json", json, "--scale-gib", "0.25", NULL};
+	assert_int_equal(qs_cmd_bench_calibrate(7, argv), 0);
+	FILE *f = fopen(json, "r");
+	assert_non_null(f);
+	char out[4096];
+	size_t n = fread(out, 1, sizeof(out) - 1, f);
+	fclose(f);
+	out[n] = 0;
+	assert_non_null(strstr(out, "\"points\": ["));
+	assert_non_null(strstr(out, "m: 4K random write"));
+	assert_non_null(strstr(out, "\"unit\": \"MB/s\""));
+	assert_non_null(strstr(out, "\"error_pct\""));
+	/* The 4K writes cost a whole IU each: far fewer bytes per second than
+	 * the 64K writes, whatever the calibration. */
+	double iops4 = 0, mbps64 = 0;
+	char *p4 = strstr(out, "m: 4K random write");
+	char *p64 = strstr(out, "m: 64K random write");
+	assert_non_null(p4);
+	assert_non_null(p64);
+	assert_int_equal(sscanf(strstr(p4, "\"model\": ") + 9, "%lf", &iops4), 1);
+	assert_int_equal(sscanf(strstr(p64, "\"model\": ") + 9, "%lf", &mbps64), 1);
+	assert_true(iops4 > 0 && mbps64 > 0);
+	assert_true(iops4 * 4096 * 4 < mbps64 * 1e6);
+
+	snprintf(text, sizeof(text),
+		 "%s\n[method.m]\nspan_pct = 25\nrun_s = 100\n"
+		 "[test.1]\nmethod = m\nname = x\nrw = randwrit\nbs_kib = 4\nqd = 1\n",
+		 good_ini);
+	write_file(ini, text);
+	assert_int_equal(qs_cmd_bench_calibrate(7, argv), 1);
+	unlink(ini);
+	unlink(json);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -346,6 +402,7 @@ int main(void)
 		cmocka_unit_test(test_scm_no_iu_penalty),
 		cmocka_unit_test(test_profile_loader),
 		cmocka_unit_test(test_shipped_profiles_load),
+		cmocka_unit_test(test_calibrate_cmd),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
