@@ -431,7 +431,8 @@ static void usage(FILE *f)
 		"[-v]\n"
 		"  --profile NAME   conf/profiles/NAME.ini (or a path to an .ini)\n"
 		"  --json FILE      also write the points as JSON\n"
-		"  --scale-gib N    model capacity in GiB (default: 2^20 IUs)\n"
+		"  --scale-gib N    model capacity in GiB (default: 2^20 IUs, or enough for\n"
+		"                   the profile's superblock count)\n"
 		"  -v               per-test detail and drive state (WA, GC, RMW)\n");
 }
 
@@ -495,8 +496,20 @@ int qs_cmd_bench_calibrate(int argc, char **argv)
 	int nmeth, ntests;
 	if (load_tests(path, meth, &nmeth, tests, &ntests))
 		return 1;
-	uint64_t scaled = scale_gib > 0 ? (uint64_t)(scale_gib * 1073741824.0)
-					: ((uint64_t)p.iu_bytes << 20);
+	/*
+	 * Default scale: 2^20 IUs, or more where the die stripe is so large
+	 * that fewer superblocks than the profile asks for would fit (GC
+	 * statistics depend on their count; see docs/MODEL.md).
+	 */
+	uint64_t scaled = (uint64_t)p.iu_bytes << 20;
+	if (p.media == QS_MEDIA_NAND) {
+		double stripe = (double)qs_profile_dies(&p) * p.unit_ius * p.iu_bytes;
+		double need = stripe * p.superblocks / (1.0 + p.op_pct / 100.0);
+		if (need > (double)scaled)
+			scaled = (uint64_t)need;
+	}
+	if (scale_gib > 0)
+		scaled = (uint64_t)(scale_gib * 1073741824.0);
 	if (scaled > p.capacity_bytes)
 		scaled = p.capacity_bytes;
 	scaled -= scaled % p.iu_bytes;
