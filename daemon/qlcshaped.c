@@ -41,7 +41,9 @@
 #include "common_config.h"
 #include "common_env.h"
 #include "common_uloop.h"
+#include "common_ctl.h"
 #include "common_uring_vol.h"
+#include "control.h"
 #include "nvme_iu.h"
 #include "ublk.h"
 
@@ -62,6 +64,12 @@ struct daemon {
 	bool engine_closing;
 	bool format;
 	uint32_t iu;
+	struct qs_policy policy; /* the engine's current policy (it has no getter) */
+	struct qs_policy engine_conf_policy;
+	struct qs_ctld *ctld;
+	struct {			 /* previous stats request, for rates */
+		uint64_t t_ns, reads, writes, read_bytes, write_bytes, destage_bytes;
+	} prev;
 	struct qs_ublk *ublk;
 	int sfd;
 	struct signalfd_siginfo si;
@@ -296,6 +304,255 @@ static void d_sig_retry(struct qs_uop *op, int res)
 	d_sig_arm(d);
 }
 
+/* ---- control socket commands ---------------------------------------------- */
+
+static double d_rate(uint64_t now, uint64_t then, double dt)
+{
+	return dt > 0 ? (double)(now - then) / dt : 0;
+}
+
+static int d_ctl_stats(void *ctx, bool json, char *out, size_t len)
+{
+	struct daemon *d = ctx;
+	struct qs_ublk_stats u = {0};
+	struct qs_engine_stats e;
+	uint64_t now = qs_henv_now_ns();
+	double dt = (double)(now - d->prev.t_ns) / 1e9;
+	double r_iops, w_iops, r_mbs, w_mbs, dst_mbs = 0, whole_pct = 0, log_pct = 0;
+	size_t o;
+
+	if (d->ublk)
+		qs_ublk_get_stats(d->ublk, &u);
+	memset(&e, 0, sizeof(e));
+	if (d->eng)
+		qs_engine_get_stats(d->eng, &e);
+	r_iops = d_rate(u.reads, d->prev.reads, dt);
+	w_iops = d_rate(u.writes, d->prev.writes, dt);
+	r_mbs = d_rate(u.read_bytes, d->prev.read_bytes, dt) / 1e6;
+	w_mbs = d_rate(u.write_bytes, d->prev.write_bytes, dt) / 1e6;
+	if (d->eng)
+		dst_mbs = d_rate(e.destage_bytes, d->prev.destage_bytes, dt) / 1e6;
+	if (e.qlc_writes)
+		whole_pct = 100.0 * (double)e.qlc_iu_whole_writes / (double)e.qlc_writes;
+	if (e.log_blocks)
+		log_pct = 100.0 * (double)e.log_used_blocks / (double)e.log_blocks;
+	d->prev.t_ns = now;
+	d->prev.reads = u.reads;
+	d->prev.writes = u.writes;
+	d->prev.read_bytes = u.read_bytes;
+	d->prev.write_bytes = u.write_bytes;
+	d->prev.destage_bytes = e.destage_bytes;
+
+#define U(x) ((unsigned long long)(x))
+	if (json) {
+		o = (size_t)snprintf(out, len,
+			"{\"backend\": \"%s\", \"interval_s\": %.3f,\n"
+			" \"client\": {\"reads\": %llu, \"read_bytes\": %llu, \"writes\": %llu, "
+			"\"write_bytes\": %llu, \"flushes\": %llu, \"discards\": %llu, "
+			"\"write_zeroes\": %llu, \"errors\": %llu, \"inflight\": %u, "
+			"\"read_iops\": %.1f, \"write_iops\": %.1f, \"read_mbs\": %.3f, "
+			"\"write_mbs\": %.3f}",
+			d->bk.name, dt, U(u.reads), U(u.read_bytes), U(u.writes), U(u.write_bytes),
+			U(u.flushes), U(u.discards), U(u.write_zeroes), U(u.errors),
+			d->ublk ? qs_ublk_inflight(d->ublk) : 0, r_iops, w_iops, r_mbs, w_mbs);
+		if (d->eng && o < len)
+			o += (size_t)snprintf(out + o, len - o,
+				",\n \"cache\": {\"cached_blocks\": %llu, \"dirty_ius\": %llu, "
+				"\"index_bytes\": %llu},\n"
+				" \"log\": {\"blocks\": %llu, \"used_blocks\": %llu, \"used_pct\": %.1f, "
+				"\"appends\": %llu, \"append_bytes\": %llu, \"flushes\": %llu, "
+				"\"throttled_writes\": %llu},\n"
+				" \"destage\": {\"ius\": %llu, \"full_ius\": %llu, \"partial_ius\": %llu, "
+				"\"bytes\": %llu, \"mbs\": %.3f, \"retries\": %llu},\n"
+				" \"qlc\": {\"writes\": %llu, \"write_bytes\": %llu, \"whole_iu_writes\": "
+				"%llu, \"whole_iu_pct\": %.2f, \"reads\": %llu, \"read_bytes\": %llu, "
+				"\"read_fill_bytes\": %llu, \"bypass_writes\": %llu},\n"
+				" \"errors\": {\"fast\": %llu, \"qlc\": %llu, \"client\": %llu, "
+				"\"failed\": %s}",
+				U(e.cached_blocks), U(e.dirty_ius), U(e.index_bytes), U(e.log_blocks),
+				U(e.log_used_blocks), log_pct, U(e.log_appends), U(e.log_append_bytes),
+				U(e.log_flushes), U(e.throttled_writes), U(e.destage_ius),
+				U(e.destage_full_ius), U(e.destage_partial_ius), U(e.destage_bytes),
+				dst_mbs, U(e.destage_retries), U(e.qlc_writes), U(e.qlc_write_bytes),
+				U(e.qlc_iu_whole_writes), whole_pct, U(e.qlc_reads), U(e.qlc_read_bytes),
+				U(e.read_fill_bytes), U(e.bypass_writes), U(e.fast_errors),
+				U(e.qlc_errors), U(e.client_errors), e.failed ? "true" : "false");
+		if (o < len)
+			snprintf(out + o, len - o, "}\n");
+		return 0;
+	}
+	o = (size_t)snprintf(out, len,
+		"backend          %s\n"
+		"client           %llu reads (%llu bytes), %llu writes (%llu bytes), %llu flushes, "
+		"%llu discards, %llu write-zeroes, %llu errors, %u in flight\n"
+		"client rate      %.1f read IOPS, %.1f write IOPS, %.3f MB/s read, %.3f MB/s write "
+		"(last %.1f s)\n",
+		d->bk.name, U(u.reads), U(u.read_bytes), U(u.writes), U(u.write_bytes), U(u.flushes),
+		U(u.discards), U(u.write_zeroes), U(u.errors), d->ublk ? qs_ublk_inflight(d->ublk) : 0,
+		r_iops, w_iops, r_mbs, w_mbs, dt);
+	if (d->eng && o < len)
+		snprintf(out + o, len - o,
+			 "cache            %llu cached blocks, %llu dirty IUs, %llu index bytes\n"
+			 "log              %llu of %llu blocks used (%.1f%%), %llu appends, %llu "
+			 "flushes, %llu throttled writes\n"
+			 "destage          %llu IUs (%llu full, %llu partial), %.3f MB/s (last %.1f s), "
+			 "%llu retries\n"
+			 "qlc              %llu writes (%llu bytes), %llu whole-IU (%.2f%%), %llu reads, "
+			 "%llu read-fill bytes, %llu bypass writes\n"
+			 "errors           fast %llu, qlc %llu, client %llu%s\n",
+			 U(e.cached_blocks), U(e.dirty_ius), U(e.index_bytes), U(e.log_used_blocks),
+			 U(e.log_blocks), log_pct, U(e.log_appends), U(e.log_flushes),
+			 U(e.throttled_writes), U(e.destage_ius), U(e.destage_full_ius),
+			 U(e.destage_partial_ius), dst_mbs, dt, U(e.destage_retries), U(e.qlc_writes),
+			 U(e.qlc_write_bytes), U(e.qlc_iu_whole_writes), whole_pct, U(e.qlc_reads),
+			 U(e.read_fill_bytes), U(e.bypass_writes), U(e.fast_errors), U(e.qlc_errors),
+			 U(e.client_errors), e.failed ? "; LOG FAILED: writes return EIO" : "");
+#undef U
+	return 0;
+}
+
+/* "NAME [key=value...]" over the current policy, then qs_engine_set_policy. */
+static int d_ctl_policy(void *ctx, const char *args, char *out, size_t len)
+{
+	struct daemon *d = ctx;
+	struct qs_policy p = d->policy;
+	char buf[QS_CTL_MAX_REQUEST], *save = NULL, *tok;
+	int ret;
+
+	if (!d->eng) {
+		snprintf(out, len, "no engine (backend %s)", d->bk.name);
+		return -ENODEV;
+	}
+	snprintf(buf, sizeof(buf), "%s", args);
+	tok = strtok_r(buf, " \t", &save);
+	if (!tok || qs_policy_parse_order(tok, &p.order)) {
+		snprintf(out, len, "policy name '%s': expected fifo, sweep or fullest",
+			 tok ? tok : "");
+		return -EINVAL;
+	}
+	while ((tok = strtok_r(NULL, " \t", &save))) {
+		static const struct {
+			const char *key;
+			size_t off;
+			unsigned long max;
+		} keys[] = {
+			{"hold_ms", offsetof(struct qs_policy, hold_ms), 3600000},
+			{"start_pct", offsetof(struct qs_policy, start_pct), 100},
+			{"urgent_pct", offsetof(struct qs_policy, urgent_pct), 100},
+			{"idle_ms", offsetof(struct qs_policy, idle_ms), 86400000},
+			{"max_age_ms", offsetof(struct qs_policy, max_age_ms), 86400000},
+		};
+		char *eq = strchr(tok, '='), *end;
+		unsigned long v;
+		size_t i;
+
+		if (!eq) {
+			snprintf(out, len, "'%s': expected key=value", tok);
+			return -EINVAL;
+		}
+		*eq++ = 0;
+		if (!strcmp(tok, "partial")) {
+			if (!strcmp(eq, "fill"))
+				p.partial = QS_PARTIAL_FILL;
+			else if (!strcmp(eq, "hold"))
+				p.partial = QS_PARTIAL_HOLD;
+			else {
+				snprintf(out, len, "partial = '%s': expected fill or hold", eq);
+				return -EINVAL;
+			}
+			continue;
+		}
+		for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+			if (!strcmp(tok, keys[i].key))
+				break;
+		if (i == sizeof(keys) / sizeof(keys[0])) {
+			snprintf(out, len, "unknown key '%s'; keys: partial, hold_ms, start_pct, "
+				 "urgent_pct, idle_ms, max_age_ms", tok);
+			return -EINVAL;
+		}
+		errno = 0;
+		v = strtoul(eq, &end, 10);
+		if (!*eq || *end || errno || v > keys[i].max) {
+			snprintf(out, len, "%s = '%s': expected an integer in 0..%lu", tok, eq,
+				 keys[i].max);
+			return -EINVAL;
+		}
+		*(uint32_t *)((char *)&p + keys[i].off) = (uint32_t)v;
+	}
+	if (p.start_pct > p.urgent_pct) {
+		snprintf(out, len, "start_pct %u > urgent_pct %u", p.start_pct, p.urgent_pct);
+		return -EINVAL;
+	}
+	ret = qs_engine_set_policy(d->eng, &p);
+	if (ret < 0) {
+		snprintf(out, len, "engine refused the policy: %s", strerror(-ret));
+		return ret;
+	}
+	d->policy = p;
+	snprintf(out, len, "policy %s partial=%s hold_ms=%u start_pct=%u urgent_pct=%u idle_ms=%u "
+		 "max_age_ms=%u\n", qs_policy_order_name(p.order),
+		 p.partial == QS_PARTIAL_HOLD ? "hold" : "fill", p.hold_ms, p.start_pct,
+		 p.urgent_pct, p.idle_ms, p.max_age_ms);
+	d_log("%s", out);
+	return 0;
+}
+
+struct d_drain_req {
+	qs_ctld_done done;
+	void *token;
+};
+
+static void d_ctl_drained(void *arg, int res)
+{
+	struct d_drain_req *r = arg;
+	char msg[128];
+
+	if (res < 0)
+		snprintf(msg, sizeof(msg), "drain: %s", strerror(-res));
+	else
+		snprintf(msg, sizeof(msg), "drained: every block is on the QLC\n");
+	r->done(r->token, res, msg);
+	free(r);
+}
+
+static int d_ctl_drain(void *ctx, qs_ctld_done done, void *token, char *out, size_t len)
+{
+	struct daemon *d = ctx;
+	struct qs_engine_stats es;
+	struct d_drain_req *r;
+	int ret;
+
+	if (!d->eng) {
+		snprintf(out, len, "no engine (backend %s)", d->bk.name);
+		return -ENODEV;
+	}
+	/* See d_on_stopped: the engine's drain of an empty log never reports. */
+	qs_engine_get_stats(d->eng, &es);
+	if (!es.dirty_ius && !es.cached_blocks) {
+		snprintf(out, len, "nothing to drain\n");
+		return 1;
+	}
+	r = malloc(sizeof(*r));
+	if (!r) {
+		snprintf(out, len, "out of memory");
+		return -ENOMEM;
+	}
+	r->done = done;
+	r->token = token;
+	ret = qs_engine_drain(d->eng, d_ctl_drained, r);
+	if (ret < 0) {
+		free(r);
+		snprintf(out, len, "drain: %s", strerror(-ret));
+	}
+	return ret;
+}
+
+static const struct qs_ctld_ops d_ctl_ops = {
+	.stats = d_ctl_stats,
+	.policy = d_ctl_policy,
+	.drain = d_ctl_drain,
+};
+
 /* Create the ublk device over d->bk and start it (state STARTING). */
 static void d_frontend_start(struct daemon *d)
 {
@@ -310,6 +567,15 @@ static void d_frontend_start(struct daemon *d)
 	char err[512];
 	int ret;
 
+	d->prev.t_ns = qs_henv_now_ns();
+	ret = qs_ctld_open(&d->ctld, &d->loop, d->cfg.control_socket, &d_ctl_ops, d, err,
+			   sizeof(err));
+	if (ret < 0) {
+		d_log("%s (key 'daemon.control_socket' in %s)", err, d->cfg.file);
+		d->exit_code = 1;
+		d_finish(d);
+		return;
+	}
 	ret = qs_ublk_create(&d->ublk, &d->loop, &uc, &d->bk, err, sizeof(err));
 	if (ret < 0) {
 		d_log("%s", err);
@@ -340,6 +606,7 @@ static void d_on_engine_open(void *arg, int res)
 	}
 	d_notify("STATUS=log recovered");
 	qs_engb_init(&d->bk, d->eng);
+	d->policy = d->engine_conf_policy;
 	d_log("engine open: %llu bytes, mode %s", (unsigned long long)d->bk.size,
 	      d->cfg.engine.mode == QS_MODE_PASSTHROUGH && qs_config_is_set(&d->cfg, "engine.mode") ?
 		      "passthrough" : "cache");
@@ -384,6 +651,7 @@ static int d_engine_open(struct daemon *d)
 	qs_engine_conf_default(&ec);
 	qs_config_engine_conf(&d->cfg, &ec);
 	ec.iu_bytes = d->iu;
+	d->engine_conf_policy = ec.policy;
 	ret = qs_config_check_engine(&d->cfg, &ec, msg, sizeof(msg));
 	if (ret) {
 		d_log("%s", msg);
@@ -454,9 +722,11 @@ static void d_backend_close(struct daemon *d)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: qlcshaped --config FILE [--format]\n\n"
+	fprintf(f, "usage: qlcshaped --config FILE [--format]\n"
+		   "       qlcshaped --config FILE --send 'stats [json]|policy set NAME [k=v...]|drain'\n\n"
 		   "Serves /dev/ublkbN through the qlcshape engine; see conf/qlcshaped.ini.\n"
 		   "  --format   write a new, empty log on the fast device (erases it)\n"
+		   "  --send     send one command to the running instance's control socket\n"
 		   "SIGTERM or SIGINT stops it cleanly.\n");
 }
 
@@ -465,22 +735,26 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{"config", required_argument, NULL, 'c'},
 		{"format", no_argument, NULL, 'f'},
+		{"send", required_argument, NULL, 's'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct daemon d = {.sfd = -1};
-	const char *config = NULL;
+	const char *config = NULL, *send = NULL;
 	char err[512];
 	sigset_t mask;
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, "c:fh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:fs:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			config = optarg;
 			break;
 		case 'f':
 			d.format = true;
+			break;
+		case 's':
+			send = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -498,6 +772,21 @@ int main(int argc, char **argv)
 	if (ret) {
 		d_log("%s", err);
 		return 2;
+	}
+	if (send) {
+		/* Client mode: one request to the running instance's control socket. */
+		char *reply = malloc(QS_CTL_MAX_REPLY);
+
+		if (!reply)
+			return 1;
+		ret = qs_ctl_call(d.cfg.control_socket, send, reply, QS_CTL_MAX_REPLY, 0);
+		/* The body only: "ok" is what the exit status says. */
+		fputs(ret == 0 ? reply + 3 : reply, ret < 0 ? stderr : stdout);
+		if (ret < 0)
+			fputc('\n', stderr);
+		free(reply);
+		qs_config_free(&d.cfg);
+		return ret == 0 ? 0 : 1;
 	}
 
 	/* Signals arrive through the loop; block them before any thread exists. */
@@ -563,6 +852,7 @@ int main(int argc, char **argv)
 	/* Tear the ring down first: it cancels the fetches that pin /dev/ublkcN. */
 	qs_uloop_exit(&d.loop);
 	qs_ublk_destroy(d.ublk);
+	qs_ctld_close(d.ctld);
 	d_backend_close(&d);
 	close(d.sfd);
 	qs_config_free(&d.cfg);

@@ -27,6 +27,9 @@ stop_daemon() { # what
 
 start_daemon() { # what config [--format]
 	step "start qlcshaped ($1)"
+	# Empty the log here: the background child truncates it only when it
+	# runs, and the wait below must not see the previous instance's lines.
+	: >/tmp/qlcshaped.log
 	/usr/bin/qlcshaped --config "$2" $3 >/tmp/qlcshaped.log 2>&1 &
 	pid=$!
 	i=0
@@ -102,6 +105,25 @@ fio --name=e64k --filename=/dev/ublkb0 --direct=1 --ioengine=io_uring --iodepth=
 	--do_verify=1 --verify_fatal=1 --randrepeat=0 >/tmp/fio4.log 2>&1 ||
 	{ cat /tmp/fio4.log; fail "fio 64k (engine)"; }
 grep -E "IOPS=|err=" /tmp/fio4.log | sed 's/^/qs-vm: fio: /'
+
+step "control socket: stats, policy, drain"
+ctl() { /usr/bin/qlcshaped --config /qs/engine.ini --send "$1"; }
+[ "$(stat -c %a /run/qlcshaped.sock)" = 600 ] || fail "control socket mode is not 0600"
+ctl stats >/tmp/stats.txt || fail "stats"
+sed 's/^/qs-vm:   /' /tmp/stats.txt
+grep -q "^qlc .*whole-IU" /tmp/stats.txt || fail "stats lacks the QLC line"
+ctl "stats json" >/tmp/stats.json || fail "stats json"
+grep -q '"whole_iu_pct"' /tmp/stats.json || fail "stats json lacks whole_iu_pct"
+ctl "policy set fifo partial=hold hold_ms=200" >/tmp/pol.txt || fail "policy set"
+grep -q "policy fifo partial=hold hold_ms=200" /tmp/pol.txt || fail "policy answer"
+if ctl "policy set bogus" >/tmp/pol2.txt; then fail "a bogus policy was accepted"; fi
+grep -q "^error: policy name 'bogus'" /tmp/pol2.txt || fail "bogus policy error message"
+grep -q '"dirty_ius": 0,' /tmp/stats.json && fail "nothing dirty before the drain (idle destage on?)"
+ctl drain >/tmp/drain.txt || fail "drain"
+grep -q "^drained" /tmp/drain.txt || fail "drain answer"
+sed 's/^/qs-vm:   /' /tmp/drain.txt
+ctl "stats json" >/tmp/stats2.json || fail "stats json after drain"
+grep -q '"dirty_ius": 0,' /tmp/stats2.json || fail "dirty IUs left after drain"
 
 step "checksum, restart, checksum"
 sum1=$(dd if=/dev/ublkb0 bs=1M count=64 iflag=direct 2>/dev/null | md5sum | cut -d' ' -f1)

@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: MIT */
+/* qs_ctld: control socket server on the loop (see header). */
+#include "control.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "common_ctl.h"
+
+struct ctld_conn {
+	struct qs_uop op; /* first */
+	struct qs_ctld *c;
+	struct ctld_conn *next, **pprev;
+	int fd;
+	bool sending;
+	bool waiting; /* a drain is running for it */
+	size_t in_len;
+	char in[QS_CTL_MAX_REQUEST + 2];
+	char *out;
+	size_t out_len, out_done;
+};
+
+struct qs_ctld {
+	struct qs_uop accept_op;
+	struct qs_uloop *loop;
+	const struct qs_ctld_ops *ops;
+	void *ctx;
+	int fd;
+	char *path;
+	struct ctld_conn *conns;
+};
+
+static void ctld_conn_free(struct ctld_conn *k)
+{
+	*k->pprev = k->next;
+	if (k->next)
+		k->next->pprev = k->pprev;
+	close(k->fd);
+	free(k->out);
+	free(k);
+}
+
+static void ctld_conn_io(struct qs_uop *op, int res);
+
+/* Queue the next recv or send of k, or park it until an SQE is free. */
+static void ctld_conn_arm(struct qs_uop *op, int unused)
+{
+	struct ctld_conn *k = (struct ctld_conn *)op;
+	struct io_uring_sqe *sqe = qs_uloop_sqe(k->c->loop);
+
+	(void)unused;
+	if (!sqe) {
+		qs_uloop_wait_sqe(k->c->loop, op);
+		return;
+	}
+	if (k->sending)
+		io_uring_prep_send(sqe, k->fd, k->out + k->out_done, k->out_len - k->out_done,
+				   MSG_NOSIGNAL);
+	else
+		io_uring_prep_recv(sqe, k->fd, k->in + k->in_len, QS_CTL_MAX_REQUEST + 1 - k->in_len,
+				   0);
+	io_uring_sqe_set_data(sqe, op);
+}
+
+/* Answer "ok\n<body>" or "error: <body>\n" and close after sending. */
+static void ctld_reply(struct ctld_conn *k, int result, const char *body)
+{
+	size_t blen = strlen(body);
+
+	k->out = malloc(blen + 16);
+	if (!k->out) {
+		ctld_conn_free(k);
+		return;
+	}
+	if (result < 0)
+		k->out_len = (size_t)sprintf(k->out, "error: %s%s", body,
+					     blen && body[blen - 1] == '\n' ? "" : "\n");
+	else
+		k->out_len = (size_t)sprintf(k->out, "ok\n%s", body);
+	k->out_done = 0;
+	k->sending = true;
+	ctld_conn_arm(&k->op, 0);
+}
+
+static void ctld_drain_done(void *token, int result, const char *msg)
+{
+	struct ctld_conn *k = token;
+
+	k->waiting = false;
+	ctld_reply(k, result, msg);
+}
+
+static void ctld_handle(struct ctld_conn *k)
+{
+	struct qs_ctld *c = k->c;
+	char *line = k->in, *nl = strchr(line, '\n');
+	char *out = malloc(QS_CTL_MAX_REPLY);
+	int ret;
+
+	if (!out) {
+		ctld_conn_free(k);
+		return;
+	}
+	out[0] = 0;
+	*nl = 0;
+	if (nl > line && nl[-1] == '\r')
+		nl[-1] = 0;
+	while (*line == ' ')
+		line++;
+	if (!strcmp(line, "stats") || !strcmp(line, "stats json")) {
+		ret = c->ops->stats(c->ctx, line[5] != 0, out, QS_CTL_MAX_REPLY);
+	} else if (!strncmp(line, "policy set ", 11)) {
+		ret = c->ops->policy(c->ctx, line + 11, out, QS_CTL_MAX_REPLY);
+	} else if (!strcmp(line, "drain")) {
+		ret = c->ops->drain(c->ctx, ctld_drain_done, k, out, QS_CTL_MAX_REPLY);
+		if (ret == 0) {
+			k->waiting = true;
+			free(out);
+			return;
+		}
+		if (ret > 0)
+			ret = 0; /* answered at once */
+	} else {
+		snprintf(out, QS_CTL_MAX_REPLY,
+			 "unknown command '%.64s'; commands: stats [json], policy set NAME "
+			 "[key=value...], drain",
+			 line);
+		ret = -EINVAL;
+	}
+	ctld_reply(k, ret, out);
+	free(out);
+}
+
+static void ctld_conn_io(struct qs_uop *op, int res)
+{
+	struct ctld_conn *k = (struct ctld_conn *)op;
+
+	if (res <= 0) {
+		/* Peer gone (or error) before the exchange finished. */
+		ctld_conn_free(k);
+		return;
+	}
+	if (k->sending) {
+		k->out_done += (size_t)res;
+		if (k->out_done < k->out_len)
+			ctld_conn_arm(op, 0);
+		else
+			ctld_conn_free(k);
+		return;
+	}
+	k->in_len += (size_t)res;
+	k->in[k->in_len] = 0;
+	if (strchr(k->in, '\n')) {
+		ctld_handle(k);
+		return;
+	}
+	if (k->in_len > QS_CTL_MAX_REQUEST) {
+		ctld_reply(k, -E2BIG, "request line too long");
+		return;
+	}
+	ctld_conn_arm(op, 0);
+}
+
+static void ctld_accept_arm(struct qs_uop *op, int unused)
+{
+	struct qs_ctld *c = (struct qs_ctld *)op;
+	struct io_uring_sqe *sqe = qs_uloop_sqe(c->loop);
+
+	(void)unused;
+	if (!sqe) {
+		qs_uloop_wait_sqe(c->loop, op);
+		return;
+	}
+	io_uring_prep_accept(sqe, c->fd, NULL, NULL, SOCK_CLOEXEC);
+	io_uring_sqe_set_data(sqe, op);
+}
+
+static void ctld_accepted(struct qs_uop *op, int res)
+{
+	struct qs_ctld *c = (struct qs_ctld *)op;
+	struct ctld_conn *k;
+
+	if (res >= 0) {
+		k = calloc(1, sizeof(*k));
+		if (!k) {
+			close(res);
+		} else {
+			k->c = c;
+			k->fd = res;
+			k->op.done = ctld_conn_io;
+			k->op.retry = ctld_conn_arm;
+			k->next = c->conns;
+			if (k->next)
+				k->next->pprev = &k->next;
+			k->pprev = &c->conns;
+			c->conns = k;
+			ctld_conn_arm(&k->op, 0);
+		}
+	} else if (res != -EINTR && res != -ECONNABORTED) {
+		fprintf(stderr, "qlcshaped: control socket accept: %s\n", strerror(-res));
+	}
+	ctld_accept_arm(op, 0);
+}
+
+int qs_ctld_open(struct qs_ctld **out, struct qs_uloop *loop, const char *path,
+		 const struct qs_ctld_ops *ops, void *ctx, char *err, size_t errlen)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct qs_ctld *c;
+	int ret;
+
+	*out = NULL;
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(err, errlen, "%s: control socket path longer than %zu bytes", path,
+			 sizeof(sa.sun_path) - 1);
+		return -ENAMETOOLONG;
+	}
+	strcpy(sa.sun_path, path);
+	c = calloc(1, sizeof(*c));
+	if (!c || !(c->path = strdup(path))) {
+		free(c);
+		return -ENOMEM;
+	}
+	c->loop = loop;
+	c->ops = ops;
+	c->ctx = ctx;
+	c->accept_op.done = ctld_accepted;
+	c->accept_op.retry = ctld_accept_arm;
+	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c->fd < 0)
+		goto fail;
+	/* A stale socket from a previous run would make bind fail. */
+	unlink(path);
+	{
+		/* Created 0600 from the start: no window with wider permissions. */
+		mode_t old = umask(0177);
+		int b = bind(c->fd, (struct sockaddr *)&sa, sizeof(sa));
+
+		umask(old);
+		if (b < 0 || listen(c->fd, 16) < 0)
+			goto fail;
+	}
+	ctld_accept_arm(&c->accept_op, 0);
+	*out = c;
+	return 0;
+fail:
+	ret = -errno;
+	snprintf(err, errlen, "%s: control socket: %s", path, strerror(errno));
+	if (c->fd >= 0)
+		close(c->fd);
+	free(c->path);
+	free(c);
+	return ret;
+}
+
+void qs_ctld_close(struct qs_ctld *c)
+{
+	if (!c)
+		return;
+	while (c->conns)
+		ctld_conn_free(c->conns);
+	close(c->fd);
+	unlink(c->path);
+	free(c->path);
+	free(c);
+}

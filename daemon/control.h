@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * qs_ctld: the daemon's side of the control socket (protocol in
+ * common_ctl.h), served on the loop like everything else: accept, recv,
+ * send through io_uring, one request per connection. The commands' work is
+ * the daemon's, through qs_ctld_ops.
+ */
+#ifndef QS_CONTROL_H
+#define QS_CONTROL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common_uloop.h"
+
+typedef void (*qs_ctld_done)(void *token, int result, const char *msg);
+
+struct qs_ctld_ops {
+	/* Write the statistics (text or JSON) into out. 0 or -errno (message in out). */
+	int (*stats)(void *ctx, bool json, char *out, size_t len);
+	/* "NAME [k=v...]": switch the policy; describe the result in out. 0 or -errno. */
+	int (*policy)(void *ctx, const char *args, char *out, size_t len);
+	/*
+	 * Start a drain; done(token, 0 or -errno, message) runs later, exactly
+	 * once, on the loop thread. Returns 0; or 1 when there is nothing to
+	 * do (answer in out); or -errno (message in out). done runs only after 0.
+	 */
+	int (*drain)(void *ctx, qs_ctld_done done, void *token, char *out, size_t len);
+};
+
+struct qs_ctld;
+
+/*
+ * Listen on path (an old socket file there is replaced; mode 0600) and serve
+ * requests from loop. Returns 0 or -errno with a message in err.
+ */
+int qs_ctld_open(struct qs_ctld **out, struct qs_uloop *loop, const char *path,
+		 const struct qs_ctld_ops *ops, void *ctx, char *err, size_t errlen);
+
+/*
+ * Close every connection and the socket, remove the socket file. Only once
+ * the loop's ring is torn down (qs_uloop_exit): pending accepts, receives
+ * and sends point into the structures freed here.
+ */
+void qs_ctld_close(struct qs_ctld *c);
+
+#endif
