@@ -44,7 +44,7 @@ struct cal_method {
 	double span_pct;
 	double run_s; /* per test, real-drive seconds */
 	int peak;     /* report the best tenth of a run (rate sweep), else the mean */
-	int fill;     /* precondition with a sequential fill of the whole drive */
+	int fill;     /* precondition: 0 none, 1 sequential fill, 2 random-order fill */
 };
 
 struct cal_point {
@@ -242,9 +242,10 @@ static int load_tests(const char *path, struct cal_method *meth, int *nmeth,
 			mm->run_s = iniparser_getdouble(d, k, -1);
 			snprintf(k, sizeof(k), "%s:fill", sec);
 			const char *fill = iniparser_getstring(d, k, "seq");
-			mm->fill = !strcmp(fill, "seq");
+			mm->fill = !strcmp(fill, "seq") ? 1 : !strcmp(fill, "random") ? 2 : 0;
 			if (!mm->fill && strcmp(fill, "none")) {
-				fprintf(stderr, "calibrate: %s: [%s] fill = '%s': allowed seq, none\n",
+				fprintf(stderr,
+					"calibrate: %s: [%s] fill = '%s': allowed seq, random, none\n",
 					path, sec, fill);
 				rc = -EINVAL;
 			}
@@ -363,11 +364,12 @@ static int run_method(const struct qs_profile *p, uint64_t scaled, const struct 
 	uint64_t span = (uint64_t)((double)cap * mm->span_pct / 100.0);
 	span -= span % qs_model_iu_bytes(m);
 	/* Precondition: the whole drive written sequentially (or left fresh). */
-	if (mm->fill) {
+	if (mm->fill == 1)
 		qs_model_fill_seq(m, 0, 0, cap);
-		if (verbose)
-			print_state(m, "sequential fill", mm->name);
-	}
+	else if (mm->fill == 2)
+		qs_model_fill_random(m, 0, 0, cap, 12345);
+	if (mm->fill && verbose)
+		print_state(m, mm->fill == 1 ? "sequential fill" : "random-order fill", mm->name);
 	uint64_t dur_w = (uint64_t)(mm->run_s * tscale * 1e9);
 	int rc = 0;
 	for (int i = 0; i < ntests && !rc; i++) {

@@ -579,6 +579,34 @@ static void bw_copy(struct bwres *d, const struct bwres *s)
 	d->tail = s->tail;
 }
 
+uint64_t qs_model_fill_random(struct qs_model *m, uint64_t now, uint64_t off, uint64_t len,
+			      uint64_t seed)
+{
+	uint64_t iu0 = off / m->iu, n = len / m->iu;
+	if (iu0 >= m->user_ius)
+		return qs_model_idle_time(m);
+	if (n > m->user_ius - iu0)
+		n = m->user_ius - iu0;
+	uint32_t *perm = malloc(n * sizeof(*perm));
+	if (!perm) {
+		/* No memory for the order: fall back to a sequential fill. */
+		return qs_model_fill_seq(m, now, off, len);
+	}
+	for (uint64_t i = 0; i < n; i++)
+		perm[i] = (uint32_t)i;
+	for (uint64_t i = n; i > 1; i--) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		uint64_t j = (seed >> 33) % i;
+		uint32_t x = perm[i - 1];
+		perm[i - 1] = perm[j];
+		perm[j] = x;
+	}
+	for (uint64_t i = 0; i < n; i++)
+		now = qs_model_submit(m, now, QS_OP_WRITE, (iu0 + perm[i]) * m->iu, m->iu);
+	free(perm);
+	return qs_model_idle_time(m);
+}
+
 static int alloc_all(struct qs_model *m)
 {
 	m->ctrl_free = calloc(m->p.ctrl_units, sizeof(uint64_t));

@@ -82,6 +82,14 @@ uint64_t qs_model_idle_time(const struct qs_model *m);
  */
 uint64_t qs_model_fill_seq(struct qs_model *m, uint64_t now_ns, uint64_t off, uint64_t len);
 
+/*
+ * Fill of [off, off+len) writing each whole IU once, in a random order drawn
+ * from seed (preconditioning that leaves every superblock holding data from
+ * all over the range). Returns the time the drive is idle again.
+ */
+uint64_t qs_model_fill_random(struct qs_model *m, uint64_t now_ns, uint64_t off, uint64_t len,
+			      uint64_t seed);
+
 void qs_model_get_counters(const struct qs_model *m, struct qs_model_counters *c);
 
 /*

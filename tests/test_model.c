@@ -160,6 +160,29 @@ static void test_gc_validity(void **state)
 	qs_model_free(m);
 }
 
+static void test_fill_random(void **state)
+{
+	(void)state;
+	struct qs_profile p = small_qlc();
+	struct qs_model *m = qs_model_new(&p, 0);
+	assert_non_null(m);
+	uint64_t ius = qs_model_capacity(m) / (64 * KIB);
+	qs_model_fill_random(m, 0, 0, qs_model_capacity(m), 42);
+	struct qs_model_counters c;
+	qs_model_get_counters(m, &c);
+	/* Every IU written exactly once, whole: no RMW, no GC needed. */
+	assert_int_equal(c.host_writes, ius);
+	assert_int_equal(c.rmw, 0);
+	assert_int_equal(c.gc_moves, 0);
+	assert_int_equal(qs_model_check(m), 0);
+	/* All of it mapped: discarding everything drops every valid IU. */
+	uint32_t free0 = qs_model_free_superblocks(m);
+	qs_model_submit(m, qs_model_idle_time(m), QS_OP_DISCARD, 0, qs_model_capacity(m));
+	assert_int_equal(qs_model_check(m), 0);
+	assert_int_equal(qs_model_free_superblocks(m), free0); /* GC is lazy */
+	qs_model_free(m);
+}
+
 static uint64_t run_trace(struct qs_model *m, uint64_t t, uint64_t seed, uint64_t *sum)
 {
 	uint64_t cap = qs_model_capacity(m);
@@ -399,6 +422,7 @@ int main(void)
 		cmocka_unit_test(test_rmw_slower_than_whole),
 		cmocka_unit_test(test_gc_validity),
 		cmocka_unit_test(test_determinism_and_clone),
+		cmocka_unit_test(test_fill_random),
 		cmocka_unit_test(test_scm_no_iu_penalty),
 		cmocka_unit_test(test_profile_loader),
 		cmocka_unit_test(test_shipped_profiles_load),
