@@ -56,7 +56,7 @@ papt() {
 		-o Dir::State::Lists="$APTDIR/lists" \
 		-o Dir::Cache::Archives="$APTDIR/archives" \
 		-o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache= \
-		-o Debug::NoLocking=1 -qq "$@"
+		-o Debug::NoLocking=1 -o APT::Sandbox::User=root -qq "$@"
 }
 
 # Newest package matching a regex, by version order of the name.
@@ -104,14 +104,22 @@ prep_61() {
 	mkdir -p "$d"
 	# The ABI name (6.1.0-N) the distribution's headers package points at.
 	local hdr kver
-	hdr=$(apt-cache depends linux-headers-amd64 | awk '/Depends: linux-headers-6\.1/ { print $2; exit }')
+	hdr=$(apt-cache depends linux-headers-amd64 2>/dev/null |
+		awk '/Depends: linux-headers-6\.1/ { print $2; exit }')
+	if [ -z "$hdr" ]; then
+		# A fresh machine may not have package lists yet.
+		apt-get update -qq
+		hdr=$(apt-cache depends linux-headers-amd64 |
+			awk '/Depends: linux-headers-6\.1/ { print $2; exit }')
+	fi
 	[ -n "$hdr" ] || { log "cannot resolve linux-headers-amd64"; return 1; }
 	kver=${hdr#linux-headers-}
 	log "stock kernel $kver"
 	export DEBIAN_FRONTEND=noninteractive
 	dpkg-query -W -f='${Status}' "$hdr" 2>/dev/null | grep -q "install ok installed" ||
 		apt-get install -y -qq --no-install-recommends "$hdr" >/dev/null
-	(cd "$d" && rm -f ./*.deb && apt-get download -qq "linux-image-$kver" linux-source-6.1)
+	(cd "$d" && rm -f ./*.deb &&
+		apt-get download -qq -o APT::Sandbox::User=root "linux-image-$kver" linux-source-6.1)
 	extract_deb "$d"/linux-image-*.deb "$d/root"
 	cp "$d/root/boot/vmlinuz-$kver" "$d/vmlinuz"
 	# Only ublk_drv.c is needed from the source tarball.
