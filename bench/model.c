@@ -14,6 +14,7 @@
 #include "model.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -281,6 +282,15 @@ static uint64_t buf_admit(struct qs_model *m, uint64_t t, uint64_t bytes)
 
 static uint32_t sb_take_free(struct qs_model *m)
 {
+	if (!m->free_n) {
+		/*
+		 * Cannot happen: the model keeps gc_free_low + 3 superblocks
+		 * more than the user data needs, so greedy GC always finds a
+		 * victim with free space. Stop loudly rather than corrupt state.
+		 */
+		fprintf(stderr, "qs_model: no free superblock (model state bug)\n");
+		abort();
+	}
 	uint32_t sb = m->free_q[m->free_head];
 	m->free_head = (m->free_head + 1) % m->nsb;
 	m->free_n--;
