@@ -42,6 +42,35 @@ start_daemon() { # what config [--format]
 	sed 's/^/qs-vm: daemon: /' /tmp/qlcshaped.log
 }
 
+check_discard() { # what
+	step "discard reads back zeroes ($1)"
+	dd if=/dev/urandom of=/tmp/pat bs=64k count=4 2>/dev/null
+	dd if=/tmp/pat of=/dev/ublkb0 bs=64k seek=512 count=4 oflag=direct 2>/dev/null ||
+		fail "dd write"
+	# Two whole IUs in the middle, then one 4 KiB block inside the last IU.
+	blkdiscard -o $((512 * 65536 + 65536)) -l 131072 /dev/ublkb0 || fail "blkdiscard"
+	blkdiscard -o $((515 * 65536 + 8192)) -l 4096 /dev/ublkb0 || fail "blkdiscard 4k"
+	dd if=/dev/ublkb0 of=/tmp/back bs=64k skip=512 count=4 iflag=direct 2>/dev/null ||
+		fail "dd read"
+	dd if=/dev/zero of=/tmp/zero bs=64k count=2 2>/dev/null
+	dd if=/tmp/back of=/tmp/a bs=64k count=1 2>/dev/null
+	dd if=/tmp/pat of=/tmp/b bs=64k count=1 2>/dev/null
+	cmp /tmp/a /tmp/b >/dev/null || fail "data before the discarded range changed"
+	dd if=/tmp/back of=/tmp/mid bs=64k skip=1 count=2 2>/dev/null
+	cmp /tmp/mid /tmp/zero >/dev/null || fail "discarded IUs do not read back as zeroes"
+	# Last IU: blocks 0-1 kept, block 2 zero, blocks 3-15 kept.
+	for blk in 0 1 2 3 15; do
+		dd if=/tmp/back of=/tmp/a bs=4k skip=$((48 + blk)) count=1 2>/dev/null
+		if [ $blk = 2 ]; then
+			dd if=/dev/zero of=/tmp/b bs=4k count=1 2>/dev/null
+		else
+			dd if=/tmp/pat of=/tmp/b bs=4k skip=$((48 + blk)) count=1 2>/dev/null
+		fi
+		cmp /tmp/a /tmp/b >/dev/null || fail "4 KiB discard: block $blk of the last IU is wrong"
+	done
+	echo "qs-vm:   discard ok"
+}
+
 start_daemon "ram backend" /qs/ram.ini
 
 step "queue limits"
@@ -70,21 +99,7 @@ fio --name=mix64k --filename=/dev/ublkb0 --direct=1 --ioengine=io_uring --iodept
 	{ cat /tmp/fio2.log; fail "fio 64k"; }
 grep -E "IOPS=|err=" /tmp/fio2.log | sed 's/^/qs-vm: fio: /'
 
-step "discard reads back zeroes"
-dd if=/dev/urandom of=/tmp/pat bs=64k count=4 2>/dev/null
-dd if=/tmp/pat of=/dev/ublkb0 bs=64k seek=512 count=4 oflag=direct 2>/dev/null || fail "dd write"
-blkdiscard -o $((512 * 65536 + 65536)) -l 131072 /dev/ublkb0 || fail "blkdiscard"
-dd if=/dev/ublkb0 of=/tmp/back bs=64k skip=512 count=4 iflag=direct 2>/dev/null || fail "dd read"
-dd if=/dev/zero of=/tmp/zero bs=64k count=2 2>/dev/null
-for part in "0 1" "3 1"; do
-	set -- $part
-	dd if=/tmp/back of=/tmp/a bs=64k skip=$1 count=$2 2>/dev/null
-	dd if=/tmp/pat of=/tmp/b bs=64k skip=$1 count=$2 2>/dev/null
-	cmp /tmp/a /tmp/b >/dev/null || fail "data around the discarded range changed"
-done
-dd if=/tmp/back of=/tmp/mid bs=64k skip=1 count=2 2>/dev/null
-cmp /tmp/mid /tmp/zero >/dev/null || fail "discarded range does not read back as zeroes"
-echo "qs-vm:   discard ok"
+check_discard "ram backend"
 
 stop_daemon "ram backend"
 
@@ -105,6 +120,8 @@ fio --name=e64k --filename=/dev/ublkb0 --direct=1 --ioengine=io_uring --iodepth=
 	--do_verify=1 --verify_fatal=1 --randrepeat=0 >/tmp/fio4.log 2>&1 ||
 	{ cat /tmp/fio4.log; fail "fio 64k (engine)"; }
 grep -E "IOPS=|err=" /tmp/fio4.log | sed 's/^/qs-vm: fio: /'
+
+check_discard "engine"
 
 step "control socket: stats, policy, drain"
 ctl() { /usr/bin/qlcshaped --config /qs/engine.ini --send "$1"; }
