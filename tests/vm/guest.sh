@@ -30,7 +30,10 @@ start_daemon() { # what config [--format]
 	# Empty the log here: the background child truncates it only when it
 	# runs, and the wait below must not see the previous instance's lines.
 	: >/tmp/qlcshaped.log
-	/usr/bin/qlcshaped --config "$2" $3 >/tmp/qlcshaped.log 2>&1 &
+	# Its own mount namespace: the device is mounted in this one, never in
+	# the daemon's (see docs/DAEMON.md). unshare execs, so $! is the daemon.
+	unshare -m --propagation private /usr/bin/qlcshaped --config "$2" $3 \
+		>/tmp/qlcshaped.log 2>&1 &
 	pid=$!
 	i=0
 	while ! grep -q "/dev/ublkb0 ready" /tmp/qlcshaped.log; do
@@ -156,6 +159,22 @@ start_daemon "engine backend, recover" /qs/engine.ini
 sum2=$(dd if=/dev/ublkb0 bs=1M count=64 iflag=direct 2>/dev/null | md5sum | cut -d' ' -f1)
 echo "qs-vm:   md5 before $sum1 after $sum2"
 [ "$sum1" = "$sum2" ] || fail "data changed across the restart"
+step "ext2 file system on /dev/ublkb0: files and md5 across a daemon restart"
+mke2fs -q -b 4096 /dev/ublkb0 >/tmp/mkfs.log 2>&1 || { cat /tmp/mkfs.log; fail "mke2fs"; }
+mkdir -p /mnt
+mount -t ext2 /dev/ublkb0 /mnt || fail "mount"
+dd if=/dev/urandom of=/mnt/random bs=64k count=128 2>/dev/null || fail "write a file"
+cp /bin/busybox /mnt/busybox || fail "copy a file"
+mkdir /mnt/dir && echo "qlcshape" >/mnt/dir/small || fail "small file"
+(cd /mnt && md5sum random busybox dir/small) >/tmp/fs.md5
+sed 's/^/qs-vm:   /' /tmp/fs.md5
+umount /mnt || fail "umount"
+stop_daemon "engine backend, file system written"
+start_daemon "engine backend, file system check" /qs/engine.ini
+mount -t ext2 /dev/ublkb0 /mnt || fail "mount after restart"
+(cd /mnt && md5sum -c /tmp/fs.md5) >/dev/null || fail "file checksums differ after restart"
+echo "qs-vm:   md5 of 3 files match after restart"
+umount /mnt || fail "umount after restart"
 stop_daemon "engine backend, after recovery"
 
 # kill -9 in the middle of fio: the device stays (user recovery), a new

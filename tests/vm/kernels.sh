@@ -2,10 +2,13 @@
 # Prepare the two guest kernels for the VM tests, cached under build/vm/:
 #
 #   build/vm/k612/  bookworm-backports linux-image-6.12.*-amd64 (ublk_drv is a
-#                   module there): vmlinuz, ublk_drv.ko, version
+#                   module there): vmlinuz, ublk_drv.ko, version, mods/ (the
+#                   file system modules the guest mounts with, load order in
+#                   mods/order)
 #   build/vm/k61/   Debian 12's stock 6.1 kernel, built without ublk, plus
 #                   ublk_drv.ko compiled out of tree from linux-source-6.1's
-#                   drivers/block/ublk_drv.c against linux-headers-6.1.*-amd64
+#                   drivers/block/ublk_drv.c against linux-headers-6.1.*-amd64;
+#                   mods/ as above
 #
 #   tests/vm/kernels.sh [612|61]...   (default: both)
 #
@@ -66,9 +69,31 @@ extract_deb() { # deb dir
 	rm -rf "$2" && mkdir -p "$2" && dpkg-deb -x "$1" "$2"
 }
 
+# Copy module $2 and its dependencies (decompressed) from the unpacked image
+# $1 into $3, appending load order to $3/order. Built-in modules are
+# absent from the tree and need nothing.
+collect_mods() { # root name dest
+	local root=$1 name=$2 dest=$3 ko dep
+	grep -qx "$name" "$dest/order" 2>/dev/null && return 0
+	ko=$(find "$root/lib/modules" -name "$name.ko*" | head -1)
+	[ -n "$ko" ] || return 0
+	for dep in $(modinfo -F depends "$ko" | tr ',' ' '); do
+		collect_mods "$root" "$dep" "$dest"
+	done
+	case "$ko" in
+	*.xz) xz -dc "$ko" >"$dest/$name.ko" ;;
+	*.zst) zstd -dcq "$ko" >"$dest/$name.ko" ;;
+	*) cp "$ko" "$dest/$name.ko" ;;
+	esac
+	echo "$name" >>"$dest/order"
+}
+
+# What the guest needs besides ublk_drv: a file system for the mount test.
+GUEST_MODS="crc32c_generic ext4 ext2"
+
 prep_612() {
 	local d=$VM/k612
-	if [ -f "$d/vmlinuz" ] && [ -f "$d/ublk_drv.ko" ]; then return 0; fi
+	if [ -f "$d/vmlinuz" ] && [ -f "$d/ublk_drv.ko" ] && [ -f "$d/mods/order" ]; then return 0; fi
 	local uri
 	uri=$(debian_uri) || { log "no Debian archive in the machine's apt sources"; return 1; }
 	mkdir -p "$APTDIR/lists/partial" "$APTDIR/archives/partial" "$APTDIR/no-parts" "$d"
@@ -93,14 +118,16 @@ prep_612() {
 	*.zst) zstd -dcq "$ko" >"$d/ublk_drv.ko" ;;
 	*) cp "$ko" "$d/ublk_drv.ko" ;;
 	esac
+	rm -rf "$d/mods" && mkdir -p "$d/mods" && : >"$d/mods/order"
+	for m in $GUEST_MODS; do collect_mods "$d/root" "$m" "$d/mods"; done
 	echo "$kver" >"$d/version"
 	rm -rf "$d/root" "$d"/*.deb
-	log "6.12: $kver ready"
+	log "6.12: $kver ready (modules: $(tr '\n' ' ' <"$d/mods/order"))"
 }
 
 prep_61() {
 	local d=$VM/k61
-	if [ -f "$d/vmlinuz" ] && [ -f "$d/ublk_drv.ko" ]; then return 0; fi
+	if [ -f "$d/vmlinuz" ] && [ -f "$d/ublk_drv.ko" ] && [ -f "$d/mods/order" ]; then return 0; fi
 	mkdir -p "$d"
 	# The ABI name (6.1.0-N) the distribution's headers package points at.
 	local hdr kver
@@ -122,6 +149,8 @@ prep_61() {
 		apt-get download -qq -o APT::Sandbox::User=root "linux-image-$kver" linux-source-6.1)
 	extract_deb "$d"/linux-image-*.deb "$d/root"
 	cp "$d/root/boot/vmlinuz-$kver" "$d/vmlinuz"
+	rm -rf "$d/mods" && mkdir -p "$d/mods" && : >"$d/mods/order"
+	for m in $GUEST_MODS; do collect_mods "$d/root" "$m" "$d/mods"; done
 	# Only ublk_drv.c is needed from the source tarball.
 	local tarball
 	mkdir -p "$d/src"

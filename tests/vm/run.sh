@@ -48,6 +48,8 @@ build_initramfs() { # kernel -> build/vm/initramfs-K.cpio
 	install -m 0755 tests/vm/init "$root/init"
 	cp tests/vm/guest.sh tests/vm/ram.ini tests/vm/engine.ini tests/vm/engine-recovery.ini "$root/qs/"
 	cp "$VM/k$k/ublk_drv.ko" "$root/lib/ublk_drv.ko"
+	mkdir -p "$root/lib/mods"
+	cp "$VM/k$k/mods/"* "$root/lib/mods/"
 	add_prog "$root" build/qlcshaped /usr/bin/qlcshaped
 	add_prog "$root" "$(command -v fio)" /usr/bin/fio
 	# Uncompressed: unpacking is a copy, where decompressing under TCG is slow.
