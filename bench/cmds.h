@@ -9,5 +9,8 @@
 
 int qs_cmd_bench_engine(int argc, char **argv);
 int qs_cmd_bench_calibrate(int argc, char **argv);
+int qs_cmd_bench_run(int argc, char **argv);   /* bench/run_cmd.c */
+int qs_cmd_bench_ab(int argc, char **argv);
+int qs_cmd_bench_curve(int argc, char **argv);
 
 #endif

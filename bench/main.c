@@ -15,6 +15,10 @@ struct qs_cmd {
 static const struct qs_cmd cmds[] = {
 	{"bench", "engine", qs_cmd_bench_engine,
 	 "engine benchmark in-process on RAM volumes [--json FILE]"},
+	{"bench", "run", qs_cmd_bench_run,
+	 "A/B run of a job file, shaping off and on, on the simulator JOB [--json F] ..."},
+	{"bench", "ab", qs_cmd_bench_ab, "the default A/B: conf/bench/default.fio, shaping off and on"},
+	{"bench", "curve", qs_cmd_bench_curve, "latency against IOPS, 10%..120% of the maximum JOB"},
 	{"bench", "calibrate", qs_cmd_bench_calibrate, "drive model vs published figures --profile NAME [--json FILE]"},
 };
 

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The integrated A/B bench: jobs of a fio-style job file driven through the
+ * real engine (cache/) on the deterministic simulator (bench/sim.h), the
+ * QLC device model as the engine's QLC volume and a fast-tier model as its
+ * log volume, shaping off (QS_MODE_PASSTHROUGH) and on (QS_MODE_CACHE with
+ * a destage policy). Commands: `qlcshape bench run|ab|curve`
+ * (qs_cmd_bench_run & co. in cmds.h); docs/BENCH.md describes them.
+ *
+ * A "world" holds what every run of one invocation shares: the two
+ * profiles, the scale, and the QLC model preconditioned once (sequential
+ * fill of the whole drive, as the published fio method does). Every run
+ * starts from a deep copy of that model and a fresh simulation, so runs
+ * are independent of each other and of their order, and a run is a pure
+ * function of (job, profiles, scale, cache size, variant, seed).
+ *
+ * Single-threaded; nothing here reads a real clock except the progress
+ * display and the wall-time figure (neither reaches the JSON).
+ */
+#ifndef QS_BENCH_RUN_H
+#define QS_BENCH_RUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "qlcshape/engine.h"
+
+#include "job.h"
+#include "model.h"
+#include "report.h"
+
+/* What a world is built from. */
+struct qs_bench_conf {
+	const char *profile;	/* QLC profile name or path (qs_profile_path) */
+	const char *fast;	/* fast-tier profile name or path */
+	uint64_t cache_bytes;	/* log size at the real drive's scale */
+	uint64_t scale_bytes;	/* QLC model capacity; 0 = default (as calibrate) */
+	double rating_bytes;	/* endurance rating override (bytes); 0 = built in */
+	bool progress;		/* progress line on stderr (caller checks isatty) */
+};
+
+/* Defaults: p5316-30t, optane, 400 GB cache, default scale. */
+void qs_bench_conf_default(struct qs_bench_conf *c);
+
+struct qs_bench_world;
+
+/*
+ * Load both profiles, build the QLC model at the scale and precondition it.
+ * On error returns -errno and writes one line into err. The caller owns
+ * *out (free with qs_bench_world_free); conf's strings are copied.
+ */
+int qs_bench_world_new(const struct qs_bench_conf *conf, struct qs_bench_world **out,
+		       char *err, size_t errlen);
+void qs_bench_world_free(struct qs_bench_world *w);
+
+/* The QLC model's (scaled) capacity: what job percentages refer to. */
+uint64_t qs_bench_world_capacity(const struct qs_bench_world *w);
+/* The log volume size after scaling, bytes. */
+uint64_t qs_bench_world_log_bytes(const struct qs_bench_world *w);
+/* Real capacity / model capacity (1 when unscaled). */
+double qs_bench_world_scale(const struct qs_bench_world *w);
+
+/* One variant of a job: shaping off, or on with a policy. */
+struct qs_bench_variant {
+	bool shaping;
+	enum qs_order order;	/* used when shaping */
+	uint64_t rate_iops;	/* != 0: override the job's rate_iops (per clone) */
+};
+
+/* Everything one run measured, over its measured window (after ramp). */
+struct qs_bench_result {
+	struct qs_report_run rep;	/* job/policy point into static or job storage */
+	struct qs_engine_stats eng;	/* engine counters, window delta (gauges: at end) */
+	struct qs_model_counters qlc;	/* QLC model counters, window delta */
+	struct qs_model_counters fast;	/* fast model counters, window delta */
+	uint64_t ios;			/* client I/Os completed in the whole run */
+	uint64_t sim_ns;		/* simulated time of the run (ramp included) */
+	uint64_t window_ns;		/* measured time */
+	double wall_s;			/* wall-clock seconds (not in any report) */
+};
+
+/*
+ * Run one job in one variant in w with seed; fills *res. Returns 0, or
+ * -errno with a message in err (a submission the engine refused, an engine
+ * that failed to open, a bad trace line). res->rep.job points into job.
+ */
+int qs_bench_run_job(struct qs_bench_world *w, const struct qs_job *job,
+		     const struct qs_bench_variant *v, uint64_t seed,
+		     struct qs_bench_result *res, char *err, size_t errlen);
+
+#endif

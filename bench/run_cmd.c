@@ -1,0 +1,530 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * qlcshape bench run | ab | curve: command lines over bench/run.h, output
+ * through bench/report.h. docs/BENCH.md describes every option and figure.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmds.h"
+#include "run.h"
+
+#define RC_MAX_POLICIES 8
+#define RC_DEFAULT_JOB "conf/bench/default.fio"
+
+enum rc_kind { RC_RUN, RC_AB, RC_CURVE };
+
+struct rc_opts {
+	enum rc_kind kind;
+	const char *cmd; /* "bench run" ... for messages */
+	const char *job_path;
+	struct qs_bench_conf conf;
+	bool off, on;
+	enum qs_order pol[RC_MAX_POLICIES];
+	unsigned npol;
+	uint64_t seed;
+	const char *json, *csv, *svg;
+	bool quiet;
+};
+
+static int rc_usage(FILE *f, enum rc_kind kind)
+{
+	if (kind == RC_AB)
+		fprintf(f, "usage: qlcshape bench ab [OPTIONS]\n"
+			   "  Runs " RC_DEFAULT_JOB " with shaping off and on (same as\n"
+			   "  'qlcshape bench run " RC_DEFAULT_JOB " --shaping both').\n");
+	else if (kind == RC_CURVE)
+		fprintf(f, "usage: qlcshape bench curve JOB [OPTIONS]\n"
+			   "  For each job and variant: the maximum rate (closed loop), then\n"
+			   "  rate_iops at 10%%..120%% of it (open loop): latency against IOPS.\n");
+	else
+		fprintf(f, "usage: qlcshape bench run JOB [OPTIONS]\n"
+			   "  Runs each job of the fio-style JOB file through the engine on the\n"
+			   "  simulator, shaping off and on, and prints them side by side.\n");
+	fprintf(f,
+		"options:\n"
+		"  --profile NAME     QLC drive profile (default p5316-30t; conf/profiles/NAME.ini)\n"
+		"  --fast NAME        fast-tier (log) profile (default optane)\n"
+		"  --cache SIZE       log size at the real drive's scale (default 400g; k/m/g/t\n"
+		"                     are decimal here); scaled with the drive model\n"
+		"  --shaping off|on|both  variants to run (default both)\n"
+		"  --policy NAME      destage policy with shaping on: fifo, sweep, fullest;\n"
+		"                     repeat for several (default sweep)\n"
+		"  --mode sim         simulation on a virtual clock (emu and dev: not in this build)\n"
+		"  --seed N           workload seed (default 1)\n"
+		"  --scale-gib N      QLC model capacity in GiB (default as bench calibrate)\n"
+		"  --rating-pbw X     endurance rating, PB written (64K random), for the life figure\n"
+		"  --json F, --csv F, --svg F   also write the runs as JSON, CSV, SVG\n"
+		"  --quiet            no table and no progress (files only)\n");
+	return f == stdout ? 0 : 2;
+}
+
+static int rc_parse(int argc, char **argv, struct rc_opts *o)
+{
+	static const struct option opts[] = {
+		{"profile", required_argument, NULL, 'p'},
+		{"fast", required_argument, NULL, 'f'},
+		{"cache", required_argument, NULL, 'c'},
+		{"shaping", required_argument, NULL, 's'},
+		{"policy", required_argument, NULL, 'P'},
+		{"mode", required_argument, NULL, 'm'},
+		{"seed", required_argument, NULL, 'S'},
+		{"scale-gib", required_argument, NULL, 'g'},
+		{"rating-pbw", required_argument, NULL, 'r'},
+		{"json", required_argument, NULL, 'j'},
+		{"csv", required_argument, NULL, 'C'},
+		{"svg", required_argument, NULL, 'v'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	qs_bench_conf_default(&o->conf);
+	o->off = o->on = true;
+	o->seed = 1;
+	optind = 1;
+	opterr = 1;
+	int c;
+	char *end;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			o->conf.profile = optarg;
+			break;
+		case 'f':
+			o->conf.fast = optarg;
+			break;
+		case 'c': {
+			uint64_t v;
+			if (qs_job_parse_size(optarg, 1000, &v) || v < (1u << 20)) {
+				fprintf(stderr, "qlcshape %s: --cache '%s': allowed a size of at least 1m "
+						"(e.g. 400g; k/m/g/t are powers of 1000)\n", o->cmd, optarg);
+				return 2;
+			}
+			o->conf.cache_bytes = v;
+			break;
+		}
+		case 's':
+			if (!strcmp(optarg, "off"))
+				o->off = true, o->on = false;
+			else if (!strcmp(optarg, "on"))
+				o->off = false, o->on = true;
+			else if (!strcmp(optarg, "both"))
+				o->off = o->on = true;
+			else {
+				fprintf(stderr, "qlcshape %s: --shaping '%s': allowed off, on, both\n",
+					o->cmd, optarg);
+				return 2;
+			}
+			break;
+		case 'P': {
+			enum qs_order ord;
+			if (qs_policy_parse_order(optarg, &ord)) {
+				fprintf(stderr, "qlcshape %s: --policy '%s': allowed fifo, sweep, fullest\n",
+					o->cmd, optarg);
+				return 2;
+			}
+			bool dup = false;
+			for (unsigned i = 0; i < o->npol; i++)
+				dup |= o->pol[i] == ord;
+			if (!dup) {
+				if (o->npol == RC_MAX_POLICIES)
+					return 2;
+				o->pol[o->npol++] = ord;
+			}
+			break;
+		}
+		case 'm':
+			if (!strcmp(optarg, "sim"))
+				break;
+			if (!strcmp(optarg, "emu") || !strcmp(optarg, "dev")) {
+				fprintf(stderr, "qlcshape %s: --mode %s: not yet implemented in this build "
+						"(only --mode sim is)\n", o->cmd, optarg);
+				return 1;
+			}
+			fprintf(stderr, "qlcshape %s: --mode '%s': allowed sim, emu, dev\n", o->cmd, optarg);
+			return 2;
+		case 'S':
+			errno = 0;
+			o->seed = strtoull(optarg, &end, 0);
+			if (errno || !*optarg || *end || *optarg == '-') {
+				fprintf(stderr, "qlcshape %s: --seed '%s': allowed a whole number 0..2^64-1\n",
+					o->cmd, optarg);
+				return 2;
+			}
+			break;
+		case 'g': {
+			double g = strtod(optarg, &end);
+			if (*end || !*optarg || !(g >= 0.25 && g <= 65536)) {
+				fprintf(stderr, "qlcshape %s: --scale-gib '%s': allowed 0.25..65536\n",
+					o->cmd, optarg);
+				return 2;
+			}
+			o->conf.scale_bytes = (uint64_t)(g * 1073741824.0);
+			break;
+		}
+		case 'r': {
+			double x = strtod(optarg, &end);
+			if (*end || !*optarg || !(x > 0 && x <= 1e6)) {
+				fprintf(stderr, "qlcshape %s: --rating-pbw '%s': allowed a number in (0, 1e6]\n",
+					o->cmd, optarg);
+				return 2;
+			}
+			o->conf.rating_bytes = x * 1e15;
+			break;
+		}
+		case 'j':
+			o->json = optarg;
+			break;
+		case 'C':
+			o->csv = optarg;
+			break;
+		case 'v':
+			o->svg = optarg;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'h':
+			return rc_usage(stdout, o->kind) ? 2 : -1;
+		default:
+			return rc_usage(stderr, o->kind);
+		}
+	}
+	if (o->kind == RC_AB) {
+		if (optind != argc) {
+			fprintf(stderr, "qlcshape %s: unexpected argument '%s' (the job is %s)\n",
+				o->cmd, argv[optind], RC_DEFAULT_JOB);
+			return 2;
+		}
+		o->job_path = RC_DEFAULT_JOB;
+	} else {
+		if (optind + 1 != argc) {
+			fprintf(stderr, "qlcshape %s: %s\n", o->cmd,
+				optind == argc ? "missing JOB file" : "only one JOB file allowed");
+			return rc_usage(stderr, o->kind);
+		}
+		o->job_path = argv[optind];
+	}
+	if (!o->npol)
+		o->pol[o->npol++] = QS_ORDER_SWEEP;
+	o->conf.progress = !o->quiet && isatty(2);
+	return 0;
+}
+
+static int rc_write(const char *cmd, const char *path, const char *what,
+		    int (*fn)(FILE *, const void *), const void *arg)
+{
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		fprintf(stderr, "qlcshape %s: cannot write %s to %s: %s\n", cmd, what, path,
+			strerror(errno));
+		return 1;
+	}
+	int rc = fn(f, arg);
+	if (fclose(f) && !rc)
+		rc = -EIO;
+	if (rc) {
+		fprintf(stderr, "qlcshape %s: writing %s to %s: %s\n", cmd, what, path, strerror(-rc));
+		return 1;
+	}
+	return 0;
+}
+
+struct rc_runs {
+	const struct qs_report_run *runs;
+	size_t n;
+	const char *title;
+	const struct qs_report_series *series;
+	size_t nseries;
+};
+
+static int rc_json(FILE *f, const void *a)
+{
+	const struct rc_runs *r = a;
+	return qs_report_json(f, r->runs, r->n);
+}
+
+static int rc_csv(FILE *f, const void *a)
+{
+	const struct rc_runs *r = a;
+	return qs_report_csv(f, r->runs, r->n);
+}
+
+static int rc_bars(FILE *f, const void *a)
+{
+	const struct rc_runs *r = a;
+	return qs_report_svg_bars(f, r->title, r->runs, r->n, NULL, 0);
+}
+
+static int rc_lines(FILE *f, const void *a)
+{
+	const struct rc_runs *r = a;
+	return qs_report_svg_lines(f, r->title, "IOPS (reads + writes)", "p99 latency (us)",
+				   r->series, r->nseries, true);
+}
+
+static void rc_describe(const struct rc_opts *o, const struct qs_bench_world *w,
+			const struct qs_job_file *jf)
+{
+	if (o->quiet)
+		return;
+	double scale = qs_bench_world_scale(w);
+	printf("qlcshape %s %s: QLC %s, fast tier %s, seed %llu\n", o->cmd, jf->path,
+	       o->conf.profile, o->conf.fast, (unsigned long long)o->seed);
+	printf("model: %.2f GiB QLC (1/%.0f of the drive), log %.3f GB (--cache %.0f GB scaled "
+	       "alike); drive filled sequentially first\n",
+	       (double)qs_bench_world_capacity(w) / 1073741824.0, scale,
+	       (double)qs_bench_world_log_bytes(w) / 1e9, (double)o->conf.cache_bytes / 1e9);
+}
+
+/* Load world and job file; 0 or an exit status. */
+static int rc_setup(struct rc_opts *o, struct qs_bench_world **w, struct qs_job_file **jf)
+{
+	char err[1024];
+	int rc = qs_bench_world_new(&o->conf, w, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "qlcshape %s: %s\n", o->cmd, err);
+		return 1;
+	}
+	rc = qs_job_file_load(o->job_path, qs_bench_world_capacity(*w), jf, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "qlcshape %s: %s\n", o->cmd, err);
+		qs_bench_world_free(*w);
+		return rc == -EINVAL ? 2 : 1;
+	}
+	return 0;
+}
+
+static void rc_speed(const struct rc_opts *o, uint64_t ios, double sim_s, double wall_s)
+{
+	if (o->quiet)
+		return;
+	printf("\nsimulated %llu client I/Os (%.2f s of virtual time) in %.2f s wall: %.0f "
+	       "simulated I/Os per wall-clock second\n",
+	       (unsigned long long)ios, sim_s, wall_s, wall_s > 0 ? (double)ios / wall_s : 0);
+}
+
+static double rc_wall(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static int rc_run(struct rc_opts *o)
+{
+	struct qs_bench_world *w;
+	struct qs_job_file *jf;
+	int st = rc_setup(o, &w, &jf);
+	if (st)
+		return st;
+	rc_describe(o, w, jf);
+	size_t per = (o->off ? 1 : 0) + (o->on ? o->npol : 0);
+	struct qs_bench_result *res = calloc(jf->njobs * per, sizeof(*res));
+	struct qs_report_run *reps = calloc(jf->njobs * per, sizeof(*reps));
+	size_t n = 0;
+	uint64_t ios = 0, sim_ns = 0;
+	double wall0 = rc_wall();
+	char err[1024];
+	if (!res || !reps) {
+		st = 1;
+		goto out;
+	}
+	for (size_t j = 0; j < jf->njobs; j++)
+		for (size_t k = 0; k < per; k++) {
+			struct qs_bench_variant v = {0};
+			v.shaping = !(o->off && k == 0);
+			v.order = o->pol[v.shaping ? k - (o->off ? 1 : 0) : 0];
+			int rc = qs_bench_run_job(w, &jf->jobs[j], &v, o->seed, &res[n], err,
+						  sizeof(err));
+			if (rc) {
+				fprintf(stderr, "qlcshape %s: %s\n", o->cmd, err);
+				st = 1;
+				goto out;
+			}
+			reps[n] = res[n].rep;
+			ios += res[n].ios;
+			sim_ns += res[n].sim_ns;
+			n++;
+		}
+	double wall = rc_wall() - wall0;
+	if (!o->quiet) {
+		printf("\n");
+		qs_report_table(stdout, reps, n);
+	}
+	struct rc_runs rr = {reps, n, "qlcshape bench: shaping off vs on", NULL, 0};
+	if (o->json)
+		st |= rc_write(o->cmd, o->json, "JSON", rc_json, &rr);
+	if (o->csv)
+		st |= rc_write(o->cmd, o->csv, "CSV", rc_csv, &rr);
+	if (o->svg)
+		st |= rc_write(o->cmd, o->svg, "SVG", rc_bars, &rr);
+	rc_speed(o, ios, (double)sim_ns / 1e9, wall);
+out:
+	free(res);
+	free(reps);
+	qs_job_file_free(jf);
+	qs_bench_world_free(w);
+	return st;
+}
+
+/* ---- curve ---- */
+
+#define RC_CURVE_STEPS 12 /* 10% .. 120% */
+
+static double rc_total_iops(const struct qs_report_run *r)
+{
+	return r->read.iops + r->write.iops;
+}
+
+/* p99 of the direction the job mostly issues (writes if it writes at all). */
+static double rc_p99_us(const struct qs_job *j, const struct qs_report_run *r)
+{
+	const struct qs_report_dir *d = qs_job_writes(j) ? &r->write : &r->read;
+	return (double)d->lat_p99_ns / 1000.0;
+}
+
+static int rc_curve(struct rc_opts *o)
+{
+	struct qs_bench_world *w;
+	struct qs_job_file *jf;
+	int st = rc_setup(o, &w, &jf);
+	if (st)
+		return st;
+	rc_describe(o, w, jf);
+	size_t per = (o->off ? 1 : 0) + (o->on ? o->npol : 0);
+	size_t nvar = jf->njobs * per, npts = RC_CURVE_STEPS + 1;
+	struct qs_report_run *reps = calloc(nvar * npts, sizeof(*reps));
+	char (*names)[QS_JOB_NAME_MAX + 16] = calloc(nvar * npts, sizeof(*names));
+	char (*snames)[QS_JOB_NAME_MAX + 32] = calloc(nvar, sizeof(*snames));
+	struct qs_report_point *pts = calloc(nvar * npts, sizeof(*pts));
+	struct qs_report_series *ser = calloc(nvar, sizeof(*ser));
+	size_t n = 0, ns = 0;
+	uint64_t ios = 0, sim_ns = 0;
+	double wall0 = rc_wall();
+	char err[1024];
+	if (!reps || !names || !snames || !pts || !ser) {
+		st = 1;
+		goto out;
+	}
+	if (!o->quiet)
+		printf("\n%-24s %-8s %6s %12s %12s %10s %10s %10s %10s\n", "job", "variant", "rate",
+		       "target IOPS", "IOPS", "mean us", "p50 us", "p99 us", "p99.9 us");
+	for (size_t j = 0; j < jf->njobs; j++)
+		for (size_t k = 0; k < per; k++) {
+			struct qs_bench_variant v = {0};
+			v.shaping = !(o->off && k == 0);
+			v.order = o->pol[v.shaping ? k - (o->off ? 1 : 0) : 0];
+			struct qs_job job = jf->jobs[j];
+			struct qs_report_series *s = &ser[ns];
+			snprintf(snames[ns], sizeof(snames[ns]), "%s %s%s%s", job.name,
+				 v.shaping ? "on " : "off", v.shaping ? qs_policy_order_name(v.order) : "",
+				 "");
+			s->name = snames[ns];
+			s->pts = &pts[n];
+			ns++;
+			double max = 0;
+			for (unsigned step = 0; step <= RC_CURVE_STEPS; step++) {
+				unsigned pct = step * 10;
+				job.rate_iops = 0;
+				if (step) {
+					double per_clone = max * pct / 100.0 / job.numjobs;
+					job.rate_iops = per_clone < 1 ? 1 : (uint64_t)(per_clone + 0.5);
+				}
+				struct qs_bench_result res;
+				int rc = qs_bench_run_job(w, &job, &v, o->seed, &res, err, sizeof(err));
+				if (rc) {
+					fprintf(stderr, "qlcshape %s: %s\n", o->cmd, err);
+					st = 1;
+					goto out;
+				}
+				ios += res.ios;
+				sim_ns += res.sim_ns;
+				if (!step)
+					max = rc_total_iops(&res.rep);
+				if (step)
+					snprintf(names[n], sizeof(names[n]), "%s@%u%%", job.name, pct);
+				else
+					snprintf(names[n], sizeof(names[n]), "%s@max", job.name);
+				reps[n] = res.rep;
+				reps[n].job = names[n];
+				const struct qs_report_dir *d =
+					qs_job_writes(&job) ? &res.rep.write : &res.rep.read;
+				char rate[16];
+				snprintf(rate, sizeof(rate), step ? "%u%%" : "max", pct);
+				if (!o->quiet)
+					printf("%-24s %-8s %6s %12.0f %12.0f %10.1f %10.1f %10.1f %10.1f\n",
+					       job.name, v.shaping ? qs_policy_order_name(v.order) : "off",
+					       rate, step ? (double)job.rate_iops * job.numjobs : 0,
+					       rc_total_iops(&res.rep), d->lat_mean_ns / 1000,
+					       (double)d->lat_p50_ns / 1000, (double)d->lat_p99_ns / 1000,
+					       (double)d->lat_p999_ns / 1000);
+				if (step) {
+					pts[n].x = rc_total_iops(&res.rep);
+					pts[n].y = rc_p99_us(&job, &res.rep);
+					if (pts[n].y <= 0)
+						pts[n].y = 0.001; /* log axis: never 0 */
+					s->n++;
+				}
+				n++;
+				if (!step && max <= 0) {
+					fprintf(stderr, "qlcshape %s: job '%s': no I/O completed at the maximum "
+							"rate; no curve\n", o->cmd, job.name);
+					break;
+				}
+			}
+			/* points of a series are contiguous; the max run sits before them */
+			s->pts = s->n ? &pts[n - s->n] : s->pts;
+		}
+	double wall = rc_wall() - wall0;
+	struct rc_runs rr = {reps, n, "qlcshape bench curve: p99 latency against IOPS", ser, ns};
+	if (o->json)
+		st |= rc_write(o->cmd, o->json, "JSON", rc_json, &rr);
+	if (o->csv)
+		st |= rc_write(o->cmd, o->csv, "CSV", rc_csv, &rr);
+	if (o->svg)
+		st |= rc_write(o->cmd, o->svg, "SVG", rc_lines, &rr);
+	rc_speed(o, ios, (double)sim_ns / 1e9, wall);
+out:
+	free(reps);
+	free(names);
+	free(snames);
+	free(pts);
+	free(ser);
+	qs_job_file_free(jf);
+	qs_bench_world_free(w);
+	return st;
+}
+
+static int rc_main(enum rc_kind kind, const char *cmd, int argc, char **argv)
+{
+	struct rc_opts o;
+	memset(&o, 0, sizeof(o));
+	o.kind = kind;
+	o.cmd = cmd;
+	int st = rc_parse(argc, argv, &o);
+	if (st)
+		return st < 0 ? 0 : st;
+	return kind == RC_CURVE ? rc_curve(&o) : rc_run(&o);
+}
+
+int qs_cmd_bench_run(int argc, char **argv)
+{
+	return rc_main(RC_RUN, "bench run", argc, argv);
+}
+
+int qs_cmd_bench_ab(int argc, char **argv)
+{
+	return rc_main(RC_AB, "bench ab", argc, argv);
+}
+
+int qs_cmd_bench_curve(int argc, char **argv)
+{
+	return rc_main(RC_CURVE, "bench curve", argc, argv);
+}
