@@ -129,8 +129,10 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory SAN=1 all tests
 	$(Q)bash scripts/run-tests.sh build/san
 
+# make bench: the main A/B job (docs/BENCH.md), then the engine's own cost.
 bench: deps
 	$(Q)$(MAKE) --no-print-directory SAN=0 all
+	$(Q)build/qlcshape bench ab --json build/bench.json --svg build/bench.svg
 	$(Q)build/qlcshape bench engine --json build/bench-engine.json
 
 vmtest: deps

@@ -101,7 +101,7 @@ static int rc_parse(int argc, char **argv, struct rc_opts *o)
 			break;
 		case 'c': {
 			uint64_t v;
-			if (qs_job_parse_size(optarg, 1000, &v) || v < (1u << 20)) {
+			if (qs_job_parse_size(optarg, 1000, &v) || v < 1000000) {
 				fprintf(stderr, "qlcshape %s: --cache '%s': allowed a size of at least 1m "
 						"(e.g. 400g; k/m/g/t are powers of 1000)\n", o->cmd, optarg);
 				return 2;
@@ -277,10 +277,10 @@ static void rc_describe(const struct rc_opts *o, const struct qs_bench_world *w,
 	double scale = qs_bench_world_scale(w);
 	printf("qlcshape %s %s: QLC %s, fast tier %s, seed %llu\n", o->cmd, jf->path,
 	       o->conf.profile, o->conf.fast, (unsigned long long)o->seed);
-	printf("model: %.2f GiB QLC (1/%.0f of the drive), log %.3f GB (--cache %.0f GB scaled "
+	printf("model: %.2f GiB QLC (1/%.0f of the drive), log %.1f MB (--cache %.1f GB scaled "
 	       "alike); drive filled sequentially first\n",
 	       (double)qs_bench_world_capacity(w) / 1073741824.0, scale,
-	       (double)qs_bench_world_log_bytes(w) / 1e9, (double)o->conf.cache_bytes / 1e9);
+	       (double)qs_bench_world_log_bytes(w) / 1e6, (double)o->conf.cache_bytes / 1e9);
 }
 
 /* Load world and job file; 0 or an exit status. */
