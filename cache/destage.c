@@ -336,11 +336,20 @@ static void dst_failed(struct qs_engine *e, struct destage *d, int res)
 			backoff *= 2;
 		f->retry_at_ns = eng_now(e) + backoff;
 	}
+	/* A device that fails every I/O must not turn destage into a busy
+	 * loop: all destage pauses, with the same doubling back-off. */
+	e->dst_fail_streak++;
+	uint64_t pause = 10000000ull;
+	for (uint32_t i = 1; i < e->dst_fail_streak && pause < 10000000000ull; i++)
+		pause *= 2;
+	e->dst_pause_until = eng_now(e) + pause;
 	e->st.destage_retries++;
 	eng_log(e, QS_LOG_WARN, "destage of IU %llu failed (%s); kept dirty, retry in %llu ms",
 		(unsigned long long)d->iu, strerror(-res),
 		(unsigned long long)(backoff / 1000000));
 	dst_release(e, d);
+	if (e->dst_fail_streak >= DST_FAIL_GIVE_UP)
+		eng_space_kick(e);
 }
 
 static void dst_write(struct qs_engine *e, struct destage *d)
@@ -499,6 +508,7 @@ static void dst_write_cb(void *arg, int res)
 		struct failed_iu *f = failed_find(e, d->iu);
 		if (f)
 			*f = e->failed_ius[--e->nfailed];
+		e->dst_fail_streak = 0;
 		dst_release(e, d);
 	}
 	dst_kick(e);
@@ -514,9 +524,15 @@ void dst_kick(struct qs_engine *e)
 		return;
 	const struct qs_policy *p = &e->conf.policy;
 	uint64_t use = (e->alloc_pos - e->tail_pos) * 100 / e->log_blocks;
-	uint64_t now = eng_now(e);
 	bool space = e->space_head != NULL;
-	bool idle = p->idle_ms && now - e->last_client_ns >= (uint64_t)p->idle_ms * 1000000u;
+	/* The common case on the write path: below the watermark, nothing
+	 * time-based configured: no clock read. */
+	if (!e->draining && !space && use < p->start_pct && !p->idle_ms && !p->max_age_ms &&
+	    !e->dst_pause_until)
+		return;
+	uint64_t now = eng_now(e);
+	if (now < e->dst_pause_until)
+		return;
 	uint32_t target = 0;
 	bool urgent = false;
 	if (e->draining || space || use >= p->urgent_pct) {
@@ -524,7 +540,7 @@ void dst_kick(struct qs_engine *e)
 		urgent = true;
 	} else if (use >= p->start_pct) {
 		target = (e->conf.destage_qd + 1) / 2;
-	} else if (idle) {
+	} else if (eng_idle(e, now)) {
 		target = (e->conf.destage_qd + 3) / 4;
 		urgent = true; /* nothing more is coming: do not hold partial IUs */
 	}
@@ -553,10 +569,14 @@ uint64_t dst_next_deadline(struct qs_engine *e)
 		CAND(e->failed_ius[i].retry_at_ns);
 	if (e->ckpt_retry_ns)
 		CAND(e->ckpt_retry_ns);
+	if (e->ndius)
+		CAND(e->dst_pause_until);
 	if (e->ndius) {
 		const struct qs_policy *p = &e->conf.policy;
-		if (p->idle_ms)
-			CAND(e->last_client_ns + (uint64_t)p->idle_ms * 1000000u);
+		if (p->idle_ms) {
+			eng_idle(e, now);
+			CAND(e->idle_since_ns + (uint64_t)p->idle_ms * 1000000u);
+		}
 		struct diu *d = &e->dius[e->fifo_first];
 		uint64_t born = e->t0_ns + (uint64_t)d->born_ms * 1000000u;
 		if (p->max_age_ms)
@@ -604,15 +624,29 @@ static void ckpt_cb(void *arg, int res)
 		} else {
 			e->st.fast_errors++;
 		}
-		eng_log(e, QS_LOG_ERR, "checkpoint step %d failed: %s; tail kept, retrying",
-			e->ckpt_stage, strerror(-res));
 		e->ckpt_active = false;
-		e->ckpt_retry_ns = eng_now(e) + 100000000ull;
+		/*
+		 * Without checkpoints the log cannot free space, and writers
+		 * waiting for it would wait forever. After a few failures in a
+		 * row the log is given up: waiting and new writes fail with EIO
+		 * (reads still work), rather than hanging the device.
+		 */
+		if (++e->ckpt_fail_streak >= 5) {
+			eng_log(e, QS_LOG_ERR, "checkpoint step %d failed %u times in a row: %s",
+				e->ckpt_stage, e->ckpt_fail_streak, strerror(-res));
+			eng_fail(e, "the log cannot be checkpointed");
+			eng_space_kick(e);
+		} else {
+			eng_log(e, QS_LOG_ERR, "checkpoint step %d failed: %s; tail kept, retrying",
+				e->ckpt_stage, strerror(-res));
+			e->ckpt_retry_ns = eng_now(e) + (100000000ull << e->ckpt_fail_streak);
+		}
 	} else if (e->ckpt_stage == 3) {
 		e->tail_pos = e->ckpt_pos;
 		e->tail_seq = e->ckpt_seq;
 		e->ckpt_active = false;
 		e->ckpt_retry_ns = 0;
+		e->ckpt_fail_streak = 0;
 		e->st.checkpoints++;
 		eng_space_kick(e);
 		dst_kick(e);
@@ -661,8 +695,7 @@ void ckpt_kick(struct qs_engine *e, bool force)
 		return;
 	uint64_t reclaim = pos - e->tail_pos;
 	uint64_t min = e->log_blocks / 8 > e->seg_blocks ? e->log_blocks / 8 : e->seg_blocks;
-	bool idle = e->conf.policy.idle_ms &&
-		    eng_now(e) - e->last_client_ns >= (uint64_t)e->conf.policy.idle_ms * 1000000u;
+	bool idle = e->conf.policy.idle_ms && eng_idle(e, eng_now(e));
 	if (!force && !e->space_head && !e->draining && !idle && reclaim < min)
 		return;
 	e->ckpt_active = true;

@@ -59,6 +59,20 @@ uint32_t eng_ms(struct qs_engine *e)
 	return (uint32_t)((eng_now(e) - e->t0_ns) / 1000000u);
 }
 
+/* True when no client request has arrived for idle_ms. Requests are only
+ * counted; the clock is read here, on the timer and completion paths. */
+bool eng_idle(struct qs_engine *e, uint64_t now)
+{
+	if (!e->conf.policy.idle_ms)
+		return false;
+	if (e->client_seq != e->idle_seq) {
+		e->idle_seq = e->client_seq;
+		e->idle_since_ns = now;
+		return false;
+	}
+	return now - e->idle_since_ns >= (uint64_t)e->conf.policy.idle_ms * 1000000u;
+}
+
 /* ---- configuration ------------------------------------------------------ */
 
 void qs_engine_conf_default(struct qs_engine_conf *c)
@@ -262,10 +276,16 @@ void eng_leave_deliver(struct qs_engine *e)
 	}
 }
 
+/*
+ * Leaving a submission: only completions queued by it need the timer now.
+ * Deadlines (hold, age, idle, retries) are set when completions arrive; a
+ * submission can only make them later, and an early timer merely looks
+ * and re-arms. This keeps clock reads off the per-request path.
+ */
 static void leave_submit(struct qs_engine *e)
 {
 	e->depth--;
-	if (e->depth == 0)
+	if (e->depth == 0 && e->ready_head)
 		eng_arm_timer(e);
 }
 
@@ -328,7 +348,7 @@ static void ring_copy(struct qs_engine *e, uint64_t pos, const unsigned char *sr
 
 /* ---- index maintenance --------------------------------------------------- */
 
-static void eng_fail(struct qs_engine *e, const char *why)
+void eng_fail(struct qs_engine *e, const char *why)
 {
 	if (!e->failed)
 		eng_log(e, QS_LOG_ERR, "engine failed: %s; writes now fail with EIO", why);
@@ -659,6 +679,17 @@ void eng_space_kick(struct qs_engine *e)
 			done = log_append(e, r);
 			if (!done && wants_data(r))
 				data_blocked = true;
+		}
+		if (!done && wants_data(r) && e->dst_fail_streak >= DST_FAIL_GIVE_UP) {
+			/*
+			 * The log is full and destage keeps failing (the QLC is
+			 * failing): waiting would hang the block device. The write
+			 * fails instead; everything cached stays cached and is
+			 * retried, and writes flow again once a destage succeeds.
+			 */
+			if (!r->result)
+				r->result = -EIO;
+			done = true;
 		}
 		if (!done) {
 			last = r;
@@ -1015,7 +1046,7 @@ static int req_new(struct qs_engine *e, enum req_type t, uint64_t off, uint64_t 
 	r->owner = e;
 	r->pending = 1; /* the submission itself; dropped at its end */
 	e->st.inflight++;
-	e->last_client_ns = eng_now(e);
+	e->client_seq++;
 	*out = r;
 	return 0;
 }

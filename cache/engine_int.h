@@ -23,6 +23,7 @@
 #define SLOT_TOMB 0x80000000u /* index value flag: block reads as zeroes */
 #define SLOT_MASK 0x7fffffffu
 #define NIL UINT32_MAX
+#define DST_FAIL_GIVE_UP 5 /* destage failures in a row before full-log writes fail */
 
 enum req_type { REQ_READ, REQ_WRITE, REQ_FLUSH, REQ_DISCARD, REQ_INTERNAL };
 
@@ -178,7 +179,11 @@ struct qs_engine {
 	struct failed_iu *failed_ius;
 	uint32_t nfailed;
 	bool qlc_unflushed; /* destage writes since the last QLC flush */
-	uint64_t last_client_ns;
+	uint64_t dst_pause_until; /* after an error, no destage before this */
+	uint32_t dst_fail_streak;
+	uint64_t client_seq;	/* client requests so far (no clock read per request) */
+	uint64_t idle_seq;	/* client_seq when idle_since_ns was taken */
+	uint64_t idle_since_ns;	/* no client request seen since then */
 
 	/* checkpoint */
 	bool ckpt_active;
@@ -189,6 +194,7 @@ struct qs_engine {
 	qs_io_cb sb_cb;
 	void *sb_arg;
 	uint64_t ckpt_retry_ns;
+	uint32_t ckpt_fail_streak;
 
 	/* waits */
 	struct req *space_head, *space_tail; /* writes waiting for log space */
@@ -260,6 +266,7 @@ int busy_add(struct qs_engine *e, uint64_t iu);
 void busy_del(struct qs_engine *e, uint64_t iu);
 uint64_t dst_next_deadline(struct qs_engine *e);
 uint32_t eng_ms(struct qs_engine *e);
+bool eng_idle(struct qs_engine *e, uint64_t now);
 
 /* recover.c */
 void rcv_start(struct qs_engine *e);
@@ -268,5 +275,6 @@ void rcv_start(struct qs_engine *e);
 void rcv_write_sb(struct qs_engine *e, uint64_t tail_pos, uint64_t tail_seq, bool clean,
 		  qs_io_cb cb, void *arg);
 void eng_check_drain(struct qs_engine *e);
+void eng_fail(struct qs_engine *e, const char *why);
 
 #endif

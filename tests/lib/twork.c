@@ -277,8 +277,12 @@ static void issue_one(struct twork *w)
 
 uint64_t twork_run(struct twork *w, uint64_t n)
 {
-	uint64_t issued = 0;
+	uint64_t issued = 0, steps = 0;
 	while (issued < n && !w->h->w.crashed) {
+		if (++steps > 50 * n + 1000000) {
+			note(w, "no progress: %llu of %llu issued, %llu in flight", issued, n, w->inflight);
+			break;
+		}
 		if (w->inflight < w->max_inflight && (trng(&w->rng) & 3)) {
 			issue_one(w);
 			issued++;
@@ -294,7 +298,7 @@ uint64_t twork_run(struct twork *w, uint64_t n)
 
 void twork_quiesce(struct twork *w)
 {
-	while (w->inflight && !w->h->w.crashed && th_step(w->h))
+	for (uint64_t i = 0; i < 5000000 && w->inflight && !w->h->w.crashed && th_step(w->h); i++)
 		;
 	if (w->inflight && !w->h->w.crashed) {
 		struct qs_engine_stats st;

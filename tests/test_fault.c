@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fault sweep (SQLite's do_ioerr_test, OCF's surprise-shutdown tests): fail
+ * the Nth I/O of one device, transiently (that I/O only) or persistently
+ * (every I/O from the Nth on), for N = 1, 2, ... until the workload runs
+ * without hitting the fault. On both devices. A hit fault must show: the
+ * engine counted a device error, and either a client request failed or the
+ * failed I/O was background work (destage, checkpoint) that is retried. The
+ * state must stay consistent: every successful read returns the latest
+ * completed version, or for a block whose write failed the old or the new
+ * one; after the device recovers and the engine is reopened, every block
+ * still holds such a version (no acknowledged write lost, nothing older).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "twork.h"
+
+#define SPAN 256
+#define OPS 160
+
+struct outcome {
+	bool hit;
+	uint64_t failed_reqs, dev_errors, bad;
+	char why[300];
+};
+
+static void run_fault(bool on_fast, bool persistent, uint64_t n, struct outcome *o)
+{
+	struct th h;
+	struct twork w;
+	assert_int_equal(th_init(&h, (2 + 96) * 4096ull, 1ull << 20, n), 0);
+	h.conf.policy.start_pct = 20;
+	h.conf.bypass_min_bytes = 65536;
+	h.conf.dram_buffer_bytes = (n % 2) ? 16 * 4096 : 0;
+	h.qlc.check_iu = 65536;
+	assert_int_equal(th_open(&h, true), 0);
+	struct tvol *dev = on_fast ? &h.fast : &h.qlc;
+	dev->fail_at = dev->ios + n;
+	dev->fail_persistent = persistent;
+	twork_init(&w, &h, SPAN, 5);
+	w.allow_failures = true;
+	w.whole_ius = true;
+	twork_run(&w, OPS);
+	twork_quiesce(&w);
+	o->hit = dev->fault_hit;
+	o->failed_reqs = w.failed;
+	struct qs_engine_stats st;
+	qs_engine_get_stats(h.e, &st);
+	o->dev_errors = st.fast_errors + st.qlc_errors;
+	o->bad = w.read_mismatch;
+	if (w.read_mismatch)
+		snprintf(o->why, sizeof(o->why), "while running: %s", w.last_error);
+	if (!persistent && !o->bad) {
+		/* the device is fine again: retries complete, all must verify */
+		for (int i = 0; i < 200000 && th_step(&h); i++)
+			;
+		o->bad += twork_verify_all(&w, false);
+		if (o->bad && !o->why[0])
+			snprintf(o->why, sizeof(o->why), "after the fault: %s", w.last_error);
+	}
+	th_close(&h); /* may fail with a dead device: that is the point */
+	/* Repair: the device works again. Recovery must find every acknowledged
+	 * write, and for failed ones the old or the new version. */
+	tvol_crash(&h.fast, false);
+	tvol_crash(&h.qlc, false);
+	tvol_revive(&h.fast);
+	tvol_revive(&h.qlc);
+	int rc = th_open(&h, false);
+	if (rc) {
+		o->bad++;
+		snprintf(o->why, sizeof(o->why), "reopen after repair failed: %d", rc);
+	} else {
+		uint64_t b = twork_verify_all(&w, false);
+		if (b && !o->why[0])
+			snprintf(o->why, sizeof(o->why), "after repair: %s", w.last_error);
+		o->bad += b;
+		th_close(&h);
+	}
+	if (h.qlc.iu_violations) {
+		o->bad++;
+		snprintf(o->why, sizeof(o->why), "QLC write not whole IUs");
+	}
+	twork_fini(&w);
+	th_fini(&h);
+}
+
+static void sweep(bool on_fast, bool persistent)
+{
+	uint64_t n, bad_points = 0, silent = 0;
+	for (n = 1; n < 100000; n++) {
+		struct outcome o = {0};
+		run_fault(on_fast, persistent, n, &o);
+		if (!o.hit)
+			break; /* the workload ran clean: past its last I/O */
+		if (!o.dev_errors) {
+			silent++;
+			fprintf(stderr, "fault at I/O %llu was not counted\n", (unsigned long long)n);
+		}
+		if (o.bad) {
+			if (bad_points < 5)
+				fprintf(stderr, "%s %s fault at I/O %llu: %s\n", on_fast ? "log" : "QLC",
+					persistent ? "persistent" : "transient", (unsigned long long)n,
+					o.why);
+			bad_points++;
+		}
+	}
+	printf("fault sweep %s %s: %llu points, %llu inconsistent, %llu unreported\n",
+	       on_fast ? "log device" : "QLC device", persistent ? "persistent" : "transient",
+	       (unsigned long long)n - 1, (unsigned long long)bad_points,
+	       (unsigned long long)silent);
+	assert_true(n > 50);
+	assert_int_equal(bad_points, 0);
+	assert_int_equal(silent, 0);
+}
+
+static void test_fault_fast_transient(void **st) { sweep(true, false); }
+static void test_fault_fast_persistent(void **st) { sweep(true, true); }
+static void test_fault_qlc_transient(void **st) { sweep(false, false); }
+static void test_fault_qlc_persistent(void **st) { sweep(false, true); }
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fault_fast_transient),
+		cmocka_unit_test(test_fault_fast_persistent),
+		cmocka_unit_test(test_fault_qlc_transient),
+		cmocka_unit_test(test_fault_qlc_persistent),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
