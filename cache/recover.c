@@ -485,6 +485,21 @@ int qs_engine_close(struct qs_engine *e, qs_req_cb cb, void *arg)
 	e->close_cb = cb;
 	e->close_arg = arg;
 	eng_enter(e);
+	if (e->drain_cb) {
+		/* Close stops destage; a drain still running cannot finish. */
+		struct req *r = eng_req_alloc(e);
+		if (r) {
+			r->type = REQ_INTERNAL;
+			r->cb = e->drain_cb;
+			r->arg = e->drain_arg;
+			r->result = -ECANCELED;
+			eng_req_done(e, r);
+		} else {
+			e->drain_cb(e->drain_arg, -ECANCELED);
+		}
+		e->drain_cb = NULL;
+		e->draining = false;
+	}
 	eng_log_kick(e);
 	eng_leave(e);
 	if (e->depth == 0) {

@@ -214,6 +214,60 @@ static void test_bad_requests(void **st)
 	teardown(h);
 }
 
+struct flag {
+	bool done;
+	int res;
+};
+
+static void flag_cb(void *arg, int res)
+{
+	struct flag *f = arg;
+	f->done = true;
+	f->res = res;
+}
+
+static void test_drain(void **st)
+{
+	struct th *h = setup(2 * MiB, 16 * MiB);
+	h->conf.policy.start_pct = 100; /* nothing destages by itself */
+	h->conf.policy.urgent_pct = 100;
+	assert_int_equal(th_open(h, true), 0);
+	for (uint64_t i = 0; i < 40; i++)
+		write_blocks(h, i * 3, 2, i + 1, 0);
+	struct qs_engine_stats s;
+	qs_engine_get_stats(h->e, &s);
+	assert_true(s.cached_blocks > 0);
+	struct flag f = {0};
+	assert_int_equal(qs_engine_drain(h->e, flag_cb, &f), 0);
+	th_wait(h, &f.done);
+	assert_true(f.done);
+	assert_int_equal(f.res, 0);
+	qs_engine_get_stats(h->e, &s);
+	assert_int_equal(s.cached_blocks, 0);
+	assert_int_equal(s.log_used_blocks, 0);
+	assert_int_equal(h->qlc.iu_violations, 0);
+	for (uint64_t i = 0; i < 40; i++) {
+		uint64_t v;
+		assert_int_equal(tblk_decode(h->qlc.cur + i * 3 * BS, i * 3, &v), 0);
+		assert_int_equal(v, i + 1);
+	}
+	/* a drain cut short by close */
+	write_blocks(h, 500, 3, 77, 0);
+	struct flag g = {0}, c = {0};
+	assert_int_equal(qs_engine_drain(h->e, flag_cb, &g), 0);
+	assert_int_equal(qs_engine_close(h->e, flag_cb, &c), 0);
+	th_wait(h, &c.done);
+	assert_true(g.done && c.done);
+	assert_true(g.res == 0 || g.res == -ECANCELED);
+	assert_int_equal(c.res, 0);
+	qs_engine_free(h->e);
+	h->e = NULL;
+	assert_int_equal(th_open(h, false), 0);
+	check_blocks(h, 500, 3, 77);
+	assert_int_equal(th_close(h), 0);
+	teardown(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -225,6 +279,7 @@ int main(void)
 		cmocka_unit_test(test_passthrough),
 		cmocka_unit_test(test_log_full_throttles),
 		cmocka_unit_test(test_bad_requests),
+		cmocka_unit_test(test_drain),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

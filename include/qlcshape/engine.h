@@ -129,7 +129,9 @@ int qs_engine_drain(struct qs_engine *e, qs_req_cb cb, void *arg);
 /*
  * Stop: wait for in-flight requests, write a clean superblock, then run cb.
  * After cb the engine must be freed with qs_engine_free(). New submissions
- * fail with -ESHUTDOWN from the moment close is called.
+ * fail with -ESHUTDOWN from the moment close is called. Close does not
+ * destage (call qs_engine_drain first for that); a drain still running
+ * completes with -ECANCELED.
  */
 int qs_engine_close(struct qs_engine *e, qs_req_cb cb, void *arg);
 void qs_engine_free(struct qs_engine *e);
