@@ -338,7 +338,7 @@ static void rc_note_steady(const struct rc_opts *o, const struct qs_bench_result
 		return;
 	printf("note: %s, shaping on %s: no destage in the measured window (log %.0f%% used at "
 	       "the end): these are the figures of a cache that has not filled, not of the steady "
-	       "state; raise runtime and ramp_time\n",
+	       "state; raise runtime and ramp_time (or replay a longer trace)\n",
 	       name, r->rep.policy,
 	       r->eng.log_blocks ? 100.0 * (double)r->eng.log_used_blocks / (double)r->eng.log_blocks
 				 : 0.0);
