@@ -6,6 +6,13 @@
 #include <stdlib.h>
 #include <time.h>
 
+#ifndef QS_NO_JEMALLOC
+/* jemalloc's non-standard API: aligned allocation with size classes and
+ * thread caches, and sized free. The sanitizer build (QS_NO_JEMALLOC)
+ * uses libc so that ASan can track every allocation. */
+#include <jemalloc/jemalloc.h>
+#endif
+
 uint64_t qs_henv_now_ns(void)
 {
 	struct timespec ts;
@@ -29,20 +36,29 @@ static void henv_timer_set(void *ctx, uint64_t deadline_ns)
 
 static void *henv_alloc(void *ctx, size_t size, size_t align)
 {
-	void *p = NULL;
-
 	(void)ctx;
 	if (align < sizeof(void *))
 		align = sizeof(void *);
+#ifndef QS_NO_JEMALLOC
+	return mallocx(size ? size : 1, MALLOCX_ALIGN(align));
+#else
+	void *p = NULL;
+
 	if (posix_memalign(&p, align, size ? size : 1))
 		return NULL;
 	return p;
+#endif
 }
 
 static void henv_free(void *ctx, void *p)
 {
 	(void)ctx;
+#ifndef QS_NO_JEMALLOC
+	if (p)
+		dallocx(p, 0);
+#else
 	free(p);
+#endif
 }
 
 static void henv_log(void *ctx, enum qs_log_level level, const char *msg)

@@ -2,7 +2,8 @@
 /*
  * qs_henv: the engine environment (include/qlcshape/env.h) of a real host:
  * CLOCK_MONOTONIC, one timer kept as a deadline the host loop waits for,
- * aligned heap memory, and log lines on stderr.
+ * aligned heap memory from jemalloc (libc in the sanitizer build), and log
+ * lines on stderr.
  *
  * The timer is not a kernel object: the loop asks qs_henv_timeout() how long
  * it may sleep and calls qs_henv_expired() after waking, which tells whether
