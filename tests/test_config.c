@@ -199,6 +199,17 @@ static void test_errors_structure(void **state)
 	EXPECT("[devices\nqlc = /q\n", ":1:", "malformed section");
 	EXPECT("[devices]\nqlc = /q\nfast = /f\nqlc = /r\n", ":4:", "devices.qlc", "repeated",
 	       "line 2");
+	{
+		/* A line longer than the scanner's buffer is refused, not split. */
+		char *t = malloc(6000);
+
+		assert_non_null(t);
+		strcpy(t, "[devices]\nqlc = /");
+		memset(t + strlen(t), 'a', 5000);
+		strcpy(t + 17 + 5000, "\n");
+		EXPECT(t, ":2:", "line longer than");
+		free(t);
+	}
 	EXPECT("[devices]\nfast = /f\n", "devices.qlc", "missing");
 	EXPECT("[devices]\nfast = /f\n[daemon]\nbackend = engine\n", "devices.qlc", "missing");
 	EXPECT("[devices]\nqlc = /q\n", "devices.fast", "missing", "passthrough");
