@@ -259,7 +259,10 @@ static int rc_csv(FILE *f, const void *a)
 static int rc_bars(FILE *f, const void *a)
 {
 	const struct rc_runs *r = a;
-	return qs_report_svg_bars(f, r->title, r->runs, r->n, NULL, 0);
+	/* reads too: a job file usually holds read jobs beside the write ones */
+	static const enum qs_report_metric m[] = {QS_METRIC_WRITE_IOPS, QS_METRIC_READ_IOPS,
+						  QS_METRIC_WRITE_P99, QS_METRIC_WAF_IU};
+	return qs_report_svg_bars(f, r->title, r->runs, r->n, m, sizeof(m) / sizeof(m[0]));
 }
 
 static int rc_lines(FILE *f, const void *a)
