@@ -280,10 +280,17 @@ static void rc_describe(const struct rc_opts *o, const struct qs_bench_world *w,
 	double scale = qs_bench_world_scale(w);
 	printf("qlcshape %s %s: QLC %s, fast tier %s, seed %llu\n", o->cmd, jf->path,
 	       o->conf.profile, o->conf.fast, (unsigned long long)o->seed);
-	printf("model: %.2f GiB QLC (1/%.0f of the drive), log %.1f MB (--cache %.1f GB scaled "
+	printf("model: %.2f GiB QLC (1/%.0f of the drive), log %.1f MB (--cache %.3g GB scaled "
 	       "alike); drive filled sequentially first\n",
 	       (double)qs_bench_world_capacity(w) / 1073741824.0, scale,
 	       (double)qs_bench_world_log_bytes(w) / 1e6, (double)o->conf.cache_bytes / 1e9);
+	for (size_t j = 1; j < jf->njobs; j++)
+		if (!jf->jobs[j].stonewall) {
+			printf("note: job '%s' (line %u) has no stonewall: fio would run it together "
+			       "with the job before it; here every job runs alone on its own copy of "
+			       "the drive\n", jf->jobs[j].name, jf->jobs[j].line);
+			break;
+		}
 }
 
 /* Load world and job file; 0 or an exit status. */
