@@ -656,7 +656,8 @@ int qs_bench_run_job(struct qs_bench_world *w, const struct qs_job *job,
 	}
 	r->t0 = qs_sim_now(r->sim);
 	r->ramp_end = r->t0 + job->ramp_time_ns;
-	r->end = job->runtime_ns ? r->t0 + job->runtime_ns : UINT64_MAX;
+	/* fio: runtime starts when ramp_time ends (the run lasts both) */
+	r->end = job->runtime_ns ? r->ramp_end + job->runtime_ns : UINT64_MAX;
 	if (job->ramp_time_ns) {
 		if (qs_sim_schedule(r->sim, r->ramp_end, rn_ev_ramp, r, 0))
 			goto nomem;
