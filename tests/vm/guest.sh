@@ -6,7 +6,7 @@
 # restart (log recovery). Prints "qs-vm: ..." lines; exits non-zero on the
 # first failure.
 fail() { echo "qs-vm: FAIL: $*"; [ -f /tmp/qlcshaped.log ] && sed 's/^/qs-vm: daemon: /' /tmp/qlcshaped.log; exit 1; }
-step() { echo "qs-vm: step $*"; }
+step() { echo "qs-vm: step [$(cut -d" " -f1 /proc/uptime) s] $*"; }
 
 stop_daemon() { # what
 	step "stop qlcshaped ($1, SIGTERM)"
@@ -91,7 +91,7 @@ done
 
 step "fio 4k random write + verify crc32c (with fsync)"
 fio --name=rw4k --filename=/dev/ublkb0 --direct=1 --ioengine=psync --rw=randwrite --bs=4k \
-	--size=8M --numjobs=1 --fsync=64 --verify=crc32c --do_verify=1 --verify_fatal=1 \
+	--size=4M --numjobs=1 --fsync=64 --verify=crc32c --do_verify=1 --verify_fatal=1 \
 	--randrepeat=0 --output-format=normal >/tmp/fio1.log 2>&1 || { cat /tmp/fio1.log; fail "fio 4k"; }
 grep -E "IOPS=|err=" /tmp/fio1.log | sed 's/^/qs-vm: fio: /'
 
@@ -113,7 +113,7 @@ start_daemon "engine backend, format" /qs/engine.ini --format
 
 step "fio 4k random write + verify crc32c through the engine (with fsync)"
 fio --name=e4k --filename=/dev/ublkb0 --direct=1 --ioengine=psync --rw=randwrite --bs=4k \
-	--size=8M --fsync=64 --verify=crc32c --do_verify=1 --verify_fatal=1 --randrepeat=0 \
+	--size=4M --fsync=64 --verify=crc32c --do_verify=1 --verify_fatal=1 --randrepeat=0 \
 	>/tmp/fio3.log 2>&1 || { cat /tmp/fio3.log; fail "fio 4k (engine)"; }
 grep -E "IOPS=|err=" /tmp/fio3.log | sed 's/^/qs-vm: fio: /'
 

@@ -88,8 +88,9 @@ collect_mods() { # root name dest
 	echo "$name" >>"$dest/order"
 }
 
-# What the guest needs besides ublk_drv: a file system for the mount test.
-GUEST_MODS="crc32c_generic ext4 ext2"
+# What the guest needs besides ublk_drv: a file system for the mount test,
+# virtio disks for the power-loss test.
+GUEST_MODS="crc32c_generic ext4 ext2 virtio_pci virtio_blk"
 
 prep_612() {
 	local d=$VM/k612

@@ -10,9 +10,10 @@
 # the libraries ldd lists, tests/vm/{init,guest.sh,ram.ini}), boot it under
 # qemu TCG (this host has no KVM and no ublk) and read the verdict the guest
 # prints. qemu exits 0 even after a guest panic, so only a
-# "QS-VM-RESULT: PASS" line on the console counts. Console logs:
-# build/vm/console-KERNEL.log. Prints PASS/FAIL per kernel; exits non-zero
-# if any failed.
+# "QS-VM-RESULT: PASS" line on the console counts. Then the power-loss test:
+# two boots over two virtio disks (tests/vm/powerloss.sh). Console logs:
+# build/vm/console-KERNEL[-pl1|-pl2].log. Prints PASS/FAIL per kernel and
+# test; exits non-zero if any failed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 VM=$PWD/build/vm
@@ -46,7 +47,8 @@ build_initramfs() { # kernel -> build/vm/initramfs-K.cpio
 	cp /bin/busybox "$root/bin/busybox"
 	ln -s busybox "$root/bin/sh" # for the #! of /init, before --install
 	install -m 0755 tests/vm/init "$root/init"
-	cp tests/vm/guest.sh tests/vm/ram.ini tests/vm/engine.ini tests/vm/engine-recovery.ini "$root/qs/"
+	cp tests/vm/guest.sh tests/vm/powerloss.sh tests/vm/ram.ini tests/vm/engine.ini \
+		tests/vm/engine-recovery.ini tests/vm/powerloss.ini "$root/qs/"
 	cp "$VM/k$k/ublk_drv.ko" "$root/lib/ublk_drv.ko"
 	mkdir -p "$root/lib/mods"
 	cp "$VM/k$k/mods/"* "$root/lib/mods/"
@@ -57,14 +59,40 @@ build_initramfs() { # kernel -> build/vm/initramfs-K.cpio
 	rm -rf "$root"
 }
 
-boot() { # kernel
-	local k=$1 log=$VM/console-$1.log
+boot() { # kernel log [extra qemu args...] [-- extra kernel args]
+	local k=$1 log=$2 append="console=ttyS0 panic=-1 quiet loglevel=4 rdinit=/init"
+	local args=()
+	shift 2
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do args+=("$1"); shift; done
+	[ "${1:-}" = -- ] && { shift; append="$append $*"; }
 	timeout "$TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 1024 \
 		-nographic -no-reboot -nic none \
 		-kernel "$VM/k$k/vmlinuz" -initrd "$VM/initramfs-$k.cpio" \
-		-append "console=ttyS0 panic=-1 quiet loglevel=4 rdinit=/init" \
-		</dev/null >"$log" 2>&1 || true
+		-append "$append" "${args[@]}" </dev/null >"$log" 2>&1 || true
 	tr -d '\r' <"$log" >"$log.tmp" && mv "$log.tmp" "$log"
+}
+
+show() { # kernel log
+	grep -E '^qs-vm:|QS-VM-RESULT|Kernel panic|BUG:|WARNING:|Oops' "$2" | sed "s/^/[$1] /" || true
+}
+
+# Power loss: two boots over the same two virtio disks; the first stops
+# abruptly after a flush, the second must find the flushed data.
+powerloss() { # kernel -> 0 if passed
+	local k=$1 fast=$VM/pl-fast-$1.img qlc=$VM/pl-qlc-$1.img md5
+	local disks=(-drive "file=$fast,if=virtio,format=raw,discard=unmap"
+		     -drive "file=$qlc,if=virtio,format=raw,discard=unmap")
+	rm -f "$fast" "$qlc"
+	truncate -s 64M "$fast"
+	truncate -s 256M "$qlc"
+	boot "$k" "$VM/console-$k-pl1.log" "${disks[@]}" -- qs_test=pl1
+	show "$k" "$VM/console-$k-pl1.log"
+	md5=$(sed -n 's/^qs-vm: flushed md5 \([0-9a-f]*\)$/\1/p' "$VM/console-$k-pl1.log")
+	grep -q '^qs-vm: abrupt power-off' "$VM/console-$k-pl1.log" && [ -n "$md5" ] || return 1
+	boot "$k" "$VM/console-$k-pl2.log" "${disks[@]}" -- qs_test=pl2 "qs_md5=$md5"
+	show "$k" "$VM/console-$k-pl2.log"
+	rm -f "$fast" "$qlc"
+	grep -q '^QS-VM-RESULT: PASS' "$VM/console-$k-pl2.log"
 }
 
 declare -A verdict
@@ -72,19 +100,27 @@ failed=0
 for k in "${kernels[@]}"; do
 	start=$(date +%s)
 	build_initramfs "$k"
-	boot "$k"
-	secs=$(($(date +%s) - start))
 	log=$VM/console-$k.log
-	grep -E '^qs-vm:|QS-VM-RESULT|Kernel panic|BUG:|WARNING:|Oops' "$log" | sed "s/^/[$k] /" || true
+	boot "$k" "$log"
+	secs=$(($(date +%s) - start))
+	show "$k" "$log"
 	if grep -q '^QS-VM-RESULT: PASS' "$log"; then
 		verdict[$k]="PASS (${secs} s, kernel $(cat "$VM/k$k/version"))"
 	else
 		verdict[$k]="FAIL (${secs} s, kernel $(cat "$VM/k$k/version"); console: $log)"
 		failed=1
 	fi
+	start=$(date +%s)
+	if powerloss "$k"; then
+		verdict[$k-pl]="PASS ($(($(date +%s) - start)) s, two boots)"
+	else
+		verdict[$k-pl]="FAIL (consoles: $VM/console-$k-pl1.log, $VM/console-$k-pl2.log)"
+		failed=1
+	fi
 done
 echo
 for k in "${kernels[@]}"; do
 	echo "vmtest kernel $k: ${verdict[$k]}"
+	echo "vmtest kernel $k power loss: ${verdict[$k-pl]}"
 done
 exit $failed
