@@ -161,12 +161,26 @@ double qs_bench_world_scale(const struct qs_bench_world *w)
 	return (double)w->qlc_p.capacity_bytes / (double)w->scaled;
 }
 
-/* ---- one run ---- */
+/* ---- one run: a group of jobs running together on one engine ---- */
 
 struct rn_run;
 
-struct rn_clone {
+/* One job of the run: its clones, window and figures. */
+struct rn_job {
 	struct rn_run *r;
+	const struct qs_job *job;
+	unsigned live; /* clones not finished */
+	uint64_t ramp_end, end;
+	bool in_window, window_done;
+	struct qs_hist *hr, *hw;
+	uint64_t rd_ios, rd_bytes, wr_ios, wr_bytes, ios;
+	struct qs_engine_stats e0, e1;
+	struct qs_model_counters q0, q1, f0, f1;
+	uint64_t win_start, win_end;
+};
+
+struct rn_clone {
+	struct rn_job *j;
 	struct qs_wl *wl;
 	unsigned iodepth, inflight;
 	bool ended;	  /* stream ended or runtime over: issue no more */
@@ -187,7 +201,8 @@ struct rn_slot {
 
 struct rn_run {
 	struct qs_bench_world *w;
-	const struct qs_job *job;
+	struct rn_job *jobs;
+	size_t njobs;
 	struct qs_sim *sim;
 	struct qs_model *qm, *fm;
 	struct qs_sim_vol *qv, *fv;
@@ -195,32 +210,24 @@ struct rn_run {
 	struct rn_clone *clones;
 	unsigned nclones, live; /* clones not finished (ended and drained) */
 	struct rn_slot *slots, *free_slots;
-	uint64_t t0, ramp_end, end;
-	bool in_window, window_done;
-	bool stopping;
+	uint64_t t0, end_max;
 	bool flag; /* open/close callback ran */
 	int flag_res;
 	int err;
 	char *errbuf;
 	size_t errlen;
-	struct qs_hist *hr, *hw;
-	uint64_t rd_ios, rd_bytes, wr_ios, wr_bytes, ios;
-	struct qs_engine_stats e0, e1;
-	struct qs_model_counters q0, q1, f0, f1;
-	uint64_t win_start, win_end;
 	/* progress */
 	const char *vname;
 	struct timespec wall_last;
 	uint64_t prog_count;
 };
 
-static void rn_fail(struct rn_run *r, int rc, const char *what)
+static void rn_fail(struct rn_run *r, const struct qs_job *job, int rc, const char *what)
 {
 	if (r->err)
 		return;
 	r->err = rc;
-	snprintf(r->errbuf, r->errlen, "job '%s': %s: %s", r->job->name, what, strerror(-rc));
-	r->stopping = true;
+	snprintf(r->errbuf, r->errlen, "job '%s': %s: %s", job->name, what, strerror(-rc));
 	qs_sim_stop(r->sim);
 }
 
@@ -232,28 +239,42 @@ static void rn_snapshot(struct rn_run *r, struct qs_engine_stats *es, struct qs_
 	qs_model_get_counters(r->fm, f);
 }
 
-static void rn_window_open(struct rn_run *r)
+static void rn_window_open(struct rn_job *j)
 {
-	if (r->in_window || r->window_done)
+	if (j->in_window || j->window_done)
 		return;
-	r->in_window = true;
-	r->win_start = qs_sim_now(r->sim);
-	rn_snapshot(r, &r->e0, &r->q0, &r->f0);
+	j->in_window = true;
+	j->win_start = qs_sim_now(j->r->sim);
+	rn_snapshot(j->r, &j->e0, &j->q0, &j->f0);
 }
 
-static void rn_window_close(struct rn_run *r)
+static void rn_window_close(struct rn_job *j)
 {
-	if (r->window_done)
+	if (j->window_done)
 		return;
-	if (!r->in_window)
-		rn_window_open(r);
-	r->in_window = false;
-	r->window_done = true;
-	r->win_end = qs_sim_now(r->sim);
-	rn_snapshot(r, &r->e1, &r->q1, &r->f1);
+	if (!j->in_window)
+		rn_window_open(j);
+	j->in_window = false;
+	j->window_done = true;
+	j->win_end = qs_sim_now(j->r->sim);
+	rn_snapshot(j->r, &j->e1, &j->q1, &j->f1);
 }
 
-static void rn_clone_finish(struct rn_clone *c);
+/* Count a clone out once it issues nothing more and has nothing in flight.
+ * The job's window ends with its last clone (if runtime did not end it
+ * first); the simulation stops with the last clone of the run. */
+static void rn_clone_finish(struct rn_clone *c)
+{
+	struct rn_job *j = c->j;
+	struct rn_run *r = j->r;
+	if (c->done || !c->ended || c->inflight)
+		return;
+	c->done = true;
+	if (--j->live == 0)
+		rn_window_close(j);
+	if (--r->live == 0)
+		qs_sim_stop(r->sim);
+}
 
 static void rn_ev_ramp(void *arg, int res)
 {
@@ -264,11 +285,13 @@ static void rn_ev_ramp(void *arg, int res)
 static void rn_ev_end(void *arg, int res)
 {
 	(void)res;
-	struct rn_run *r = arg;
-	rn_window_close(r);
-	r->stopping = true;
+	struct rn_job *j = arg;
+	struct rn_run *r = j->r;
+	rn_window_close(j);
 	for (unsigned i = 0; i < r->nclones; i++) {
 		struct rn_clone *c = &r->clones[i];
+		if (c->j != j)
+			continue;
 		c->ended = true;
 		rn_clone_finish(c);
 	}
@@ -284,52 +307,40 @@ static void rn_progress(struct rn_run *r)
 		return;
 	r->wall_last = now;
 	uint64_t t = qs_sim_now(r->sim) - r->t0;
-	if (r->end != UINT64_MAX)
-		fprintf(stderr, "\r  %s, %s: %3.0f%% of %.2f s simulated  ", r->job->name, r->vname,
-			100.0 * (double)t / (double)(r->end - r->t0), (double)(r->end - r->t0) / 1e9);
+	const char *name = r->jobs[0].job->name;
+	if (r->end_max != UINT64_MAX)
+		fprintf(stderr, "\r  %s%s, %s: %3.0f%% of %.2f s simulated  ", name,
+			r->njobs > 1 ? " (group)" : "", r->vname,
+			100.0 * (double)t / (double)(r->end_max - r->t0),
+			(double)(r->end_max - r->t0) / 1e9);
 	else
-		fprintf(stderr, "\r  %s, %s: %.2f s simulated  ", r->job->name, r->vname,
-			(double)t / 1e9);
+		fprintf(stderr, "\r  %s%s, %s: %.2f s simulated  ", name,
+			r->njobs > 1 ? " (group)" : "", r->vname, (double)t / 1e9);
 }
 
 static void rn_issue(struct rn_clone *c, const struct qs_io *io);
 static void rn_pump(struct rn_clone *c);
 
-/* Count a clone out once it issues nothing more and has nothing in flight;
- * when the last one goes, the simulation stops. */
-static void rn_clone_finish(struct rn_clone *c)
-{
-	struct rn_run *r = c->r;
-	if (c->done || !c->ended || c->inflight)
-		return;
-	c->done = true;
-	if (--r->live == 0) {
-		/* every clone done before runtime (or no runtime): the
-		 * window ends with the last completion */
-		rn_window_close(r);
-		qs_sim_stop(r->sim);
-	}
-}
-
 static void rn_io_done(void *arg, int res)
 {
 	struct rn_slot *s = arg;
 	struct rn_clone *c = s->c;
-	struct rn_run *r = c->r;
+	struct rn_job *j = c->j;
+	struct rn_run *r = j->r;
 	uint64_t now = qs_sim_now(r->sim);
 	if (res)
-		rn_fail(r, res, s->op == QS_IO_READ ? "read failed" : "write failed");
-	r->ios++;
-	if (r->in_window) {
+		rn_fail(r, j->job, res, s->op == QS_IO_READ ? "read failed" : "write failed");
+	j->ios++;
+	if (j->in_window) {
 		uint64_t lat = now - s->issue_ns;
 		if (s->op == QS_IO_READ) {
-			qs_hist_add(r->hr, lat);
-			r->rd_ios++;
-			r->rd_bytes += s->bytes;
+			qs_hist_add(j->hr, lat);
+			j->rd_ios++;
+			j->rd_bytes += s->bytes;
 		} else if (s->op == QS_IO_WRITE) {
-			qs_hist_add(r->hw, lat);
-			r->wr_ios++;
-			r->wr_bytes += s->bytes;
+			qs_hist_add(j->hw, lat);
+			j->wr_ios++;
+			j->wr_bytes += s->bytes;
 		}
 	}
 	s->next_free = r->free_slots;
@@ -356,10 +367,11 @@ static void rn_io_done(void *arg, int res)
 
 static void rn_issue(struct rn_clone *c, const struct qs_io *io)
 {
-	struct rn_run *r = c->r;
+	struct rn_run *r = c->j->r;
 	struct rn_slot *s = r->free_slots;
 	if (!s || io->len > RN_BUF_BYTES) {
-		rn_fail(r, -E2BIG, io->len > RN_BUF_BYTES ? "I/O larger than 16 MiB" : "no free slot");
+		rn_fail(r, c->j->job, -E2BIG,
+			io->len > RN_BUF_BYTES ? "I/O larger than 16 MiB" : "no free slot");
 		return;
 	}
 	r->free_slots = s->next_free;
@@ -385,7 +397,7 @@ static void rn_issue(struct rn_clone *c, const struct qs_io *io)
 	if (rc) {
 		s->next_free = r->free_slots;
 		r->free_slots = s;
-		rn_fail(r, rc, "submission refused by the engine");
+		rn_fail(r, c->j->job, rc, "submission refused by the engine");
 		return;
 	}
 	c->inflight++;
@@ -395,7 +407,7 @@ static void rn_ev_due(void *arg, int res)
 {
 	(void)res;
 	struct rn_clone *c = arg;
-	if (c->ended || !c->have_next)
+	if (c->ended || !c->have_next || c->j->r->err)
 		return;
 	if (c->inflight >= c->iodepth) {
 		c->next_due = true; /* goes out when a slot frees (fio's iodepth cap) */
@@ -412,12 +424,11 @@ static int rn_next(struct rn_clone *c, struct qs_io *io)
 {
 	int rc = qs_wl_next(c->wl, io);
 	if (rc < 0) {
-		struct rn_run *r = c->r;
+		struct rn_run *r = c->j->r;
 		if (!r->err) {
 			r->err = rc;
-			snprintf(r->errbuf, r->errlen, "job '%s': %s", r->job->name,
+			snprintf(r->errbuf, r->errlen, "job '%s': %s", c->j->job->name,
 				 qs_wl_error(c->wl));
-			r->stopping = true;
 			qs_sim_stop(r->sim);
 		}
 	}
@@ -428,8 +439,8 @@ static int rn_next(struct rn_clone *c, struct qs_io *io)
  * next I/O at its time. */
 static void rn_pump(struct rn_clone *c)
 {
-	struct rn_run *r = c->r;
-	if (c->ended || r->stopping)
+	struct rn_run *r = c->j->r;
+	if (c->ended || r->err)
 		return;
 	if (c->timed) {
 		if (c->have_next)
@@ -441,7 +452,7 @@ static void rn_pump(struct rn_clone *c)
 			return;
 		}
 		uint64_t t = r->t0 + io.at_ns;
-		if (t >= r->end) {
+		if (t >= c->j->end) {
 			c->ended = true;
 			rn_clone_finish(c);
 			return;
@@ -449,10 +460,10 @@ static void rn_pump(struct rn_clone *c)
 		c->next = io;
 		c->have_next = true;
 		if (qs_sim_schedule(r->sim, t, rn_ev_due, c, 0))
-			rn_fail(r, -ENOMEM, "scheduling");
+			rn_fail(r, c->j->job, -ENOMEM, "scheduling");
 		return;
 	}
-	while (c->inflight < c->iodepth && !c->ended && !r->stopping) {
+	while (c->inflight < c->iodepth && !c->ended && !r->err) {
 		struct qs_io io;
 		if (rn_next(c, &io) <= 0) {
 			c->ended = true;
@@ -465,7 +476,7 @@ static void rn_pump(struct rn_clone *c)
 			c->next = io;
 			c->have_next = true;
 			if (qs_sim_schedule(r->sim, r->t0 + io.at_ns, rn_ev_due, c, 0))
-				rn_fail(r, -ENOMEM, "scheduling");
+				rn_fail(r, c->j->job, -ENOMEM, "scheduling");
 			return;
 		}
 		rn_issue(c, &io);
@@ -572,141 +583,30 @@ static void rn_teardown(struct rn_run *r)
 			qs_wl_close(r->clones[i].wl);
 	free(r->clones);
 	free(r->slots);
-	free(r->hr);
-	free(r->hw);
+	if (r->jobs)
+		for (size_t i = 0; i < r->njobs; i++) {
+			free(r->jobs[i].hr);
+			free(r->jobs[i].hw);
+		}
+	free(r->jobs);
 }
 
-int qs_bench_run_job(struct qs_bench_world *w, const struct qs_job *job,
-		     const struct qs_bench_variant *v, uint64_t seed,
-		     struct qs_bench_result *res, char *err, size_t errlen)
+/* The figures of job j into res. */
+static void rn_result(struct rn_run *r, struct rn_job *j, const struct qs_bench_variant *v,
+		      struct qs_bench_result *res)
 {
-	struct timespec wall0, wall1;
-	clock_gettime(CLOCK_MONOTONIC, &wall0);
-	memset(res, 0, sizeof(*res));
-	struct rn_run run, *r = &run;
-	memset(r, 0, sizeof(*r));
-	r->w = w;
-	r->job = job;
-	r->errbuf = err;
-	r->errlen = errlen;
-	r->vname = v->shaping ? qs_policy_order_name(v->order) : "shaping off";
-	r->wall_last = wall0;
-	int rc = -ENOMEM;
-	r->sim = qs_sim_new();
-	r->qm = qs_model_clone(w->filled);
-	r->fm = qs_model_new(&w->fast_p, w->log_bytes);
-	r->hr = qs_hist_new();
-	r->hw = qs_hist_new();
-	if (!r->sim || !r->qm || !r->fm || !r->hr || !r->hw) {
-		snprintf(err, errlen, "job '%s': out of memory setting up the run", job->name);
-		goto out;
-	}
-	/* the filled drive's resources are busy until fill_idle_ns: start there */
-	qs_sim_run_until(r->sim, w->fill_idle_ns);
-	/* Timing only: the engine's destage then reads whatever is in its
-	 * buffers from the log, which a benchmark never looks at. */
-	r->qv = qs_sim_vol_new(r->sim, r->qm, QS_SIM_DATA_NONE);
-	r->fv = qs_sim_vol_new(r->sim, r->fm, QS_SIM_DATA_NONE);
-	if (!r->qv || !r->fv) {
-		snprintf(err, errlen, "job '%s': out of memory setting up the volumes", job->name);
-		goto out;
-	}
-	qs_sim_set_timer_cb(r->sim, rn_timer, r);
-	struct qs_engine_conf ec;
-	qs_engine_conf_default(&ec);
-	ec.mode = v->shaping ? QS_MODE_CACHE : QS_MODE_PASSTHROUGH;
-	ec.policy.order = v->order;
-	ec.iu_bytes = qs_model_iu_bytes(r->qm);
-	r->e = qs_engine_open(qs_sim_env(r->sim), v->shaping ? qs_sim_vol_vol(r->fv) : NULL,
-			      qs_sim_vol_vol(r->qv), &ec, QS_OPEN_FORMAT, rn_flag_cb, r);
-	if (!r->e) {
-		rc = -errno;
-		snprintf(err, errlen, "job '%s': engine open: %s", job->name, strerror(errno));
-		goto out;
-	}
-	rc = rn_wait_flag(r);
-	if (rc) {
-		snprintf(err, errlen, "job '%s': engine open (format) failed: %s", job->name,
-			 strerror(-rc));
-		goto out;
-	}
-
-	/* clones and their slots */
-	r->nclones = job->numjobs;
-	r->clones = calloc(r->nclones, sizeof(*r->clones));
-	uint64_t nslots = (uint64_t)job->iodepth * job->numjobs;
-	r->slots = calloc(nslots, sizeof(*r->slots));
-	if (!r->clones || !r->slots) {
-		rc = -ENOMEM;
-		snprintf(err, errlen, "job '%s': out of memory for %llu I/O slots", job->name,
-			 (unsigned long long)nslots);
-		goto out;
-	}
-	for (uint64_t i = 0; i < nslots; i++) {
-		r->slots[i].next_free = r->free_slots;
-		r->free_slots = &r->slots[i];
-	}
-	for (unsigned i = 0; i < r->nclones; i++) {
-		r->clones[i].r = r;
-		r->clones[i].iodepth = job->iodepth;
-		r->clones[i].timed = job->rate_iops != 0;
-		rc = qs_wl_open(job, i, seed, &r->clones[i].wl, err, errlen);
-		if (rc)
-			goto out;
-	}
-	r->t0 = qs_sim_now(r->sim);
-	r->ramp_end = r->t0 + job->ramp_time_ns;
-	/* fio: runtime starts when ramp_time ends (the run lasts both) */
-	r->end = job->runtime_ns ? r->ramp_end + job->runtime_ns : UINT64_MAX;
-	if (job->ramp_time_ns) {
-		if (qs_sim_schedule(r->sim, r->ramp_end, rn_ev_ramp, r, 0))
-			goto nomem;
-	} else {
-		rn_window_open(r);
-	}
-	if (r->end != UINT64_MAX && qs_sim_schedule(r->sim, r->end, rn_ev_end, r, 0))
-		goto nomem;
-	r->live = r->nclones;
-	for (unsigned i = 0; i < r->nclones && !r->err; i++)
-		rn_pump(&r->clones[i]);
-	while (r->live && !r->err) {
-		if (!qs_sim_pending(r->sim)) {
-			rc = -EIO;
-			snprintf(err, errlen, "job '%s': simulation ran out of events with %u clones busy",
-				 job->name, r->live);
-			goto out;
-		}
-		qs_sim_run(r->sim);
-	}
-	if (r->err) {
-		rc = r->err;
-		goto out;
-	}
-	rn_window_close(r);
-	uint64_t sim_end = qs_sim_now(r->sim);
-	/* Stop the engine cleanly: in-flight destage finishes, nothing more. */
-	r->flag = false;
-	rc = qs_engine_close(r->e, rn_flag_cb, r);
-	if (!rc)
-		rc = rn_wait_flag(r);
-	if (rc) {
-		snprintf(err, errlen, "job '%s': engine close: %s", job->name, strerror(-rc));
-		goto out;
-	}
-
-	/* figures */
-	rn_eng_delta(&res->eng, &r->e0, &r->e1);
-	rn_model_delta(&res->qlc, &r->q0, &r->q1);
-	rn_model_delta(&res->fast, &r->f0, &r->f1);
-	res->ios = r->ios;
-	res->sim_ns = sim_end - r->t0;
-	res->window_ns = r->win_end - r->win_start;
+	struct qs_bench_world *w = r->w;
+	rn_eng_delta(&res->eng, &j->e0, &j->e1);
+	rn_model_delta(&res->qlc, &j->q0, &j->q1);
+	rn_model_delta(&res->fast, &j->f0, &j->f1);
+	res->ios = j->ios;
+	res->window_ns = j->win_end - j->win_start;
 	struct qs_report_run *rep = &res->rep;
-	rep->job = job->name;
+	rep->job = j->job->name;
 	rep->shaping = v->shaping;
 	rep->policy = v->shaping ? qs_policy_order_name(v->order) : "-";
-	qs_report_dir_fill(&rep->read, r->hr, r->rd_ios, r->rd_bytes, res->window_ns);
-	qs_report_dir_fill(&rep->write, r->hw, r->wr_ios, r->wr_bytes, res->window_ns);
+	qs_report_dir_fill(&rep->read, j->hr, j->rd_ios, j->rd_bytes, res->window_ns);
+	qs_report_dir_fill(&rep->write, j->hw, j->wr_ios, j->wr_bytes, res->window_ns);
 	struct qs_report_qlc_in qi = {
 		.client_write_bytes = res->eng.client_write_bytes,
 		.qlc_write_bytes = res->eng.qlc_write_bytes,
@@ -722,17 +622,172 @@ int qs_bench_run_job(struct qs_bench_world *w, const struct qs_job *job,
 	};
 	qs_report_qlc_fill(&rep->qlc, &qi);
 	rep->fast_write_bytes = res->fast.host_write_bytes;
+}
+
+int qs_bench_run_group(struct qs_bench_world *w, const struct qs_job *jobs, size_t njobs,
+		       const struct qs_bench_variant *v, uint64_t seed,
+		       struct qs_bench_result *res, char *err, size_t errlen)
+{
+	struct timespec wall0, wall1;
+	clock_gettime(CLOCK_MONOTONIC, &wall0);
+	memset(res, 0, njobs * sizeof(*res));
+	struct rn_run run, *r = &run;
+	memset(r, 0, sizeof(*r));
+	r->w = w;
+	r->errbuf = err;
+	r->errlen = errlen;
+	r->vname = v->shaping ? qs_policy_order_name(v->order) : "shaping off";
+	r->wall_last = wall0;
+	const char *name = jobs[0].name;
+	int rc = -ENOMEM;
+	r->njobs = njobs;
+	r->jobs = calloc(njobs, sizeof(*r->jobs));
+	r->sim = qs_sim_new();
+	r->qm = qs_model_clone(w->filled);
+	r->fm = qs_model_new(&w->fast_p, w->log_bytes);
+	if (!r->jobs || !r->sim || !r->qm || !r->fm) {
+		snprintf(err, errlen, "job '%s': out of memory setting up the run", name);
+		goto out;
+	}
+	uint64_t nslots = 0;
+	for (size_t i = 0; i < njobs; i++) {
+		struct rn_job *j = &r->jobs[i];
+		j->r = r;
+		j->job = &jobs[i];
+		j->hr = qs_hist_new();
+		j->hw = qs_hist_new();
+		if (!j->hr || !j->hw) {
+			snprintf(err, errlen, "job '%s': out of memory setting up the run", name);
+			goto out;
+		}
+		r->nclones += jobs[i].numjobs;
+		nslots += (uint64_t)jobs[i].iodepth * jobs[i].numjobs;
+	}
+	/* the filled drive's resources are busy until fill_idle_ns: start there */
+	qs_sim_run_until(r->sim, w->fill_idle_ns);
+	/* Timing only: the engine's destage then writes whatever is in its
+	 * buffers, which a benchmark never looks at. */
+	r->qv = qs_sim_vol_new(r->sim, r->qm, QS_SIM_DATA_NONE);
+	r->fv = qs_sim_vol_new(r->sim, r->fm, QS_SIM_DATA_NONE);
+	if (!r->qv || !r->fv) {
+		snprintf(err, errlen, "job '%s': out of memory setting up the volumes", name);
+		goto out;
+	}
+	qs_sim_set_timer_cb(r->sim, rn_timer, r);
+	struct qs_engine_conf ec;
+	qs_engine_conf_default(&ec);
+	ec.mode = v->shaping ? QS_MODE_CACHE : QS_MODE_PASSTHROUGH;
+	ec.policy.order = v->order;
+	ec.iu_bytes = qs_model_iu_bytes(r->qm);
+	r->e = qs_engine_open(qs_sim_env(r->sim), v->shaping ? qs_sim_vol_vol(r->fv) : NULL,
+			      qs_sim_vol_vol(r->qv), &ec, QS_OPEN_FORMAT, rn_flag_cb, r);
+	if (!r->e) {
+		rc = -errno;
+		snprintf(err, errlen, "job '%s': engine open: %s", name, strerror(errno));
+		goto out;
+	}
+	rc = rn_wait_flag(r);
+	if (rc) {
+		snprintf(err, errlen, "job '%s': engine open (format) failed: %s", name,
+			 strerror(-rc));
+		goto out;
+	}
+
+	/* clones and their slots */
+	r->clones = calloc(r->nclones, sizeof(*r->clones));
+	r->slots = calloc(nslots, sizeof(*r->slots));
+	if (!r->clones || !r->slots) {
+		rc = -ENOMEM;
+		snprintf(err, errlen, "job '%s': out of memory for %llu I/O slots", name,
+			 (unsigned long long)nslots);
+		goto out;
+	}
+	for (uint64_t i = 0; i < nslots; i++) {
+		r->slots[i].next_free = r->free_slots;
+		r->free_slots = &r->slots[i];
+	}
+	r->t0 = qs_sim_now(r->sim);
+	r->end_max = 0;
+	unsigned ci = 0;
+	for (size_t i = 0; i < njobs; i++) {
+		struct rn_job *j = &r->jobs[i];
+		const struct qs_job *job = j->job;
+		for (unsigned k = 0; k < job->numjobs; k++, ci++) {
+			struct rn_clone *c = &r->clones[ci];
+			c->j = j;
+			c->iodepth = job->iodepth;
+			c->timed = job->rate_iops != 0;
+			rc = qs_wl_open(job, k, seed, &c->wl, err, errlen);
+			if (rc)
+				goto out;
+		}
+		j->live = job->numjobs;
+		j->ramp_end = r->t0 + job->ramp_time_ns;
+		/* fio: runtime starts when ramp_time ends (the run lasts both) */
+		j->end = job->runtime_ns ? j->ramp_end + job->runtime_ns : UINT64_MAX;
+		if (j->end > r->end_max)
+			r->end_max = j->end;
+		if (job->ramp_time_ns) {
+			if (qs_sim_schedule(r->sim, j->ramp_end, rn_ev_ramp, j, 0))
+				goto nomem;
+		} else {
+			rn_window_open(j);
+		}
+		if (j->end != UINT64_MAX && qs_sim_schedule(r->sim, j->end, rn_ev_end, j, 0))
+			goto nomem;
+	}
+	r->live = r->nclones;
+	for (unsigned i = 0; i < r->nclones && !r->err; i++)
+		rn_pump(&r->clones[i]);
+	while (r->live && !r->err) {
+		if (!qs_sim_pending(r->sim)) {
+			rc = -EIO;
+			snprintf(err, errlen, "job '%s': simulation ran out of events with %u clones busy",
+				 name, r->live);
+			goto out;
+		}
+		qs_sim_run(r->sim);
+	}
+	if (r->err) {
+		rc = r->err;
+		goto out;
+	}
+	for (size_t i = 0; i < njobs; i++)
+		rn_window_close(&r->jobs[i]);
+	uint64_t sim_end = qs_sim_now(r->sim);
+	/* Stop the engine cleanly: in-flight destage finishes, nothing more. */
+	r->flag = false;
+	rc = qs_engine_close(r->e, rn_flag_cb, r);
+	if (!rc)
+		rc = rn_wait_flag(r);
+	if (rc) {
+		snprintf(err, errlen, "job '%s': engine close: %s", name, strerror(-rc));
+		goto out;
+	}
+	for (size_t i = 0; i < njobs; i++) {
+		rn_result(r, &r->jobs[i], v, &res[i]);
+		res[i].sim_ns = sim_end - r->t0;
+	}
 	rc = 0;
 	goto out;
 nomem:
 	rc = -ENOMEM;
-	snprintf(err, errlen, "job '%s': out of memory scheduling events", job->name);
+	snprintf(err, errlen, "job '%s': out of memory scheduling events", name);
 out:
 	rn_teardown(r);
 	if (w->conf.progress)
 		fprintf(stderr, "\r%60s\r", "");
 	clock_gettime(CLOCK_MONOTONIC, &wall1);
-	res->wall_s = (double)(wall1.tv_sec - wall0.tv_sec) +
+	double wall = (double)(wall1.tv_sec - wall0.tv_sec) +
 		      (double)(wall1.tv_nsec - wall0.tv_nsec) / 1e9;
+	for (size_t i = 0; i < njobs; i++)
+		res[i].wall_s = wall;
 	return rc;
+}
+
+int qs_bench_run_job(struct qs_bench_world *w, const struct qs_job *job,
+		     const struct qs_bench_variant *v, uint64_t seed,
+		     struct qs_bench_result *res, char *err, size_t errlen)
+{
+	return qs_bench_run_group(w, job, 1, v, seed, res, err, errlen);
 }

@@ -75,9 +75,11 @@ struct qs_bench_result {
 	struct qs_model_counters qlc;	/* QLC model counters, window delta */
 	struct qs_model_counters fast;	/* fast model counters, window delta */
 	uint64_t ios;			/* client I/Os completed in the whole run */
-	uint64_t sim_ns;		/* simulated time of the run (ramp included) */
+	uint64_t sim_ns;		/* simulated time of the run (ramp included;
+					   the whole group's for a group) */
 	uint64_t window_ns;		/* measured time */
-	double wall_s;			/* wall-clock seconds (not in any report) */
+	double wall_s;			/* wall-clock seconds of the run or group
+					   (not in any report) */
 };
 
 /*
@@ -88,5 +90,17 @@ struct qs_bench_result {
 int qs_bench_run_job(struct qs_bench_world *w, const struct qs_job *job,
 		     const struct qs_bench_variant *v, uint64_t seed,
 		     struct qs_bench_result *res, char *err, size_t errlen);
+
+/*
+ * Run jobs[0..njobs) together on one engine and drive copy, as fio runs the
+ * jobs between two stonewalls: all start at the same time, each with its
+ * own clones, ramp, runtime and client figures; the QLC and fast-tier
+ * figures of each are the whole drive's over that job's window (the jobs
+ * share the drive). Fills res[0..njobs); same errors as qs_bench_run_job
+ * (which is this with one job).
+ */
+int qs_bench_run_group(struct qs_bench_world *w, const struct qs_job *jobs, size_t njobs,
+		       const struct qs_bench_variant *v, uint64_t seed,
+		       struct qs_bench_result *res, char *err, size_t errlen);
 
 #endif

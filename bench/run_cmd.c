@@ -284,13 +284,6 @@ static void rc_describe(const struct rc_opts *o, const struct qs_bench_world *w,
 	       "alike); drive filled sequentially first\n",
 	       (double)qs_bench_world_capacity(w) / 1073741824.0, scale,
 	       (double)qs_bench_world_log_bytes(w) / 1e6, (double)o->conf.cache_bytes / 1e9);
-	for (size_t j = 1; j < jf->njobs; j++)
-		if (!jf->jobs[j].stonewall) {
-			printf("note: job '%s' (line %u) has no stonewall: fio would run it together "
-			       "with the job before it; here every job runs alone on its own copy of "
-			       "the drive\n", jf->jobs[j].name, jf->jobs[j].line);
-			break;
-		}
 }
 
 /* Load world and job file; 0 or an exit status. */
@@ -365,31 +358,42 @@ static int rc_run(struct rc_opts *o)
 	size_t per = (o->off ? 1 : 0) + (o->on ? o->npol : 0);
 	struct qs_bench_result *res = calloc(jf->njobs * per, sizeof(*res));
 	struct qs_report_run *reps = calloc(jf->njobs * per, sizeof(*reps));
+	struct qs_bench_result *tmp = calloc(jf->njobs, sizeof(*tmp));
 	size_t n = 0;
 	uint64_t ios = 0, sim_ns = 0;
 	double wall0 = rc_wall(), cpu0 = rc_clock(CLOCK_PROCESS_CPUTIME_ID);
 	char err[1024];
-	if (!res || !reps) {
+	if (!res || !reps || !tmp) {
 		st = 1;
 		goto out;
 	}
-	for (size_t j = 0; j < jf->njobs; j++)
+	/* jobs between stonewalls run together, as in fio */
+	for (size_t g = 0; g < jf->njobs;) {
+		size_t gn = 1;
+		while (g + gn < jf->njobs && !jf->jobs[g + gn].stonewall)
+			gn++;
 		for (size_t k = 0; k < per; k++) {
 			struct qs_bench_variant v = {0};
 			v.shaping = !(o->off && k == 0);
 			v.order = o->pol[v.shaping ? k - (o->off ? 1 : 0) : 0];
-			int rc = qs_bench_run_job(w, &jf->jobs[j], &v, o->seed, &res[n], err,
-						  sizeof(err));
+			int rc = qs_bench_run_group(w, &jf->jobs[g], gn, &v, o->seed, tmp, err,
+						    sizeof(err));
 			if (rc) {
 				fprintf(stderr, "qlcshape %s: %s\n", o->cmd, err);
 				st = 1;
 				goto out;
 			}
-			reps[n] = res[n].rep;
-			ios += res[n].ios;
-			sim_ns += res[n].sim_ns;
-			n++;
+			for (size_t i = 0; i < gn; i++) {
+				res[(g + i) * per + k] = tmp[i];
+				ios += tmp[i].ios;
+			}
+			sim_ns += tmp[0].sim_ns;
 		}
+		g += gn;
+	}
+	n = jf->njobs * per;
+	for (size_t i = 0; i < n; i++)
+		reps[i] = res[i].rep;
 	double wall = rc_wall() - wall0, cpu = rc_clock(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
 	if (!o->quiet) {
 		printf("\n");
@@ -408,6 +412,7 @@ static int rc_run(struct rc_opts *o)
 out:
 	free(res);
 	free(reps);
+	free(tmp);
 	qs_job_file_free(jf);
 	qs_bench_world_free(w);
 	return st;

@@ -227,6 +227,42 @@ static void test_whole_ius(void **state)
 	qs_bench_world_free(w);
 }
 
+/*
+ * Jobs without stonewall run together on one drive (fio's rule): both jobs
+ * of the file in one group share the engine, so with the same window their
+ * drive-wide figures are the same, each has its own client figures, and
+ * shaping on still sends only whole IUs.
+ */
+static void test_group(void **state)
+{
+	(void)state;
+	struct qs_bench_world *w = tiny_world();
+	struct qs_job_file *jf;
+	char err[512];
+	assert_int_equal(qs_job_file_load(job_path, qs_bench_world_capacity(w), &jf, err,
+					  sizeof(err)), 0);
+	assert_int_equal(jf->njobs, 2);
+	assert_false(jf->jobs[1].stonewall);
+	struct qs_bench_result g[2], alone;
+	struct qs_bench_variant v = {.shaping = true, .order = QS_ORDER_SWEEP};
+	assert_int_equal(qs_bench_run_group(w, jf->jobs, 2, &v, 1, g, err, sizeof(err)), 0);
+	assert_int_equal(g[0].window_ns, g[1].window_ns);
+	assert_memory_equal(&g[0].qlc, &g[1].qlc, sizeof(g[0].qlc));
+	assert_int_equal(g[0].eng.qlc_iu_whole_writes, g[0].eng.qlc_writes);
+	assert_int_equal(g[0].qlc.partial_ius, 0);
+	assert_true(g[0].rep.write.iops > 0 && g[0].rep.read.iops == 0);
+	assert_true(g[1].rep.write.iops > 0 && g[1].rep.read.iops > 0);
+	/* the engine saw both jobs' writes: more than the 4K job's alone */
+	assert_true(g[0].eng.client_write_bytes >
+		    (uint64_t)(g[0].rep.write.bw_bytes * (double)g[0].window_ns / 1e9) + 4096);
+	/* and the mix job alone is a different run */
+	assert_int_equal(qs_bench_run_job(w, &jf->jobs[1], &v, 1, &alone, err, sizeof(err)), 0);
+	assert_true(alone.eng.client_write_bytes != g[1].eng.client_write_bytes);
+	assert_int_equal(alone.eng.qlc_iu_whole_writes, alone.eng.qlc_writes);
+	qs_job_file_free(jf);
+	qs_bench_world_free(w);
+}
+
 /* The curve writes a line chart and one JSON run per point. */
 static void test_curve(void **state)
 {
@@ -302,6 +338,7 @@ int main(void)
 		cmocka_unit_test(test_arg_errors),
 		cmocka_unit_test(test_deterministic_json),
 		cmocka_unit_test(test_whole_ius),
+		cmocka_unit_test(test_group),
 		cmocka_unit_test(test_curve),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
