@@ -5,11 +5,12 @@
  *
  * Physical layout of a NAND model: the flash is a set of superblocks, each
  * made of one erase block on every die. A write stream fills a superblock
- * slot by slot; slot q lives on die q % D, so consecutive IUs land on
- * consecutive dies (reads of a sequential range run on many dies at once),
- * and a die programs once it has collected unit_ius IUs. Host writes and GC
- * relocations use separate streams (separate open superblocks), as drives
- * do to keep hot and relocated data apart.
+ * slot by slot and a die programs once it has collected unit_ius IUs; which
+ * die a slot is on is the layout (slot_die: die-major or unit-major). Host
+ * writes and GC relocations use separate streams (separate open
+ * superblocks), as drives do to keep hot and relocated data apart, and with
+ * FTL regions every region has its own pair of streams, its own superblocks
+ * and its own share of the spare.
  */
 #include "model.h"
 
@@ -26,6 +27,7 @@ struct stream {
 	uint32_t sb;	     /* open superblock, NONE when none */
 	uint32_t pos;	     /* next slot in it */
 	int host;	     /* host stream: its programs release buffer space */
+	uint32_t reg;	     /* FTL region the stream writes for */
 	uint64_t *unit_ready; /* per die: when the unit being filled has all data */
 };
 
@@ -66,6 +68,7 @@ struct qs_model {
 	 * proportion (the real block's erase amortised over its programs).
 	 */
 	uint64_t erase_ns;
+	uint32_t passes; /* program passes per unit (a waiting read waits for one) */
 	/* Per-byte transfer costs in ns. */
 	double ch_ns_per_byte, lrd_ns_per_byte, lwr_ns_per_byte;
 
@@ -76,7 +79,24 @@ struct qs_model {
 	uint8_t *sb_state;
 	uint32_t *free_q; /* FIFO of free superblocks */
 	uint32_t free_head, free_n;
-	struct stream host, gc;
+	/*
+	 * FTL regions: the user LBA range is cut into nreg equal parts, each
+	 * with its own host and GC stream and a quota of superblocks (its
+	 * share of the flash, spare included). GC of a region picks victims
+	 * among that region's superblocks only, so the spare a workload can
+	 * use is the spare of the regions it touches: random-write cost does
+	 * not depend on the span. nreg = 1 is one global pool.
+	 */
+	uint32_t nreg;
+	uint64_t reg_ius;    /* user IUs per region (the last may be shorter) */
+	struct stream *hs;   /* host stream per region */
+	struct stream *gs;   /* GC stream per region */
+	uint32_t *reg_owned; /* open and closed superblocks per region */
+	uint32_t *reg_quota; /* superblocks a region may own before GC */
+	uint16_t *sb_reg;    /* owning region of each open/closed superblock */
+	/* Closed superblocks of each region, a doubly linked list (GC scans it). */
+	uint32_t *reg_head, *sb_next, *sb_prev;
+	int unit_major;	     /* slot layout, see slot_die() */
 	int in_gc;
 
 	/* Timelines. */
@@ -205,9 +225,38 @@ static uint64_t ctrl_run(struct qs_model *m, uint64_t t)
 	return s + m->p.ctrl_ns;
 }
 
+/*
+ * Die of slot q of a superblock. Die-major (default): slot q on die q % D,
+ * consecutive IUs on consecutive dies, a die programs once the stream has
+ * laid unit_ius IUs on every die (a stream holds up to a stripe of D units
+ * in the buffer). Unit-major: a stream fills one die's unit, then the next
+ * die's, so an open stream holds at most one partial unit in the buffer:
+ * what lets a drive keep many streams open (FTL regions).
+ */
+static inline uint32_t slot_die(const struct qs_model *m, uint32_t q)
+{
+	return m->unit_major ? (q / m->unit) % m->ndies : q % m->ndies;
+}
+
+/* Is slot q the last of its program unit (the die programs then)? */
+static inline int slot_unit_last(const struct qs_model *m, uint32_t q)
+{
+	return m->unit_major ? q % m->unit == m->unit - 1
+			     : (q / m->ndies) % m->unit == m->unit - 1;
+}
+
+/* Last slot of the program unit holding slot q. */
+static inline uint32_t slot_unit_end(const struct qs_model *m, uint32_t q)
+{
+	if (m->unit_major)
+		return q - q % m->unit + m->unit - 1;
+	uint32_t d = q % m->ndies, u = (q / m->ndies) / m->unit;
+	return d + m->ndies * (m->unit * u + m->unit - 1);
+}
+
 static inline uint32_t die_of_phys(const struct qs_model *m, uint64_t p)
 {
-	return (uint32_t)((p % m->sb_ius) % m->ndies);
+	return slot_die(m, (uint32_t)(p % m->sb_ius));
 }
 
 /*
@@ -215,9 +264,11 @@ static inline uint32_t die_of_phys(const struct qs_model *m, uint64_t p)
  * priority over queued programs and erases and push them back by their own
  * duration. Host and GC reads also suspend a program in progress; the
  * read of a read-modify-write does not (the firmware keeps suspends for
- * host reads' latency) and waits for the program under way to finish.
- * Programs on a die run back to back up to die_prog_free, so the one under
- * way at time s ends at die_prog_free minus a whole number of t_prog.
+ * host reads' latency) and waits for the program pass under way to finish:
+ * a unit is programmed in prog_passes passes (QLC: coarse then fine), and
+ * the die serves reads between passes. Programs on a die run back to back
+ * up to die_prog_free, so the pass under way at time s ends at
+ * die_prog_free minus a whole number of t_prog / prog_passes.
  */
 static uint64_t die_read(struct qs_model *m, uint32_t d, uint64_t t, uint64_t bytes,
 			 int suspend)
@@ -225,7 +276,7 @@ static uint64_t die_read(struct qs_model *m, uint32_t d, uint64_t t, uint64_t by
 	uint64_t s = max64(t, m->die_rd_free[d]);
 	uint64_t pf = m->die_prog_free[d];
 	if (!suspend && pf > s)
-		s += (pf - s) % m->p.t_prog_ns;
+		s += (pf - s) % (m->p.t_prog_ns / m->passes);
 	uint64_t e = s + m->p.t_read_ns;
 	m->die_rd_free[d] = e;
 	if (pf > s)
@@ -298,25 +349,77 @@ static uint32_t sb_take_free(struct qs_model *m)
 	return sb;
 }
 
-static void gc_one(struct qs_model *m, uint64_t t);
+static int gc_one(struct qs_model *m, uint64_t t, uint32_t r);
+
+/* Mark an open superblock closed and put it on its region's GC list. */
+static void sb_close(struct qs_model *m, uint32_t sb)
+{
+	uint32_t r = m->sb_reg[sb];
+	m->sb_state[sb] = SB_CLOSED;
+	m->sb_prev[sb] = NONE;
+	m->sb_next[sb] = m->reg_head[r];
+	if (m->reg_head[r] != NONE)
+		m->sb_prev[m->reg_head[r]] = sb;
+	m->reg_head[r] = sb;
+}
+
+/* Take a closed superblock off its region's GC list. */
+static void sb_unlink(struct qs_model *m, uint32_t sb)
+{
+	uint32_t r = m->sb_reg[sb];
+	if (m->sb_prev[sb] != NONE)
+		m->sb_next[m->sb_prev[sb]] = m->sb_next[sb];
+	else
+		m->reg_head[r] = m->sb_next[sb];
+	if (m->sb_next[sb] != NONE)
+		m->sb_prev[m->sb_next[sb]] = m->sb_prev[sb];
+}
+
+/* The region furthest over its quota (GC target when the free pool is low). */
+static uint32_t reg_most_over(const struct qs_model *m)
+{
+	uint32_t best = 0;
+	int64_t over = INT64_MIN;
+	for (uint32_t r = 0; r < m->nreg; r++) {
+		int64_t o = (int64_t)m->reg_owned[r] - (int64_t)m->reg_quota[r];
+		if (o > over) {
+			over = o;
+			best = r;
+		}
+	}
+	return best;
+}
 
 /* Open a new superblock for stream s, collecting garbage first if needed. */
 static void stream_open(struct qs_model *m, struct stream *s, uint64_t t)
 {
 	if (s->sb != NONE)
-		m->sb_state[s->sb] = SB_CLOSED;
+		sb_close(m, s->sb);
 	s->sb = NONE;
 	if (!m->in_gc) {
 		/*
-		 * Greedy GC until the free pool is back above its watermark. A
-		 * victim always frees at least one IU net, because the user
-		 * capacity is smaller than the closed superblocks.
+		 * Greedy GC in the stream's region until it is under its quota,
+		 * and anywhere over quota while the free pool is below its
+		 * watermark. A victim always frees at least one IU net, because
+		 * a region's quota exceeds its user data by the open
+		 * superblocks and more.
 		 */
 		int guard = (int)m->nsb;
-		while (m->free_n < m->p.gc_free_low && guard-- > 0)
-			gc_one(m, t);
+		while (guard-- > 0) {
+			uint32_t r;
+			if (m->reg_owned[s->reg] >= m->reg_quota[s->reg])
+				r = s->reg;
+			else if (m->free_n < m->p.gc_free_low)
+				r = reg_most_over(m);
+			else
+				break;
+			if (!gc_one(m, t, r))
+				break;
+		}
 	}
 	s->sb = sb_take_free(m);
+	m->sb_reg[s->sb] = (uint16_t)s->reg;
+	m->reg_owned[s->reg]++;
 	s->pos = 0;
 	for (uint32_t d = 0; d < m->ndies; d++)
 		s->unit_ready[d] = 0;
@@ -331,10 +434,9 @@ static uint32_t stream_put(struct qs_model *m, struct stream *s, uint64_t ready)
 	if (s->sb == NONE || s->pos == m->sb_ius)
 		stream_open(m, s, ready);
 	uint32_t q = s->pos++;
-	uint32_t d = q % m->ndies;
-	uint32_t w = q / m->ndies;
+	uint32_t d = slot_die(m, q);
 	s->unit_ready[d] = max64(s->unit_ready[d], ready);
-	if (w % m->unit == m->unit - 1) {
+	if (slot_unit_last(m, q)) {
 		uint64_t done = die_prog(m, d, s->unit_ready[d]);
 		s->unit_ready[d] = 0;
 		if (s->host) {
@@ -350,12 +452,11 @@ static uint32_t stream_put(struct qs_model *m, struct stream *s, uint64_t ready)
 static int in_host_buffer(const struct qs_model *m, uint32_t p)
 {
 	uint32_t sb = p / m->sb_ius;
-	if (sb != m->host.sb)
+	const struct stream *h = &m->hs[m->sb_reg[sb]];
+	if (sb != h->sb)
 		return 0;
 	uint32_t q = p % m->sb_ius;
-	uint32_t d = q % m->ndies, u = (q / m->ndies) / m->unit;
-	uint32_t last = d + m->ndies * (m->unit * u + m->unit - 1);
-	return m->host.pos <= last;
+	return h->pos <= slot_unit_end(m, q);
 }
 
 static void invalidate(struct qs_model *m, uint32_t p)
@@ -372,21 +473,23 @@ static void place(struct qs_model *m, uint32_t lba, uint32_t p)
 }
 
 /*
- * Collect one victim: the closed superblock with the fewest valid IUs
- * (greedy). Its valid IUs are read and rewritten through the GC stream, then
- * its block on every die is erased. The work is laid on the die timelines
- * from time t, where it competes with host I/O.
+ * Collect one victim of region r: its closed superblock with the fewest
+ * valid IUs (greedy). Its valid IUs are read and rewritten through the
+ * region's GC stream, then its block on every die is erased. The work is
+ * laid on the die timelines from time t, where it competes with host I/O.
+ * Returns 1 if a superblock was collected, 0 if the region has none that
+ * would free space.
  */
-static void gc_one(struct qs_model *m, uint64_t t)
+static int gc_one(struct qs_model *m, uint64_t t, uint32_t r)
 {
 	uint32_t victim = NONE, best = UINT32_MAX;
-	for (uint32_t i = 0; i < m->nsb; i++)
-		if (m->sb_state[i] == SB_CLOSED && m->sb_valid[i] < best) {
+	for (uint32_t i = m->reg_head[r]; i != NONE; i = m->sb_next[i])
+		if (m->sb_valid[i] < best || (m->sb_valid[i] == best && i < victim)) {
 			best = m->sb_valid[i];
 			victim = i;
 		}
 	if (victim == NONE || best == m->sb_ius)
-		return;
+		return 0;
 	m->in_gc = 1;
 	m->c.gc_runs++;
 	uint32_t base = victim * m->sb_ius;
@@ -394,9 +497,9 @@ static void gc_one(struct qs_model *m, uint64_t t)
 		uint32_t lba = m->rmap[base + q];
 		if (lba == NONE)
 			continue;
-		uint64_t r = die_read(m, q % m->ndies, t, m->iu, 1);
+		uint64_t rd = die_read(m, die_of_phys(m, base + q), t, m->iu, 1);
 		invalidate(m, base + q);
-		place(m, lba, stream_put(m, &m->gc, r));
+		place(m, lba, stream_put(m, &m->gs[r], rd));
 		m->c.gc_moves++;
 	}
 	for (uint32_t d = 0; d < m->ndies; d++) {
@@ -404,10 +507,13 @@ static void gc_one(struct qs_model *m, uint64_t t)
 		m->die_prog_free[d] = s + m->erase_ns;
 		m->c.erases++;
 	}
+	sb_unlink(m, victim);
 	m->sb_state[victim] = SB_FREE;
+	m->reg_owned[r]--;
 	m->free_q[(m->free_head + m->free_n) % m->nsb] = victim;
 	m->free_n++;
 	m->in_gc = 0;
+	return 1;
 }
 
 static uint64_t nand_read(struct qs_model *m, uint64_t t, uint64_t off, uint64_t len)
@@ -461,7 +567,7 @@ static uint64_t nand_write(struct qs_model *m, uint64_t t, uint64_t off, uint64_
 		}
 		if (old != NONE)
 			invalidate(m, old);
-		place(m, (uint32_t)l, stream_put(m, &m->host, ready));
+		place(m, (uint32_t)l, stream_put(m, &m->hs[l / m->reg_ius], ready));
 	}
 	return ack;
 }
@@ -617,6 +723,19 @@ uint64_t qs_model_fill_random(struct qs_model *m, uint64_t now, uint64_t off, ui
 	return qs_model_idle_time(m);
 }
 
+/* User IUs of region r (the last region may be shorter). */
+static uint64_t reg_user_ius(const struct qs_model *m, uint32_t r)
+{
+	uint64_t s = (uint64_t)r * m->reg_ius;
+	return m->user_ius - s < m->reg_ius ? m->user_ius - s : m->reg_ius;
+}
+
+/* Superblocks region r needs to make progress: its data, two open, one spare. */
+static uint64_t reg_need(const struct qs_model *m, uint32_t r)
+{
+	return (reg_user_ius(m, r) + m->sb_ius - 1) / m->sb_ius + 3;
+}
+
 static int alloc_all(struct qs_model *m)
 {
 	m->ctrl_free = calloc(m->p.ctrl_units, sizeof(uint64_t));
@@ -637,12 +756,26 @@ static int alloc_all(struct qs_model *m)
 	m->sb_valid = calloc(m->nsb, sizeof(uint32_t));
 	m->sb_state = calloc(m->nsb, 1);
 	m->free_q = calloc(m->nsb, sizeof(uint32_t));
-	m->host.unit_ready = calloc(m->ndies, sizeof(uint64_t));
-	m->gc.unit_ready = calloc(m->ndies, sizeof(uint64_t));
 	m->ring = calloc(m->ring_cap, sizeof(*m->ring));
-	if (!m->map || !m->rmap || !m->sb_valid || !m->sb_state || !m->free_q ||
-	    !m->host.unit_ready || !m->gc.unit_ready || !m->ring)
+	m->hs = calloc(m->nreg, sizeof(*m->hs));
+	m->gs = calloc(m->nreg, sizeof(*m->gs));
+	m->reg_owned = calloc(m->nreg, sizeof(uint32_t));
+	m->reg_quota = calloc(m->nreg, sizeof(uint32_t));
+	m->sb_reg = calloc(m->nsb, sizeof(uint16_t));
+	m->reg_head = malloc(m->nreg * sizeof(uint32_t));
+	m->sb_next = malloc(m->nsb * sizeof(uint32_t));
+	m->sb_prev = malloc(m->nsb * sizeof(uint32_t));
+	if (!m->map || !m->rmap || !m->sb_valid || !m->sb_state || !m->free_q || !m->ring ||
+	    !m->hs || !m->gs || !m->reg_owned || !m->reg_quota || !m->sb_reg || !m->reg_head ||
+	    !m->sb_next || !m->sb_prev)
 		return -ENOMEM;
+	memset(m->reg_head, 0xff, m->nreg * sizeof(uint32_t));
+	for (uint32_t r = 0; r < m->nreg; r++) {
+		m->hs[r].unit_ready = calloc(m->ndies, sizeof(uint64_t));
+		m->gs[r].unit_ready = calloc(m->ndies, sizeof(uint64_t));
+		if (!m->hs[r].unit_ready || !m->gs[r].unit_ready)
+			return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -662,6 +795,8 @@ struct qs_model *qs_model_new(const struct qs_profile *p, uint64_t scaled)
 	m->ndies = qs_profile_dies(p);
 	m->nch = p->channels;
 	m->unit = p->unit_ius;
+	m->passes = p->prog_passes ? p->prog_passes : 1;
+	m->unit_major = p->unit_major != 0;
 	m->user_ius = (scaled ? scaled : p->capacity_bytes) / m->iu;
 	m->ch_ns_per_byte = 1000.0 / p->channel_mbps;
 	m->lrd_ns_per_byte = 1000.0 / p->link_read_mbps;
@@ -684,7 +819,21 @@ struct qs_model *qs_model_new(const struct qs_profile *p, uint64_t scaled)
 			k = 1;
 		m->sb_ius = (uint32_t)(row * k);
 		uint64_t nsb = (uint64_t)(phys / (double)m->sb_ius + 0.5);
-		uint64_t min_sb = (m->user_ius + m->sb_ius - 1) / m->sb_ius + p->gc_free_low + 3;
+		m->nreg = p->ftl_regions ? p->ftl_regions : 1;
+		if (m->nreg > m->user_ius)
+			m->nreg = (uint32_t)m->user_ius;
+		m->reg_ius = (m->user_ius + m->nreg - 1) / m->nreg;
+		m->nreg = (uint32_t)((m->user_ius + m->reg_ius - 1) / m->reg_ius);
+		/*
+		 * Every region needs its user data plus an open host and GC
+		 * superblock plus one to make progress; the free-pool watermark
+		 * comes on top.
+		 */
+		uint64_t min_sb = p->gc_free_low;
+		for (uint32_t r = 0; r < m->nreg; r++)
+			min_sb += reg_need(m, r);
+		if (m->nreg > 1)
+			min_sb += m->nreg; /* rounding of proportional quotas */
 		if (nsb < min_sb)
 			nsb = min_sb;
 		m->phys_ius = nsb * m->sb_ius;
@@ -700,7 +849,6 @@ struct qs_model *qs_model_new(const struct qs_profile *p, uint64_t scaled)
 				      : p->t_erase_ns * units / p->block_units;
 		m->ring_cap = (uint32_t)(p->write_buffer_bytes / ((uint64_t)m->unit * m->iu)) +
 			      2 * m->ndies + 16;
-		m->host.host = 1;
 	}
 	if (alloc_all(m)) {
 		qs_model_free(m);
@@ -713,7 +861,22 @@ struct qs_model *qs_model_new(const struct qs_profile *p, uint64_t scaled)
 		for (uint32_t i = 0; i < m->nsb; i++)
 			m->free_q[i] = i;
 		m->free_n = m->nsb;
-		m->host.sb = m->gc.sb = NONE;
+		/*
+		 * Quotas: each region's share of the superblocks above the
+		 * watermark, in proportion to its user IUs (never below what it
+		 * needs). With one region, GC runs exactly when the free pool
+		 * drops below gc_free_low.
+		 */
+		uint64_t avail = m->nsb - m->p.gc_free_low + 1;
+		for (uint32_t r = 0; r < m->nreg; r++) {
+			uint64_t q = avail * reg_user_ius(m, r) / m->user_ius;
+			if (q < reg_need(m, r))
+				q = reg_need(m, r);
+			m->reg_quota[r] = (uint32_t)q;
+			m->hs[r].sb = m->gs[r].sb = NONE;
+			m->hs[r].host = 1;
+			m->hs[r].reg = m->gs[r].reg = r;
+		}
 	}
 	return m;
 }
@@ -735,8 +898,20 @@ void qs_model_free(struct qs_model *m)
 	free(m->sb_valid);
 	free(m->sb_state);
 	free(m->free_q);
-	free(m->host.unit_ready);
-	free(m->gc.unit_ready);
+	for (uint32_t r = 0; r < m->nreg; r++) {
+		if (m->hs)
+			free(m->hs[r].unit_ready);
+		if (m->gs)
+			free(m->gs[r].unit_ready);
+	}
+	free(m->hs);
+	free(m->gs);
+	free(m->reg_owned);
+	free(m->reg_quota);
+	free(m->sb_reg);
+	free(m->reg_head);
+	free(m->sb_next);
+	free(m->sb_prev);
 	free(m->ring);
 	free(m);
 }
@@ -767,16 +942,23 @@ struct qs_model *qs_model_clone(const struct qs_model *m)
 		DUP(sb_valid, m->nsb);
 		DUP(sb_state, m->nsb);
 		DUP(free_q, m->nsb);
-		DUP(host.unit_ready, m->ndies);
-		DUP(gc.unit_ready, m->ndies);
 		DUP(ring, m->ring_cap);
+		DUP(reg_owned, m->nreg);
+		DUP(sb_reg, m->nsb);
+		DUP(reg_head, m->nreg);
+		DUP(sb_next, m->nsb);
+		DUP(sb_prev, m->nsb);
+		for (uint32_t r = 0; r < m->nreg; r++) {
+			DUP(hs[r].unit_ready, m->ndies);
+			DUP(gs[r].unit_ready, m->ndies);
+			c->hs[r].sb = m->hs[r].sb;
+			c->hs[r].pos = m->hs[r].pos;
+			c->gs[r].sb = m->gs[r].sb;
+			c->gs[r].pos = m->gs[r].pos;
+		}
 	}
 	c->free_head = m->free_head;
 	c->free_n = m->free_n;
-	c->host.sb = m->host.sb;
-	c->host.pos = m->host.pos;
-	c->gc.sb = m->gc.sb;
-	c->gc.pos = m->gc.pos;
 	c->host_prog_done = m->host_prog_done;
 	c->ring_head = m->ring_head;
 	c->ring_n = m->ring_n;
@@ -843,6 +1025,22 @@ int qs_model_check(const struct qs_model *m)
 	}
 	if (!rc && nfree != m->free_n)
 		rc = -EIO;
+	/* Ownership: every used superblock counted in its region, data in place. */
+	memset(cnt, 0, m->nsb * sizeof(uint32_t));
+	for (uint32_t i = 0; i < m->nsb && !rc; i++) {
+		if (m->sb_state[i] == SB_FREE)
+			continue;
+		if (m->sb_reg[i] >= m->nreg)
+			rc = -EIO;
+		else
+			cnt[m->sb_reg[i]]++;
+	}
+	for (uint32_t r = 0; r < m->nreg && !rc; r++)
+		if (cnt[r] != m->reg_owned[r])
+			rc = -EIO;
+	for (uint64_t p = 0; p < m->phys_ius && !rc; p++)
+		if (m->rmap[p] != NONE && m->rmap[p] / m->reg_ius != m->sb_reg[p / m->sb_ius])
+			rc = -EIO;
 	free(cnt);
 	return rc;
 }

@@ -6,7 +6,8 @@
  * completion time follows from the resources it needs. NAND drives keep real
  * state: an IU-granular mapping, per-superblock validity, a PLP write buffer,
  * read-modify-write of partial IUs and greedy garbage collection with the
- * profile's over-provisioning. See docs/MODEL.md.
+ * profile's over-provisioning, per FTL region (LBA ranges with their own
+ * spare) when the profile has several. See docs/MODEL.md.
  *
  * A model is single-threaded and deterministic: the same profile, scale and
  * sequence of submissions give the same completion times. It keeps no data

@@ -47,6 +47,9 @@ static const struct key_def keys[] = {
 	{"ctrl_ns", K_NS, F(ctrl_ns), 1, 1e6, 1, 1},
 	{"write_buffer_mib", K_U64, F(write_buffer_bytes), 0, 65536, 1048576, 0},
 	{"plp", K_U32, F(plp), 0, 1, 1, 1},
+	{"ftl_regions", K_U32, F(ftl_regions), 1, 1024, 1, 0},
+	{"prog_passes", K_U32, F(prog_passes), 1, 16, 1, 0},
+	{"unit_major", K_U32, F(unit_major), 0, 1, 1, 0},
 };
 #undef F
 
@@ -122,6 +125,8 @@ int qs_profile_load(const char *path, struct qs_profile *p, char *err, size_t er
 	p->superblocks = 1024;
 	p->gc_free_low = 4;
 	p->block_units = 1;
+	p->ftl_regions = 1;
+	p->prog_passes = 1;
 	p->write_buffer_bytes = 0;
 	int rc = 0;
 

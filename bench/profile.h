@@ -37,6 +37,9 @@ struct qs_profile {
 	uint64_t ctrl_ns;	   /* controller time per command */
 	uint64_t write_buffer_bytes; /* PLP-protected DRAM write buffer */
 	int plp;		   /* 1: power-loss protected (flush is free) */
+	uint32_t ftl_regions;	   /* LBA regions with their own spare and GC (0 = 1) */
+	uint32_t prog_passes;	   /* passes of one unit program; reads wait for one (0 = 1) */
+	uint32_t unit_major;	   /* 1: a stream fills one die's unit at a time */
 };
 
 /*

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Device model: IU read-modify-write, buffer merges, GC and validity,
- * determinism, clones, and the profile loader's error messages. */
+ * determinism, clones, FTL regions, slot layout, program passes, and the
+ * profile loader's error messages. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -226,6 +227,134 @@ static void test_determinism_and_clone(void **state)
 	qs_model_free(c);
 }
 
+/* NAND write amplification of n random whole-IU writes on [0, span). */
+static double random_write_wa(struct qs_model *m, uint64_t *t, uint64_t span, uint64_t n,
+			      uint64_t seed)
+{
+	struct qs_model_counters c0, c1;
+	qs_model_get_counters(m, &c0);
+	uint64_t ius = span / (64 * KIB);
+	for (uint64_t i = 0; i < n; i++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		*t = qs_model_submit(m, *t, QS_OP_WRITE, ((seed >> 20) % ius) * 64 * KIB,
+				     64 * KIB);
+		if (i % 1999 == 0)
+			assert_int_equal(qs_model_check(m), 0);
+	}
+	qs_model_get_counters(m, &c1);
+	return (double)(c1.nand_prog_bytes - c0.nand_prog_bytes) /
+	       (double)(c1.host_write_bytes - c0.host_write_bytes);
+}
+
+/*
+ * FTL regions: each region has its own spare, so random writes confined to
+ * one region pay about the GC cost of random writes over the whole drive;
+ * with one global pool a small span borrows the whole drive's spare and
+ * costs almost nothing. State stays consistent (ownership included) and a
+ * clone continues exactly like its original.
+ */
+static void test_regions_span(void **state)
+{
+	(void)state;
+	struct qs_profile p = small_qlc();
+	p.capacity_bytes = 512 * MIB;
+	p.superblocks = 256;
+	double wa[2][2]; /* [regions][small span] */
+	for (int r = 0; r < 2; r++) {
+		p.ftl_regions = r ? 8 : 1;
+		p.unit_major = (uint32_t)r;
+		for (int s = 0; s < 2; s++) {
+			uint64_t t;
+			struct qs_model *m = new_filled(&p, &t);
+			uint64_t cap = qs_model_capacity(m);
+			uint64_t span = s ? cap / 8 : cap;
+			/* Three rewrites of the span's worth of the spare first, then measure. */
+			random_write_wa(m, &t, span, 3 * span / (64 * KIB), 7);
+			wa[r][s] = random_write_wa(m, &t, span, 2 * span / (64 * KIB), 8);
+			assert_int_equal(qs_model_check(m), 0);
+			if (r && s) {
+				struct qs_model *c = qs_model_clone(m);
+				assert_non_null(c);
+				uint64_t s1 = 0, s2 = 0;
+				run_trace(m, t, 3, &s1);
+				run_trace(c, t, 3, &s2);
+				assert_int_equal(s1, s2);
+				assert_int_equal(qs_model_check(c), 0);
+				qs_model_free(c);
+			}
+			qs_model_free(m);
+		}
+	}
+	/* One pool: a 1/8 span is much cheaper than the whole drive. */
+	assert_true(wa[0][1] < 0.5 * wa[0][0]);
+	assert_true(wa[0][0] > 2.0);
+	/* Regions: the 1/8 span costs at least 70% of the whole drive's WA. */
+	assert_true(wa[1][1] > 0.7 * wa[1][0]);
+	assert_true(wa[1][1] > 2.0);
+}
+
+/*
+ * Slot layout: die-major keeps a whole stripe in the buffer (an IU written
+ * again right away still merges after unit_ius IUs), unit-major programs a
+ * die's unit as soon as its unit_ius IUs are in (the same rewrite then goes
+ * to NAND).
+ */
+static void test_unit_major_layout(void **state)
+{
+	(void)state;
+	for (int um = 0; um < 2; um++) {
+		struct qs_profile p = small_qlc();
+		p.unit_major = (uint32_t)um;
+		struct qs_model *m = qs_model_new(&p, 0);
+		assert_non_null(m);
+		uint64_t t = 0;
+		for (int i = 0; i < 4; i++)
+			t = qs_model_submit(m, t, QS_OP_WRITE, (uint64_t)i * 64 * KIB, 64 * KIB);
+		struct qs_model_counters c0, c1;
+		qs_model_get_counters(m, &c0);
+		qs_model_submit(m, t, QS_OP_WRITE, 0, 64 * KIB);
+		qs_model_get_counters(m, &c1);
+		assert_int_equal(c1.buffer_merges - c0.buffer_merges, um ? 0 : 1);
+		assert_int_equal(qs_model_check(m), 0);
+		qs_model_free(m);
+	}
+}
+
+/* Mean latency of n 4K random writes at depth 1 on a filled model. */
+static double rmw_latency(const struct qs_profile *p, uint64_t n)
+{
+	uint64_t t;
+	struct qs_model *m = new_filled(p, &t);
+	uint64_t ius = qs_model_capacity(m) / (64 * KIB), seed = 11, sum = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		/* A whole-IU write keeps the dies programming between RMWs. */
+		t = qs_model_submit(m, t, QS_OP_WRITE, ((seed >> 24) % ius) * 64 * KIB, 64 * KIB);
+		uint64_t c = qs_model_submit(m, t, QS_OP_WRITE,
+					     ((seed >> 40) % ius) * 64 * KIB + 4 * KIB, 4 * KIB);
+		sum += c - t;
+		t = c;
+	}
+	qs_model_free(m);
+	return (double)sum / (double)n;
+}
+
+/*
+ * The read of a read-modify-write waits for the program pass under way on
+ * its die: with two passes per unit it waits less than with one.
+ */
+static void test_prog_passes(void **state)
+{
+	(void)state;
+	struct qs_profile p = small_qlc();
+	p.write_buffer_bytes = 256 * MIB; /* admission never waits: the read does */
+	p.prog_passes = 1;
+	double one = rmw_latency(&p, 3000);
+	p.prog_passes = 2;
+	double two = rmw_latency(&p, 3000);
+	assert_true(two < 0.9 * one);
+}
+
 static void test_scm_no_iu_penalty(void **state)
 {
 	(void)state;
@@ -423,6 +552,9 @@ int main(void)
 		cmocka_unit_test(test_gc_validity),
 		cmocka_unit_test(test_determinism_and_clone),
 		cmocka_unit_test(test_fill_random),
+		cmocka_unit_test(test_regions_span),
+		cmocka_unit_test(test_unit_major_layout),
+		cmocka_unit_test(test_prog_passes),
 		cmocka_unit_test(test_scm_no_iu_penalty),
 		cmocka_unit_test(test_profile_loader),
 		cmocka_unit_test(test_shipped_profiles_load),
