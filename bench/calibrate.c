@@ -43,7 +43,8 @@ struct cal_method {
 	char name[32];
 	double span_pct;
 	double run_s; /* per test, real-drive seconds */
-	int peak;     /* report the best tenth of a run (rate sweep), else the mean */
+	int peak;     /* 0 mean, 1 best tenth after the ramp, 2 first first_s of the run */
+	double first_s; /* report = first: real-drive seconds measured at the start */
 	int fill;     /* precondition: 0 none, 1 sequential fill, 2 random-order fill */
 };
 
@@ -71,6 +72,7 @@ struct loop {
 	uint64_t seq_next;
 	uint64_t rng;
 	uint64_t t_meas, t_end;
+	uint64_t t_mend; /* end of the measured window (t_end unless report = first) */
 	uint64_t done_ios, lat_sum, all_ios;
 	uint64_t t0, slice_ios[10]; /* completions per tenth of the run */
 	uint64_t slice_lat[10];
@@ -106,7 +108,7 @@ static void loop_done(void *arg, int result)
 		l->slice_ios[k]++;
 		l->slice_lat[k] += now - sl->t_submit;
 	}
-	if (result == 0 && sl->t_submit >= l->t_meas && now <= l->t_end) {
+	if (result == 0 && sl->t_submit >= l->t_meas && now <= l->t_mend) {
 		l->done_ios++;
 		l->lat_sum += now - sl->t_submit;
 	}
@@ -142,7 +144,7 @@ static void loop_issue(struct loop_slot *sl)
  */
 static int cal_run(struct qs_model *m, const struct cal_test *t, uint64_t span_off,
 		   uint64_t span_len, uint64_t dur_ns, uint32_t qd, uint64_t seed, int peak,
-		   struct cal_result *r)
+		   uint64_t first_ns, struct cal_result *r)
 {
 	struct qs_sim *sim = qs_sim_new();
 	if (!sim)
@@ -169,6 +171,12 @@ static int cal_run(struct qs_model *m, const struct cal_test *t, uint64_t span_o
 	l.t0 = t0;
 	l.t_meas = t0 + dur_ns / 10;
 	l.t_end = t0 + dur_ns;
+	l.t_mend = l.t_end;
+	if (peak == 2 && first_ns && first_ns < dur_ns) {
+		/* The first first_ns of the run, after a ramp of a tenth of it. */
+		l.t_meas = t0 + first_ns / 10;
+		l.t_mend = t0 + first_ns;
+	}
 	static char dummy[1];
 	l.iov.iov_base = dummy;
 	for (uint32_t i = 0; i < qd; i++) {
@@ -176,7 +184,7 @@ static int cal_run(struct qs_model *m, const struct cal_test *t, uint64_t span_o
 		loop_issue(&l.slots[i]);
 	}
 	qs_sim_run(sim);
-	double win = (double)(l.t_end - l.t_meas) / 1e9;
+	double win = (double)(l.t_mend - l.t_meas) / 1e9;
 	r->ios = l.done_ios;
 	r->total_ios = l.all_ios;
 	r->iops = (double)l.done_ios / win;
@@ -184,7 +192,7 @@ static int cal_run(struct qs_model *m, const struct cal_test *t, uint64_t span_o
 	r->mean_lat_us = l.done_ios ? (double)l.lat_sum / (double)l.done_ios / 1e3 : 0;
 	for (int i = 0; i < 10; i++)
 		r->slice_iops[i] = (double)l.slice_ios[i] * 10 / ((double)dur_ns / 1e9);
-	if (peak) {
+	if (peak == 1) {
 		/* The best tenth after the first (ramp), as a rate sweep reports. */
 		int b = 1;
 		for (int i = 2; i < 10; i++)
@@ -251,9 +259,18 @@ static int load_tests(const char *path, struct cal_method *meth, int *nmeth,
 			}
 			snprintf(k, sizeof(k), "%s:report", sec);
 			const char *rep = iniparser_getstring(d, k, "mean");
-			mm->peak = !strcmp(rep, "peak");
+			mm->peak = !strcmp(rep, "peak") ? 1 : !strcmp(rep, "first") ? 2 : 0;
+			snprintf(k, sizeof(k), "%s:first_s", sec);
+			mm->first_s = iniparser_getdouble(d, k, 0);
+			if (mm->peak == 2 && (mm->first_s <= 0 || mm->first_s > mm->run_s)) {
+				fprintf(stderr,
+					"calibrate: %s: [%s] first_s = %g: report = first needs "
+					"0 < first_s <= run_s (%g)\n",
+					path, sec, mm->first_s, mm->run_s);
+				rc = -EINVAL;
+			}
 			if (!mm->peak && strcmp(rep, "mean")) {
-				fprintf(stderr, "calibrate: %s: [%s] report = '%s': allowed mean, peak\n",
+				fprintf(stderr, "calibrate: %s: [%s] report = '%s': allowed mean, peak, first\n",
 					path, sec, rep);
 				rc = -EINVAL;
 			}
@@ -398,7 +415,8 @@ static int run_method(const struct qs_profile *p, uint64_t scaled, const struct 
 				qd = 1;
 		}
 		if (!rc)
-			rc = cal_run(m, t, 0, span, dur, qd, 1 + (uint64_t)i, mm->peak, &r);
+			rc = cal_run(m, t, 0, span, dur, qd, 1 + (uint64_t)i, mm->peak,
+				     (uint64_t)(mm->first_s * tscale * 1e9), &r);
 		if (!rc) {
 			cal_total_ios += r.total_ios;
 			add_points(pts, npts, mm, t, &r);
