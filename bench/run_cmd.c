@@ -31,6 +31,7 @@ struct rc_opts {
 	uint64_t seed;
 	const char *json, *csv, *svg;
 	bool quiet;
+	uint64_t runtime_ns, ramp_ns; /* overrides; UINT64_MAX = as in the job */
 };
 
 static int rc_usage(FILE *f, enum rc_kind kind)
@@ -60,6 +61,8 @@ static int rc_usage(FILE *f, enum rc_kind kind)
 		"  --seed N           workload seed (default 1)\n"
 		"  --scale-gib N      QLC model capacity in GiB (default as bench calibrate)\n"
 		"  --rating-pbw X     endurance rating, PB written (64K random), for the life figure\n"
+		"  --runtime T        every job's runtime (and time_based=1), e.g. 10s, 500ms\n"
+		"  --ramp-time T      every job's ramp_time\n"
 		"  --json F, --csv F, --svg F   also write the runs as JSON, CSV, SVG\n"
 		"  --quiet            no table and no progress (files only)\n");
 	return f == stdout ? 0 : 2;
@@ -81,12 +84,15 @@ static int rc_parse(int argc, char **argv, struct rc_opts *o)
 		{"csv", required_argument, NULL, 'C'},
 		{"svg", required_argument, NULL, 'v'},
 		{"quiet", no_argument, NULL, 'q'},
+		{"runtime", required_argument, NULL, 'T'},
+		{"ramp-time", required_argument, NULL, 'R'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	qs_bench_conf_default(&o->conf);
 	o->off = o->on = true;
 	o->seed = 1;
+	o->runtime_ns = o->ramp_ns = UINT64_MAX;
 	optind = 1;
 	opterr = 1;
 	int c;
@@ -190,6 +196,23 @@ static int rc_parse(int argc, char **argv, struct rc_opts *o)
 		case 'q':
 			o->quiet = true;
 			break;
+		case 'T':
+		case 'R': {
+			uint64_t t;
+			if (qs_job_parse_time(optarg, 1000000000ull, &t) || (c == 'T' && !t) ||
+			    t > 86400000000000ull) {
+				fprintf(stderr, "qlcshape %s: --%s '%s': allowed a time %sup to 1 day "
+						"(e.g. 10s, 500ms; bare numbers are seconds)\n", o->cmd,
+					c == 'T' ? "runtime" : "ramp-time", optarg,
+					c == 'T' ? "above 0 " : "");
+				return 2;
+			}
+			if (c == 'T')
+				o->runtime_ns = t;
+			else
+				o->ramp_ns = t;
+			break;
+		}
 		case 'h':
 			return rc_usage(stdout, o->kind) ? 2 : -1;
 		default:
@@ -300,6 +323,16 @@ static int rc_setup(struct rc_opts *o, struct qs_bench_world **w, struct qs_job_
 		fprintf(stderr, "qlcshape %s: %s\n", o->cmd, err);
 		qs_bench_world_free(*w);
 		return rc == -EINVAL ? 2 : 1;
+	}
+	/* command-line overrides, as fio's own --runtime does for every job */
+	for (size_t i = 0; i < (*jf)->njobs; i++) {
+		struct qs_job *j = &(*jf)->jobs[i];
+		if (o->runtime_ns != UINT64_MAX) {
+			j->runtime_ns = o->runtime_ns;
+			j->time_based = true;
+		}
+		if (o->ramp_ns != UINT64_MAX)
+			j->ramp_time_ns = o->ramp_ns;
 	}
 	return 0;
 }

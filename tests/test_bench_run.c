@@ -269,11 +269,12 @@ static void test_curve(void **state)
 	(void)state;
 	char job[64], svg[64], json[64];
 	write_tmp(job, sizeof(job), ".fio",
-		  "[w]\nrw=randwrite\nbs=64k\nsize=10%\niodepth=4\nruntime=20ms\ntime_based=1\n");
+		  "[w]\nrw=randwrite\nbs=64k\nsize=10%\niodepth=4\nruntime=10m\nramp_time=1h\n");
 	write_tmp(svg, sizeof(svg), ".svg", "");
 	write_tmp(json, sizeof(json), ".json", "");
 	char *argv[] = {"curve", job, "--profile", qlc_path, "--fast", fast_path, "--cache", "16m",
-			"--shaping", "off", "--quiet", "--svg", svg, "--json", json, NULL};
+			"--shaping", "off", "--quiet", "--svg", svg, "--json", json,
+			"--runtime", "20ms", "--ramp-time", "0", NULL};
 	assert_int_equal(qs_cmd_bench_curve((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv), 0);
 	size_t n;
 	char *s = slurp(svg, &n);
@@ -321,6 +322,10 @@ static void test_arg_errors(void **state)
 	char *a11[] = {"run", job_path, "--profile", qlc_path, "--fast", fast_path,
 		       "--cache", "2m", "--quiet", NULL};
 	assert_int_equal(run_args(9, a11), 1); /* log too small after scaling */
+	char *a14[] = {"run", job_path, "--runtime", "0", NULL};
+	assert_int_equal(run_args(4, a14), 2);
+	char *a15[] = {"run", job_path, "--ramp-time", "soon", NULL};
+	assert_int_equal(run_args(4, a15), 2);
 	char *a12[] = {"ab", "extra", NULL};
 	assert_int_equal(qs_cmd_bench_ab(2, a12), 2);
 	/* a bad job file: named key and line come from the loader */
