@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The integrated A/B bench core: one job, one variant, through the real
- * engine on the simulator. See bench/run.h and docs/BENCH.md.
+ * The integrated A/B bench core: one job (or a group of jobs running
+ * together), one variant, through the real engine on the simulator. See
+ * bench/run.h and docs/BENCH.md.
  */
 #include <errno.h>
 #include <math.h>
