@@ -5,6 +5,10 @@
 #   make bench        the main benchmark
 #   make SAN=1        sanitizer build of everything in build/san/
 #   make V=1          show the commands
+#   make man          man pages from man/*.scd (scdoc) into build/man/
+#   make install      binaries, systemd unit, example config, man pages;
+#                     PREFIX (default /usr/local) and DESTDIR honoured
+#   make uninstall    removes what make install put there
 #
 # Libraries come through pkg-config. Debian 12's libiniparser-dev ships no
 # .pc file, so iniparser falls back to its Debian include path when
@@ -82,7 +86,7 @@ ifneq ($(DAEMON_SRCS),)
 ALL += $(DAEMON)
 endif
 
-.PHONY: all test tests bench deps clean vmtest
+.PHONY: all test tests bench deps clean vmtest man install uninstall
 all: $(ALL)
 
 deps:
@@ -123,6 +127,13 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TESTLIB_OBJS) $(LIBBENCH) $(LIBDAEMON) $(
 
 tests: $(TEST_BINS)
 
+# Shell tests: tests/test_NAME.sh becomes the program BUILD/tests/test_NAME,
+# which scripts/run-tests.sh runs with the others.
+tests: $(BUILD)/tests/test_systemd
+$(BUILD)/tests/test_systemd: tests/test_systemd.sh
+	@mkdir -p $(dir $@)
+	$(Q)install -m 755 $< $@
+
 # make test: install what is missing, build everything under ASan+UBSan,
 # run every test program; the summary line counts programs.
 test: deps
@@ -143,5 +154,66 @@ vmtest: deps
 
 clean:
 	rm -rf build
+
+# Man pages: man/NAME.SECTION.scd -> build/man/NAME.SECTION (scdoc, Debian
+# package scdoc). Whatever the build (SAN or not), they go to build/man.
+MAN_SRCS  := $(wildcard man/*.scd)
+MAN_PAGES := $(MAN_SRCS:man/%.scd=build/man/%)
+
+man: $(MAN_PAGES)
+
+build/man/%: man/%.scd
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  SCDOC   $<")
+	$(Q)scdoc <$< >$@.tmp && mv $@.tmp $@
+
+# make install: PREFIX (default /usr/local) and DESTDIR (a staging root).
+# The unit goes where systemd looks for it: /lib/systemd/system for
+# PREFIX=/usr (Debian's packaged units), else PREFIX/lib/systemd/system
+# (systemd searches /usr/local/lib/systemd/system; other prefixes need
+# UNITDIR=... or a link). ExecStart= is set to BINDIR. The configuration
+# lives in /etc/qlcshape whatever the prefix (the unit reads
+# /etc/qlcshape/NAME.ini); an existing example.ini is never overwritten.
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+MANDIR  ?= $(PREFIX)/share/man
+CONFDIR ?= /etc/qlcshape
+ifeq ($(PREFIX),/usr)
+UNITDIR ?= /lib/systemd/system
+else
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+endif
+
+install: all man
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(CONFDIR)
+	install -m 755 $(TOOL) $(DESTDIR)$(BINDIR)/qlcshape
+	install -m 755 $(DAEMON) $(DESTDIR)$(BINDIR)/qlcshaped
+	sed 's|@BINDIR@|$(BINDIR)|g' systemd/qlcshaped@.service >$(DESTDIR)$(UNITDIR)/qlcshaped@.service
+	chmod 644 $(DESTDIR)$(UNITDIR)/qlcshaped@.service
+	@if [ -e $(DESTDIR)$(CONFDIR)/example.ini ]; then \
+		echo "install: keeping the existing $(DESTDIR)$(CONFDIR)/example.ini"; \
+	else \
+		echo "install -m 644 conf/qlcshaped.ini $(DESTDIR)$(CONFDIR)/example.ini"; \
+		install -m 644 conf/qlcshaped.ini $(DESTDIR)$(CONFDIR)/example.ini; \
+	fi
+	@for p in $(MAN_PAGES); do \
+		d=$(DESTDIR)$(MANDIR)/man$${p##*.}; \
+		echo "install -m 644 $$p $$d/"; \
+		install -d $$d && install -m 644 $$p $$d/ || exit 1; \
+	done
+
+# Removes the files install puts, and the example config only while it is
+# still the shipped one (an edited or older copy stays). Directories stay:
+# they may have existed before.
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/qlcshape $(DESTDIR)$(BINDIR)/qlcshaped
+	rm -f $(DESTDIR)$(UNITDIR)/qlcshaped@.service
+	rm -f $(foreach p,$(notdir $(MAN_PAGES)),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(p)))/$(p))
+	@if cmp -s conf/qlcshaped.ini $(DESTDIR)$(CONFDIR)/example.ini; then \
+		echo "rm -f $(DESTDIR)$(CONFDIR)/example.ini"; \
+		rm -f $(DESTDIR)$(CONFDIR)/example.ini; \
+	elif [ -e $(DESTDIR)$(CONFDIR)/example.ini ]; then \
+		echo "uninstall: keeping $(DESTDIR)$(CONFDIR)/example.ini (not the shipped file)"; \
+	fi
 
 -include $(shell find build -name '*.d' 2>/dev/null)
