@@ -67,6 +67,8 @@ struct daemon {
 	struct qs_policy policy; /* the engine's current policy (it has no getter) */
 	struct qs_policy engine_conf_policy;
 	struct qs_ctld *ctld;
+	bool ctl_draining;	 /* a drain requested over the control socket runs */
+	bool stop_after_drain;	 /* the stop waits for that drain */
 	struct {			 /* previous stats request, for rates */
 		uint64_t t_ns, reads, writes, read_bytes, write_bytes, destage_bytes;
 	} prev;
@@ -217,6 +219,12 @@ static void d_on_stopped(void *arg, int res)
 		}
 		d->state = D_CLOSING;
 		d_notify("STATUS=draining the log to the QLC");
+		if (d->ctl_draining) {
+			/* The engine runs one drain at a time: finish after that one. */
+			d_log("waiting for the drain requested over the control socket");
+			d->stop_after_drain = true;
+			return;
+		}
 		d_log("draining");
 		ret = qs_engine_drain(d->eng, d_on_drained, d);
 		if (ret == 0)
@@ -498,6 +506,7 @@ static int d_ctl_policy(void *ctx, const char *args, char *out, size_t len)
 }
 
 struct d_drain_req {
+	struct daemon *d;
 	qs_ctld_done done;
 	void *token;
 };
@@ -505,14 +514,18 @@ struct d_drain_req {
 static void d_ctl_drained(void *arg, int res)
 {
 	struct d_drain_req *r = arg;
+	struct daemon *d = r->d;
 	char msg[128];
 
 	if (res < 0)
 		snprintf(msg, sizeof(msg), "drain: %s", strerror(-res));
 	else
 		snprintf(msg, sizeof(msg), "drained: every block is on the QLC\n");
+	d->ctl_draining = false;
 	r->done(r->token, res, msg);
 	free(r);
+	if (d->stop_after_drain)
+		d_on_drained(d, res);
 }
 
 static int d_ctl_drain(void *ctx, qs_ctld_done done, void *token, char *out, size_t len)
@@ -537,14 +550,18 @@ static int d_ctl_drain(void *ctx, qs_ctld_done done, void *token, char *out, siz
 		snprintf(out, len, "out of memory");
 		return -ENOMEM;
 	}
+	r->d = d;
 	r->done = done;
 	r->token = token;
 	ret = qs_engine_drain(d->eng, d_ctl_drained, r);
 	if (ret < 0) {
 		free(r);
 		snprintf(out, len, "drain: %s", strerror(-ret));
+		return ret;
 	}
-	return ret;
+	d->ctl_draining = true;
+	d_log("drain requested over the control socket");
+	return 0;
 }
 
 static const struct qs_ctld_ops d_ctl_ops = {

@@ -195,7 +195,19 @@ start_daemon "engine backend, re-attach" /qs/engine-recovery.ini
 grep -q "re-attached by user recovery" /tmp/qlcshaped.log || fail "daemon did not re-attach"
 wait $fpid || { cat /tmp/fio5.log; fail "fio across the daemon kill"; }
 grep -E "IOPS=|err=" /tmp/fio5.log | sed 's/^/qs-vm: fio: /'
-stop_daemon "engine backend, after user recovery"
+# A drain asked over the control socket, then SIGTERM while it may still run:
+# the stop waits for it, the daemon exits 0.
+/usr/bin/qlcshaped --config /qs/engine-recovery.ini --send drain >/tmp/drain2.txt 2>&1 &
+dpid=$!
+i=0
+until grep -q "drain requested over the control socket" /tmp/qlcshaped.log; do
+	i=$((i + 1))
+	[ $i -gt 100 ] && fail "the control drain never started"
+	sleep 0.05
+done
+stop_daemon "engine backend, after user recovery, drain requested"
+wait $dpid
+echo "qs-vm:   control drain answered: $(head -1 /tmp/drain2.txt)"
 
 echo "qs-vm: all steps passed"
 exit 0
