@@ -103,6 +103,15 @@ struct qs_model {
 	/* Closed superblocks of each region, a doubly linked list (GC scans it). */
 	uint32_t *reg_head, *sb_next, *sb_prev;
 	int unit_major;	     /* slot layout, see slot_die() */
+	/*
+	 * Paced GC (gc_paced): a region near its quota collects its victim a
+	 * little with every host unit programmed, instead of all at once when
+	 * it needs a superblock. gc_vic is the victim in progress (off the
+	 * list), gc_pos the next slot to look at, gc_budget the IUs to move
+	 * per host unit (the victim's valid/invalid ratio at the pick).
+	 */
+	int gc_paced;
+	uint32_t *gc_vic, *gc_pos, *gc_budget;
 	int in_gc;
 
 	/* Timelines. */
@@ -356,6 +365,8 @@ static uint32_t sb_take_free(struct qs_model *m)
 }
 
 static int gc_one(struct qs_model *m, uint64_t t, uint32_t r);
+static int gc_pick(struct qs_model *m, uint32_t r);
+static int gc_step(struct qs_model *m, uint64_t t, uint32_t r, uint32_t budget);
 
 /* Mark an open superblock closed and put it on its region's GC list. */
 static void sb_close(struct qs_model *m, uint32_t sb)
@@ -449,6 +460,10 @@ static uint32_t stream_put(struct qs_model *m, struct stream *s, uint64_t ready)
 			buf_push(m, done, m->unit * m->iu);
 			m->host_prog_done = max64(m->host_prog_done, done);
 			m->c.host_prog_bytes += (uint64_t)m->unit * m->iu;
+			if (m->gc_paced && !m->in_gc && m->free_n > m->p.gc_free_low &&
+			    m->reg_owned[s->reg] >= m->reg_quota[s->reg] &&
+			    (m->gc_vic[s->reg] != NONE || gc_pick(m, s->reg)))
+				gc_step(m, ready, s->reg, m->gc_budget[s->reg]);
 		}
 	}
 	return s->sb * m->sb_ius + q;
@@ -479,14 +494,10 @@ static void place(struct qs_model *m, uint32_t lba, uint32_t p)
 }
 
 /*
- * Collect one victim of region r: its closed superblock with the fewest
- * valid IUs (greedy). Its valid IUs are read and rewritten through the
- * region's GC stream, then its block on every die is erased. The work is
- * laid on the die timelines from time t, where it competes with host I/O.
- * Returns 1 if a superblock was collected, 0 if the region has none that
- * would free space.
+ * Choose region r's victim: its closed superblock with the fewest valid
+ * IUs (greedy), taken off the list. 0 if none would free space.
  */
-static int gc_one(struct qs_model *m, uint64_t t, uint32_t r)
+static int gc_pick(struct qs_model *m, uint32_t r)
 {
 	uint32_t victim = NONE, best = UINT32_MAX;
 	for (uint32_t i = m->reg_head[r]; i != NONE; i = m->sb_next[i])
@@ -496,10 +507,28 @@ static int gc_one(struct qs_model *m, uint64_t t, uint32_t r)
 		}
 	if (victim == NONE || best == m->sb_ius)
 		return 0;
-	m->in_gc = 1;
+	sb_unlink(m, victim);
+	m->gc_vic[r] = victim;
+	m->gc_pos[r] = 0;
+	/* IUs to move per host unit so the victim is done when its free space is used. */
+	uint64_t inval = m->sb_ius - best;
+	m->gc_budget[r] = (uint32_t)(((uint64_t)best * m->unit + inval - 1) / inval);
 	m->c.gc_runs++;
-	uint32_t base = victim * m->sb_ius;
-	for (uint32_t q = 0; q < m->sb_ius && m->sb_valid[victim]; q++) {
+	return 1;
+}
+
+/*
+ * Move up to budget valid IUs of region r's victim through the region's
+ * GC stream (read with read priority, laid on the timelines from t); once
+ * the victim holds nothing valid, erase its block on every die and free
+ * it. Returns 1 when the victim was freed.
+ */
+static int gc_step(struct qs_model *m, uint64_t t, uint32_t r, uint32_t budget)
+{
+	uint32_t victim = m->gc_vic[r], base = victim * m->sb_ius;
+	m->in_gc = 1;
+	while (m->gc_pos[r] < m->sb_ius && m->sb_valid[victim] && budget) {
+		uint32_t q = m->gc_pos[r]++;
 		uint32_t lba = m->rmap[base + q];
 		if (lba == NONE)
 			continue;
@@ -507,18 +536,35 @@ static int gc_one(struct qs_model *m, uint64_t t, uint32_t r)
 		invalidate(m, base + q);
 		place(m, lba, stream_put(m, &m->gs[r], rd));
 		m->c.gc_moves++;
+		budget--;
 	}
+	m->in_gc = 0;
+	if (m->sb_valid[victim])
+		return 0;
 	for (uint32_t d = 0; d < m->ndies; d++) {
 		uint64_t s = max64(max64(t, m->die_prog_free[d]), m->die_rd_free[d]);
 		m->die_prog_free[d] = s + m->erase_ns;
 		m->c.erases++;
 	}
-	sb_unlink(m, victim);
 	m->sb_state[victim] = SB_FREE;
 	m->reg_owned[r]--;
 	m->free_q[(m->free_head + m->free_n) % m->nsb] = victim;
 	m->free_n++;
-	m->in_gc = 0;
+	m->gc_vic[r] = NONE;
+	return 1;
+}
+
+/*
+ * Collect one victim of region r at once: the one in progress if any, else
+ * a greedy pick. The work is laid on the die timelines from time t, where
+ * it competes with host I/O. Returns 1 if a superblock was collected, 0
+ * if the region has none that would free space.
+ */
+static int gc_one(struct qs_model *m, uint64_t t, uint32_t r)
+{
+	if (m->gc_vic[r] == NONE && !gc_pick(m, r))
+		return 0;
+	gc_step(m, t, r, UINT32_MAX);
 	return 1;
 }
 
@@ -770,6 +816,12 @@ static int alloc_all(struct qs_model *m)
 	    !m->sb_next || !m->sb_prev)
 		return -ENOMEM;
 	memset(m->reg_head, 0xff, m->nreg * sizeof(uint32_t));
+	m->gc_vic = malloc(m->nreg * sizeof(uint32_t));
+	m->gc_pos = calloc(m->nreg, sizeof(uint32_t));
+	m->gc_budget = calloc(m->nreg, sizeof(uint32_t));
+	if (!m->gc_vic || !m->gc_pos || !m->gc_budget)
+		return -ENOMEM;
+	memset(m->gc_vic, 0xff, m->nreg * sizeof(uint32_t));
 	for (uint32_t r = 0; r < m->nreg; r++) {
 		m->hs[r].unit_ready = calloc(m->ndies, sizeof(uint64_t));
 		m->gs[r].unit_ready = calloc(m->ndies, sizeof(uint64_t));
@@ -797,6 +849,7 @@ struct qs_model *qs_model_new(const struct qs_profile *p, uint64_t scaled)
 	m->unit = p->unit_ius;
 	m->passes = p->prog_passes ? p->prog_passes : 1;
 	m->unit_major = p->unit_major != 0;
+	m->gc_paced = p->gc_paced != 0;
 	m->user_ius = (scaled ? scaled : p->capacity_bytes) / m->iu;
 	m->ch_ns_per_byte = 1000.0 / p->channel_mbps;
 	m->lrd_ns_per_byte = 1000.0 / p->link_read_mbps;
@@ -910,6 +963,9 @@ void qs_model_free(struct qs_model *m)
 	free(m->reg_quota);
 	free(m->sb_reg);
 	free(m->reg_head);
+	free(m->gc_vic);
+	free(m->gc_pos);
+	free(m->gc_budget);
 	free(m->sb_next);
 	free(m->sb_prev);
 	free(m->ring);
@@ -946,6 +1002,9 @@ struct qs_model *qs_model_clone(const struct qs_model *m)
 		DUP(reg_owned, m->nreg);
 		DUP(sb_reg, m->nsb);
 		DUP(reg_head, m->nreg);
+		DUP(gc_vic, m->nreg);
+		DUP(gc_pos, m->nreg);
+		DUP(gc_budget, m->nreg);
 		DUP(sb_next, m->nsb);
 		DUP(sb_prev, m->nsb);
 		for (uint32_t r = 0; r < m->nreg; r++) {

@@ -50,6 +50,7 @@ static const struct key_def keys[] = {
 	{"ftl_regions", K_U32, F(ftl_regions), 1, 1024, 1, 0},
 	{"prog_passes", K_U32, F(prog_passes), 1, 16, 1, 0},
 	{"unit_major", K_U32, F(unit_major), 0, 1, 1, 0},
+	{"gc_paced", K_U32, F(gc_paced), 0, 1, 1, 0},
 };
 #undef F
 

@@ -40,6 +40,7 @@ struct qs_profile {
 	uint32_t ftl_regions;	   /* LBA regions with their own spare and GC (0 = 1) */
 	uint32_t prog_passes;	   /* passes of one unit program; reads wait for one (0 = 1) */
 	uint32_t unit_major;	   /* 1: a stream fills one die's unit at a time */
+	uint32_t gc_paced;	   /* 1: GC a little per host unit near the quota */
 };
 
 /*

@@ -250,8 +250,9 @@ static double random_write_wa(struct qs_model *m, uint64_t *t, uint64_t span, ui
  * FTL regions: each region has its own spare, so random writes confined to
  * one region pay about the GC cost of random writes over the whole drive;
  * with one global pool a small span borrows the whole drive's spare and
- * costs almost nothing. State stays consistent (ownership included) and a
- * clone continues exactly like its original.
+ * costs almost nothing. State stays consistent (ownership included, with
+ * paced GC's victim in progress) and a clone continues exactly like its
+ * original.
  */
 static void test_regions_span(void **state)
 {
@@ -263,6 +264,7 @@ static void test_regions_span(void **state)
 	for (int r = 0; r < 2; r++) {
 		p.ftl_regions = r ? 8 : 1;
 		p.unit_major = (uint32_t)r;
+		p.gc_paced = (uint32_t)r;
 		for (int s = 0; s < 2; s++) {
 			uint64_t t;
 			struct qs_model *m = new_filled(&p, &t);
