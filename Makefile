@@ -127,8 +127,8 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TESTLIB_OBJS) $(LIBBENCH) $(LIBDAEMON) $(
 
 tests: $(TEST_BINS)
 
-# Shell tests: tests/test_NAME.sh becomes the program BUILD/tests/test_NAME,
-# which scripts/run-tests.sh runs with the others.
+# The shell test tests/test_systemd.sh becomes the program
+# BUILD/tests/test_systemd, which scripts/run-tests.sh runs with the others.
 tests: $(BUILD)/tests/test_systemd
 $(BUILD)/tests/test_systemd: tests/test_systemd.sh
 	@mkdir -p $(dir $@)
