@@ -270,7 +270,14 @@ void eng_leave_deliver(struct qs_engine *e)
 		deliver(e);
 	e->depth--;
 	if (e->depth == 0) {
+		eng_check_drain(e);
 		eng_maybe_finish_close(e);
+		if (e->ready_head) {
+			/* a drain that just finished, or close: deliver now */
+			e->depth++;
+			deliver(e);
+			e->depth--;
+		}
 		if (e->depth == 0)
 			eng_arm_timer(e);
 	}
@@ -1291,6 +1298,11 @@ int qs_engine_set_policy(struct qs_engine *e, const struct qs_policy *p)
 	return 0;
 }
 
+void qs_engine_get_policy(const struct qs_engine *e, struct qs_policy *p)
+{
+	*p = e->conf.policy;
+}
+
 void qs_engine_get_stats(const struct qs_engine *e, struct qs_engine_stats *s)
 {
 	*s = e->st;
@@ -1445,6 +1457,7 @@ int qs_engine_drain(struct qs_engine *e, qs_req_cb cb, void *arg)
 	} else {
 		dst_kick(e);
 		ckpt_kick(e, true);
+		eng_check_drain(e); /* nothing dirty: done at once */
 	}
 	leave_submit(e);
 	return 0;

@@ -237,6 +237,17 @@ static void test_drain(void **st)
 	struct qs_engine_stats s;
 	qs_engine_get_stats(h->e, &s);
 	assert_true(s.cached_blocks > 0);
+	/* a drain with nothing dirty completes too */
+	struct flag z = {0};
+	struct th *empty = setup(2 * MiB, 16 * MiB);
+	assert_int_equal(th_open(empty, true), 0);
+	assert_int_equal(qs_engine_drain(empty->e, flag_cb, &z), 0);
+	th_wait(empty, &z.done);
+	assert_true(z.done);
+	assert_int_equal(z.res, 0);
+	assert_int_equal(th_close(empty), 0);
+	teardown(empty);
+
 	struct flag f = {0};
 	assert_int_equal(qs_engine_drain(h->e, flag_cb, &f), 0);
 	th_wait(h, &f.done);

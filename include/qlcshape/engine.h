@@ -136,8 +136,10 @@ int qs_engine_drain(struct qs_engine *e, qs_req_cb cb, void *arg);
 int qs_engine_close(struct qs_engine *e, qs_req_cb cb, void *arg);
 void qs_engine_free(struct qs_engine *e);
 
-/* Switch the destage policy while running. */
+/* Switch the destage policy while running (-EINVAL if p is inconsistent). */
 int qs_engine_set_policy(struct qs_engine *e, const struct qs_policy *p);
+/* The policy in force. */
+void qs_engine_get_policy(const struct qs_engine *e, struct qs_policy *p);
 
 struct qs_engine_stats {
 	uint64_t client_reads, client_read_bytes;
