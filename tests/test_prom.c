@@ -349,6 +349,20 @@ static void test_every_counter(void **state)
 	assert_int_equal(P.n, 51);
 }
 
+/*
+ * A field added to struct qs_engine_stats must be rendered too: this fails
+ * until daemon/common_prom.c and test_every_counter know it (36 uint64_t
+ * counters, then inflight and failed in one 8-byte word).
+ */
+static void test_stats_struct_known(void **state)
+{
+	(void)state;
+	if (sizeof(struct qs_engine_stats) != 36 * sizeof(uint64_t) + 8)
+		fail_msg("struct qs_engine_stats is %zu bytes, not the %zu this renderer knows: "
+			 "render the new field in daemon/common_prom.c and check it here",
+			 sizeof(struct qs_engine_stats), 36 * sizeof(uint64_t) + 8);
+}
+
 static void test_failed_flag_and_large_values(void **state)
 {
 	struct qs_engine_stats e;
@@ -479,6 +493,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_checker_rejects),
 		cmocka_unit_test(test_every_counter),
+		cmocka_unit_test(test_stats_struct_known),
 		cmocka_unit_test(test_failed_flag_and_large_values),
 		cmocka_unit_test(test_no_engine),
 		cmocka_unit_test(test_passthrough_no_ratio),
