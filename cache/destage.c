@@ -727,15 +727,7 @@ void eng_check_drain(struct qs_engine *e)
 		res = 0;
 	}
 	e->draining = false;
-	struct req *r = eng_req_alloc(e);
-	if (!r) {
-		e->drain_cb(e->drain_arg, -ENOMEM);
-	} else {
-		r->type = REQ_INTERNAL;
-		r->cb = e->drain_cb;
-		r->arg = e->drain_arg;
-		r->result = res;
-		eng_req_done(e, r);
-	}
+	qs_req_cb cb = e->drain_cb;
 	e->drain_cb = NULL;
+	eng_notify(e, cb, e->drain_arg, res);
 }

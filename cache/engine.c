@@ -190,6 +190,25 @@ void eng_req_done(struct qs_engine *e, struct req *r)
 	e->ready_tail = r;
 }
 
+/*
+ * Deliver an engine-level completion (open, drain, close) the way client
+ * completions are delivered: queued, and called when the engine unwinds.
+ * Only when not even a request can be allocated is cb called at once.
+ */
+void eng_notify(struct qs_engine *e, qs_req_cb cb, void *arg, int res)
+{
+	struct req *r = eng_req_alloc(e);
+	if (!r) {
+		cb(arg, res);
+		return;
+	}
+	r->type = REQ_INTERNAL;
+	r->cb = cb;
+	r->arg = arg;
+	r->result = res;
+	eng_req_done(e, r);
+}
+
 static void flush_enqueue(struct qs_engine *e, struct req *r);
 
 static void req_finish(struct qs_engine *e, struct req *r)
@@ -1442,18 +1461,10 @@ int qs_engine_drain(struct qs_engine *e, qs_req_cb cb, void *arg)
 	e->draining = true;
 	eng_enter(e);
 	if (e->conf.mode == QS_MODE_PASSTHROUGH) {
-		struct req *r = eng_req_alloc(e);
-		if (!r) {
-			e->drain_cb = NULL;
-			leave_submit(e);
-			return -ENOMEM;
-		}
-		r->type = REQ_INTERNAL;
-		r->cb = cb;
-		r->arg = arg;
+		/* nothing is ever dirty */
 		e->drain_cb = NULL;
 		e->draining = false;
-		eng_req_done(e, r);
+		eng_notify(e, cb, arg, 0);
 	} else {
 		dst_kick(e);
 		ckpt_kick(e, true);

@@ -235,6 +235,7 @@ void eng_enter(struct qs_engine *e);
 void eng_leave(struct qs_engine *e);
 void eng_leave_deliver(struct qs_engine *e);
 void eng_req_done(struct qs_engine *e, struct req *r);
+void eng_notify(struct qs_engine *e, qs_req_cb cb, void *arg, int res);
 void eng_req_part_done(struct qs_engine *e, struct req *r, int result);
 struct req *eng_req_alloc(struct qs_engine *e);
 void eng_req_free(struct qs_engine *e, struct req *r);

@@ -29,21 +29,12 @@
 
 static void open_done(struct qs_engine *e, int res)
 {
-	struct req *r = eng_req_alloc(e);
 	e->opening = false;
 	if (!res)
 		e->ready = true;
 	else
 		e->closed = true;
-	if (!r) {
-		e->open_cb(e->open_arg, res ? res : -ENOMEM);
-		return;
-	}
-	r->type = REQ_INTERNAL;
-	r->cb = e->open_cb;
-	r->arg = e->open_arg;
-	r->result = res;
-	eng_req_done(e, r);
+	eng_notify(e, e->open_cb, e->open_arg, res);
 }
 
 static void leave(struct qs_engine *e)
@@ -428,17 +419,8 @@ static void close_cb(void *arg, int res)
 		rcv_write_sb(e, e->tail_pos, e->tail_seq, true, close_cb, e);
 		e->close_stage = 3;
 	} else {
-		struct req *r = eng_req_alloc(e);
 		e->closed = true;
-		if (r) {
-			r->type = REQ_INTERNAL;
-			r->cb = e->close_cb;
-			r->arg = e->close_arg;
-			r->result = res < 0 ? res : 0;
-			eng_req_done(e, r);
-		} else {
-			e->close_cb(e->close_arg, res);
-		}
+		eng_notify(e, e->close_cb, e->close_arg, res < 0 ? res : 0);
 	}
 	leave(e);
 }
@@ -487,18 +469,10 @@ int qs_engine_close(struct qs_engine *e, qs_req_cb cb, void *arg)
 	eng_enter(e);
 	if (e->drain_cb) {
 		/* Close stops destage; a drain still running cannot finish. */
-		struct req *r = eng_req_alloc(e);
-		if (r) {
-			r->type = REQ_INTERNAL;
-			r->cb = e->drain_cb;
-			r->arg = e->drain_arg;
-			r->result = -ECANCELED;
-			eng_req_done(e, r);
-		} else {
-			e->drain_cb(e->drain_arg, -ECANCELED);
-		}
+		qs_req_cb dcb = e->drain_cb;
 		e->drain_cb = NULL;
 		e->draining = false;
+		eng_notify(e, dcb, e->drain_arg, -ECANCELED);
 	}
 	eng_log_kick(e);
 	eng_leave(e);
