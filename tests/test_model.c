@@ -542,6 +542,18 @@ static void test_calibrate_cmd(void **state)
 		 good_ini);
 	write_file(ini, text);
 	assert_int_equal(qs_cmd_bench_calibrate(7, argv), 1);
+
+	/* report = first: measured at the start of the run; needs first_s. */
+	static const char *const first_ok = "first_s = 2\n", *const first_bad = "";
+	for (int i = 0; i < 2; i++) {
+		snprintf(text, sizeof(text),
+			 "%s\n[method.m]\nspan_pct = 25\nrun_s = 8\nreport = first\n%s"
+			 "[test.1]\nmethod = m\nname = 64K random write\nrw = randwrite\n"
+			 "bs_kib = 64\nqd = 16\nmbps = 100\n",
+			 good_ini, i ? first_bad : first_ok);
+		write_file(ini, text);
+		assert_int_equal(qs_cmd_bench_calibrate(7, argv), i ? 1 : 0);
+	}
 	unlink(ini);
 	unlink(json);
 }
