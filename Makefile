@@ -127,10 +127,14 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TESTLIB_OBJS) $(LIBBENCH) $(LIBDAEMON) $(
 
 tests: $(TEST_BINS)
 
-# The shell test tests/test_systemd.sh becomes the program
-# BUILD/tests/test_systemd, which scripts/run-tests.sh runs with the others.
-tests: $(BUILD)/tests/test_systemd
+# The shell tests tests/test_{systemd,man}.sh become the programs
+# BUILD/tests/test_{systemd,man}, which scripts/run-tests.sh runs with the
+# others.
+tests: $(BUILD)/tests/test_systemd $(BUILD)/tests/test_man
 $(BUILD)/tests/test_systemd: tests/test_systemd.sh
+	@mkdir -p $(dir $@)
+	$(Q)install -m 755 $< $@
+$(BUILD)/tests/test_man: tests/test_man.sh
 	@mkdir -p $(dir $@)
 	$(Q)install -m 755 $< $@
 
