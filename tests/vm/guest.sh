@@ -182,10 +182,19 @@ stop_daemon "engine backend, after recovery"
 start_daemon "engine backend, user recovery" /qs/engine-recovery.ini
 step "fio 4k random write + verify, qlcshaped killed with SIGKILL midway"
 fio --name=kill9 --filename=/dev/ublkb0 --direct=1 --ioengine=io_uring --iodepth=8 \
-	--rw=randwrite --bs=4k --size=8M --offset=96M --verify=crc32c --do_verify=1 \
+	--rw=randwrite --bs=4k --size=32M --offset=96M --verify=crc32c --do_verify=1 \
 	--verify_fatal=1 --randrepeat=0 >/tmp/fio5.log 2>&1 &
 fpid=$!
-sleep 3
+# Kill once fio has completed 256 of its 8192 writes: early enough that it is
+# surely still running, whatever the host's speed (a fixed sleep raced with a
+# fast host).
+i=0
+while [ "$(awk '{print $5}' /sys/block/ublkb0/stat)" -lt 256 ]; do
+	i=$((i + 1))
+	[ $i -gt 600 ] && fail "fio wrote fewer than 256 blocks in 60 s"
+	kill -0 $fpid 2>/dev/null || { cat /tmp/fio5.log; fail "fio ended before the kill"; }
+	sleep 0.1
+done
 kill -0 $fpid 2>/dev/null || { cat /tmp/fio5.log; fail "fio ended before the kill"; }
 kill -9 $pid
 wait $pid
