@@ -295,6 +295,20 @@ static int rc_lines(FILE *f, const void *a)
 				   r->series, r->nseries, true);
 }
 
+/* Write the JSON, CSV and SVG files the options ask for; svg draws the chart. */
+static int rc_outputs(const struct rc_opts *o, const struct rc_runs *rr,
+		      int (*svg)(FILE *, const void *))
+{
+	int st = 0;
+	if (o->json)
+		st |= rc_write(o->cmd, o->json, "JSON", rc_json, rr);
+	if (o->csv)
+		st |= rc_write(o->cmd, o->csv, "CSV", rc_csv, rr);
+	if (o->svg)
+		st |= rc_write(o->cmd, o->svg, "SVG", svg, rr);
+	return st;
+}
+
 static void rc_describe(const struct rc_opts *o, const struct qs_bench_world *w,
 			const struct qs_job_file *jf)
 {
@@ -435,12 +449,7 @@ static int rc_run(struct rc_opts *o)
 			rc_note_steady(o, &res[i], res[i].rep.job);
 	}
 	struct rc_runs rr = {reps, n, "qlcshape bench: shaping off vs on", NULL, 0};
-	if (o->json)
-		st |= rc_write(o->cmd, o->json, "JSON", rc_json, &rr);
-	if (o->csv)
-		st |= rc_write(o->cmd, o->csv, "CSV", rc_csv, &rr);
-	if (o->svg)
-		st |= rc_write(o->cmd, o->svg, "SVG", rc_bars, &rr);
+	st |= rc_outputs(o, &rr, rc_bars);
 	rc_speed(o, ios, (double)sim_ns / 1e9, wall, cpu);
 out:
 	free(res);
@@ -562,12 +571,7 @@ static int rc_curve(struct rc_opts *o)
 		}
 	double wall = rc_wall() - wall0, cpu = rc_clock(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
 	struct rc_runs rr = {reps, n, "qlcshape bench curve: p99 latency against IOPS", ser, ns};
-	if (o->json)
-		st |= rc_write(o->cmd, o->json, "JSON", rc_json, &rr);
-	if (o->csv)
-		st |= rc_write(o->cmd, o->csv, "CSV", rc_csv, &rr);
-	if (o->svg)
-		st |= rc_write(o->cmd, o->svg, "SVG", rc_lines, &rr);
+	st |= rc_outputs(o, &rr, rc_lines);
 	rc_speed(o, ios, (double)sim_ns / 1e9, wall, cpu);
 out:
 	free(reps);
