@@ -592,10 +592,21 @@ uint64_t dst_next_deadline(struct qs_engine *e)
 
 static void ckpt_step(struct qs_engine *e);
 
-/* The furthest record boundary the tail may move to now. */
+/*
+ * The furthest record boundary the tail may move to now. A segment wholly
+ * behind done_pos with no live entry and no pin stays that way until the
+ * tail passes it (new entries only go at the head), so the walk resumes
+ * where the last one proved everything dead instead of starting at the
+ * tail each time: on a large log that walk would otherwise run on every
+ * record completion.
+ */
 static void ckpt_candidate(struct qs_engine *e, uint64_t *pos_out, uint64_t *seq_out)
 {
 	uint64_t pos = e->tail_pos, seq = e->tail_seq;
+	if (e->ckpt_scan_pos > pos) {
+		pos = e->ckpt_scan_pos;
+		seq = e->ckpt_scan_seq;
+	}
 	while (pos < e->done_pos) {
 		uint64_t seg = (pos / e->seg_blocks) % e->nsegs;
 		uint64_t seg_end = pos - pos % e->seg_blocks + e->seg_blocks;
@@ -604,6 +615,8 @@ static void ckpt_candidate(struct qs_engine *e, uint64_t *pos_out, uint64_t *seq
 		if (seg_end < e->done_pos) {
 			pos = seg_end;
 			seq = e->seg_first_seq[(seg_end / e->seg_blocks) % e->nsegs];
+			e->ckpt_scan_pos = pos;
+			e->ckpt_scan_seq = seq;
 		} else {
 			pos = e->done_pos;
 			seq = e->done_seq;

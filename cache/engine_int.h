@@ -189,6 +189,7 @@ struct qs_engine {
 	bool ckpt_active;
 	int ckpt_stage;
 	uint64_t ckpt_pos, ckpt_seq;
+	uint64_t ckpt_scan_pos, ckpt_scan_seq; /* dead up to here (see ckpt_candidate) */
 	struct qs_fmt_sb *sb_buf; /* 4 KiB aligned */
 	struct qs_fmt_sb sb_next; /* being written */
 	qs_io_cb sb_cb;
