@@ -20,6 +20,11 @@ static const struct qs_cmd cmds[] = {
 	{"bench", "ab", qs_cmd_bench_ab, "the default A/B: conf/bench/default.fio, shaping off and on"},
 	{"bench", "curve", qs_cmd_bench_curve, "latency against IOPS, 10%..120% of the maximum JOB"},
 	{"bench", "calibrate", qs_cmd_bench_calibrate, "drive model vs published figures --profile NAME [--json FILE]"},
+	{NULL, "stats", qs_cmd_stats,
+	 "statistics of a running qlcshaped --config FILE [--json|--prometheus]"},
+	{NULL, "policy", qs_cmd_policy,
+	 "switch a running qlcshaped's destage policy: policy set NAME [k=v...] --config FILE"},
+	{NULL, "drain", qs_cmd_drain, "destage everything a running qlcshaped holds --config FILE"},
 };
 
 static void usage(FILE *f)

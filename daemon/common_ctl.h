@@ -7,6 +7,7 @@
  *
  *   stats                     text: client I/O, cache, log, destage, QLC
  *   stats json                the same as one JSON object
+ *   stats prometheus          the Prometheus text format (common_prom.h)
  *   policy set NAME [k=v...]  switch the destage policy (NAME: fifo, sweep,
  *                             fullest; keys: partial, hold_ms, start_pct,
  *                             urgent_pct, idle_ms, max_age_ms)

@@ -113,8 +113,12 @@ static void ctld_handle(struct ctld_conn *k)
 		nl[-1] = 0;
 	while (*line == ' ')
 		line++;
-	if (!strcmp(line, "stats") || !strcmp(line, "stats json")) {
-		ret = c->ops->stats(c->ctx, line[5] != 0, out, QS_CTL_MAX_REPLY);
+	if (!strcmp(line, "stats")) {
+		ret = c->ops->stats(c->ctx, QS_CTL_TEXT, out, QS_CTL_MAX_REPLY);
+	} else if (!strcmp(line, "stats json")) {
+		ret = c->ops->stats(c->ctx, QS_CTL_JSON, out, QS_CTL_MAX_REPLY);
+	} else if (!strcmp(line, "stats prometheus")) {
+		ret = c->ops->stats(c->ctx, QS_CTL_PROMETHEUS, out, QS_CTL_MAX_REPLY);
 	} else if (!strncmp(line, "policy set ", 11)) {
 		ret = c->ops->policy(c->ctx, line + 11, out, QS_CTL_MAX_REPLY);
 	} else if (!strcmp(line, "drain")) {
@@ -128,7 +132,7 @@ static void ctld_handle(struct ctld_conn *k)
 			ret = 0; /* answered at once */
 	} else {
 		snprintf(out, QS_CTL_MAX_REPLY,
-			 "unknown command '%.64s'; commands: stats [json], policy set NAME "
+			 "unknown command '%.64s'; commands: stats [json|prometheus], policy set NAME "
 			 "[key=value...], drain",
 			 line);
 		ret = -EINVAL;

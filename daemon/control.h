@@ -15,9 +15,15 @@
 
 typedef void (*qs_ctld_done)(void *token, int result, const char *msg);
 
+enum qs_ctl_format {
+	QS_CTL_TEXT,	   /* "stats" */
+	QS_CTL_JSON,	   /* "stats json" */
+	QS_CTL_PROMETHEUS, /* "stats prometheus": text exposition format */
+};
+
 struct qs_ctld_ops {
-	/* Write the statistics (text or JSON) into out. 0 or -errno (message in out). */
-	int (*stats)(void *ctx, bool json, char *out, size_t len);
+	/* Write the statistics in format fmt into out. 0 or -errno (message in out). */
+	int (*stats)(void *ctx, enum qs_ctl_format fmt, char *out, size_t len);
 	/* "NAME [k=v...]": switch the policy; describe the result in out. 0 or -errno. */
 	int (*policy)(void *ctx, const char *args, char *out, size_t len);
 	/*

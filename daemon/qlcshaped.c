@@ -40,6 +40,7 @@
 #include "backend_ram.h"
 #include "common_config.h"
 #include "common_env.h"
+#include "common_prom.h"
 #include "common_uloop.h"
 #include "common_ctl.h"
 #include "common_uring_vol.h"
@@ -79,6 +80,7 @@ struct daemon {
 	enum d_state state;
 	bool stop_requested;
 	int exit_code;
+	double start_real_s; /* Unix time of start, for qlcshape_start_time_seconds */
 };
 
 static void d_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -319,8 +321,51 @@ static double d_rate(uint64_t now, uint64_t then, double dt)
 	return dt > 0 ? (double)(now - then) / dt : 0;
 }
 
-static int d_ctl_stats(void *ctx, bool json, char *out, size_t len)
+/* The config's name: its file name without directory and ".ini" (the
+ * systemd instance name %i), the Prometheus label config="NAME". */
+static void d_config_name(const char *file, char *out, size_t len)
 {
+	const char *b = strrchr(file, '/');
+	size_t n;
+
+	b = b ? b + 1 : file;
+	n = strlen(b);
+	if (n > 4 && !strcmp(b + n - 4, ".ini"))
+		n -= 4;
+	snprintf(out, len, "%.*s", (int)n, b);
+}
+
+static int d_ctl_prometheus(struct daemon *d, const struct qs_ublk_stats *u,
+			    const struct qs_engine_stats *e, char *out, size_t len)
+{
+	char name[256];
+	struct qs_prom_frontend fe = {
+		.reads = u->reads, .read_bytes = u->read_bytes,
+		.writes = u->writes, .write_bytes = u->write_bytes,
+		.flushes = u->flushes, .discards = u->discards, .write_zeroes = u->write_zeroes,
+		.errors = u->errors, .inflight = d->ublk ? qs_ublk_inflight(d->ublk) : 0,
+	};
+	struct qs_prom_input in = {
+		.config = name,
+		.backend = d->bk.name,
+		.iu_bytes = d->iu,
+		.size_bytes = d->bk.size,
+		.start_time_s = d->start_real_s,
+		.frontend = &fe,
+		.engine = d->eng ? e : NULL,
+	};
+	int ret;
+
+	d_config_name(d->cfg.file, name, sizeof(name));
+	ret = qs_prom_render(&in, out, len);
+	if (ret < 0)
+		snprintf(out, len, "cannot render the Prometheus text: %s", strerror(-ret));
+	return ret;
+}
+
+static int d_ctl_stats(void *ctx, enum qs_ctl_format fmt, char *out, size_t len)
+{
+	bool json = fmt == QS_CTL_JSON;
 	struct daemon *d = ctx;
 	struct qs_ublk_stats u = {0};
 	struct qs_engine_stats e;
@@ -334,6 +379,8 @@ static int d_ctl_stats(void *ctx, bool json, char *out, size_t len)
 	memset(&e, 0, sizeof(e));
 	if (d->eng)
 		qs_engine_get_stats(d->eng, &e);
+	if (fmt == QS_CTL_PROMETHEUS)
+		return d_ctl_prometheus(d, &u, &e, out, len); /* counters only: no rates */
 	r_iops = d_rate(u.reads, d->prev.reads, dt);
 	w_iops = d_rate(u.writes, d->prev.writes, dt);
 	r_mbs = d_rate(u.read_bytes, d->prev.read_bytes, dt) / 1e6;
@@ -740,7 +787,7 @@ static void d_backend_close(struct daemon *d)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: qlcshaped --config FILE [--format]\n"
-		   "       qlcshaped --config FILE --send 'stats [json]|policy set NAME [k=v...]|drain'\n\n"
+		   "       qlcshaped --config FILE --send 'stats [json|prometheus]|policy set NAME [k=v...]|drain'\n\n"
 		   "Serves /dev/ublkbN through the qlcshape engine; see conf/qlcshaped.ini.\n"
 		   "  --format   write a new, empty log on the fast device (erases it)\n"
 		   "  --send     send one command to the running instance's control socket\n"
@@ -789,6 +836,12 @@ int main(int argc, char **argv)
 	if (ret) {
 		d_log("%s", err);
 		return 2;
+	}
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		d.start_real_s = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 	}
 	if (send) {
 		/* Client mode: one request to the running instance's control socket. */
