@@ -53,6 +53,7 @@ build_initramfs() { # kernel -> build/vm/initramfs-K.cpio
 	mkdir -p "$root/lib/mods"
 	cp "$VM/k$k/mods/"* "$root/lib/mods/"
 	add_prog "$root" build/qlcshaped /usr/bin/qlcshaped
+	add_prog "$root" build/qlcshape /usr/bin/qlcshape
 	add_prog "$root" "$(command -v fio)" /usr/bin/fio
 	# Uncompressed: unpacking is a copy, where decompressing under TCG is slow.
 	(cd "$root" && find . | cpio -o -H newc --quiet) >"$VM/initramfs-$k.cpio"
