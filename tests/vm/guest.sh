@@ -5,8 +5,7 @@
 # drain on stop, only whole-IU writes reached the QLC, data unchanged across a
 # restart (log recovery). Prints "qs-vm: ..." lines; exits non-zero on the
 # first failure.
-fail() { echo "qs-vm: FAIL: $*"; [ -f /tmp/qlcshaped.log ] && sed 's/^/qs-vm: daemon: /' /tmp/qlcshaped.log; exit 1; }
-step() { echo "qs-vm: step [$(cut -d" " -f1 /proc/uptime) s] $*"; }
+. /qs/common.sh
 
 stop_daemon() { # what
 	step "stop qlcshaped ($1, SIGTERM)"
@@ -27,22 +26,9 @@ stop_daemon() { # what
 
 start_daemon() { # what config [--format]
 	step "start qlcshaped ($1)"
-	# Empty the log here: the background child truncates it only when it
-	# runs, and the wait below must not see the previous instance's lines.
-	: >/tmp/qlcshaped.log
-	# Its own mount namespace: the device is mounted in this one, never in
-	# the daemon's (see docs/DAEMON.md). unshare execs, so $! is the daemon.
-	unshare -m --propagation private /usr/bin/qlcshaped --config "$2" $3 \
-		>/tmp/qlcshaped.log 2>&1 &
-	pid=$!
-	i=0
-	while ! grep -q "/dev/ublkb0 ready" /tmp/qlcshaped.log; do
-		i=$((i + 1))
-		[ $i -gt 400 ] && fail "/dev/ublkb0 not ready within 40 s"
-		kill -0 $pid 2>/dev/null || fail "qlcshaped exited early"
-		sleep 0.1
-	done
-	sed 's/^/qs-vm: daemon: /' /tmp/qlcshaped.log
+	config=$2
+	shift 2
+	run_daemon "$config" "$@"
 }
 
 check_discard() { # what

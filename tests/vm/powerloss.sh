@@ -11,23 +11,11 @@
 # engine's DRAM buffer, the guest page cache. Writes that reached the
 # virtual disks survive, so this checks recovery of an unclean log, not
 # lost device caches (the engine's fault-injecting tests cover those).
-fail() { echo "qs-vm: FAIL: $*"; sed 's/^/qs-vm: daemon: /' /tmp/qlcshaped.log; exit 1; }
-step() { echo "qs-vm: step [$(cut -d" " -f1 /proc/uptime) s] $*"; }
+. /qs/common.sh
 phase=$1
 
 start() { # args
-	: >/tmp/qlcshaped.log
-	unshare -m --propagation private /usr/bin/qlcshaped --config /qs/powerloss.ini "$@" \
-		>/tmp/qlcshaped.log 2>&1 &
-	pid=$!
-	i=0
-	while ! grep -q "/dev/ublkb0 ready" /tmp/qlcshaped.log; do
-		i=$((i + 1))
-		[ $i -gt 400 ] && fail "/dev/ublkb0 not ready within 40 s"
-		kill -0 $pid 2>/dev/null || fail "qlcshaped exited early"
-		sleep 0.1
-	done
-	sed 's/^/qs-vm: daemon: /' /tmp/qlcshaped.log
+	run_daemon /qs/powerloss.ini "$@"
 }
 
 region_md5() {

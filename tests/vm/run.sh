@@ -47,7 +47,7 @@ build_initramfs() { # kernel -> build/vm/initramfs-K.cpio
 	cp /bin/busybox "$root/bin/busybox"
 	ln -s busybox "$root/bin/sh" # for the #! of /init, before --install
 	install -m 0755 tests/vm/init "$root/init"
-	cp tests/vm/guest.sh tests/vm/powerloss.sh tests/vm/ram.ini tests/vm/engine.ini \
+	cp tests/vm/common.sh tests/vm/guest.sh tests/vm/powerloss.sh tests/vm/ram.ini tests/vm/engine.ini \
 		tests/vm/engine-recovery.ini tests/vm/powerloss.ini "$root/qs/"
 	cp "$VM/k$k/ublk_drv.ko" "$root/lib/ublk_drv.ko"
 	mkdir -p "$root/lib/mods"
