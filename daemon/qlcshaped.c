@@ -45,6 +45,7 @@
 #include "common_ctl.h"
 #include "common_uring_vol.h"
 #include "control.h"
+#include "notify.h"
 #include "nvme_iu.h"
 #include "ublk.h"
 
@@ -58,6 +59,7 @@ struct daemon {
 	struct qs_config cfg;
 	struct qs_uloop loop;
 	struct qs_henv henv;
+	struct qs_notify nt; /* sd_notify and the watchdog */
 	struct qs_backend bk;
 	struct qs_ramb *ram;
 	struct qs_uvol *fast, *qlc;
@@ -95,31 +97,22 @@ static void d_log(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-/*
- * sd_notify without libsystemd: one datagram to $NOTIFY_SOCKET (a path, or
- * an abstract name written with a leading '@'). Silently nothing when not
- * run by systemd.
- */
-static void d_notify(const char *msg)
+/* Tell systemd (daemon/notify.h); a failure is logged, never fatal. */
+static void d_notify(struct daemon *d, const char *msg)
 {
-	const char *path = getenv("NOTIFY_SOCKET");
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	size_t len;
-	int fd;
+	int ret = qs_notify_send(&d->nt, msg);
 
-	if (!path || !*path || strlen(path) >= sizeof(sa.sun_path))
-		return;
-	len = strlen(path);
-	memcpy(sa.sun_path, path, len);
-	if (sa.sun_path[0] == '@')
-		sa.sun_path[0] = 0;
-	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return;
-	if (sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sa,
-		   (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len)) < 0)
-		d_log("sd_notify: %s", strerror(errno));
-	close(fd);
+	if (ret < 0)
+		d_log("sd_notify '%s': %s", msg, strerror(-ret));
+}
+
+/* The status line while the device is up, after READY=1 and after a drain. */
+static void d_notify_serving(struct daemon *d)
+{
+	char msg[64];
+
+	snprintf(msg, sizeof(msg), "STATUS=serving /dev/ublkb%d", qs_ublk_dev_id(d->ublk));
+	d_notify(d, msg);
 }
 
 /*
@@ -220,7 +213,7 @@ static void d_on_stopped(void *arg, int res)
 			return;
 		}
 		d->state = D_CLOSING;
-		d_notify("STATUS=draining the log to the QLC");
+		d_notify(d, "STATUS=draining the log to the QLC");
 		if (d->ctl_draining) {
 			/* The engine runs one drain at a time: finish after that one. */
 			d_log("waiting for the drain requested over the control socket");
@@ -245,7 +238,7 @@ static void d_stop(struct daemon *d)
 	if (d->state != D_RUNNING)
 		return; /* OPENING/STARTING: their callbacks stop; later: under way */
 	d->state = D_STOPPING;
-	d_notify("STOPPING=1");
+	d_notify(d, "STOPPING=1");
 	d_log("stopping /dev/ublkb%d", qs_ublk_dev_id(d->ublk));
 	ret = qs_ublk_stop(d->ublk, d_on_stopped, d);
 	if (ret < 0) {
@@ -274,7 +267,8 @@ static void d_on_started(void *arg, int res)
 	      qs_ublk_recovered(d->ublk) ? " (re-attached by user recovery)" : "",
 	      (unsigned long long)d->bk.size, d->bk.name,
 	      (unsigned long long)feat, ioctl_encode ? "ioctl-encoded" : "legacy");
-	d_notify("READY=1");
+	d_notify(d, "READY=1");
+	d_notify_serving(d);
 	if (d->stop_requested)
 		d_stop(d);
 }
@@ -573,6 +567,8 @@ static void d_ctl_drained(void *arg, int res)
 	free(r);
 	if (d->stop_after_drain)
 		d_on_drained(d, res);
+	else if (d->state == D_RUNNING)
+		d_notify_serving(d);
 }
 
 static int d_ctl_drain(void *ctx, qs_ctld_done done, void *token, char *out, size_t len)
@@ -608,6 +604,7 @@ static int d_ctl_drain(void *ctx, qs_ctld_done done, void *token, char *out, siz
 	}
 	d->ctl_draining = true;
 	d_log("drain requested over the control socket");
+	d_notify(d, "STATUS=draining the log to the QLC (requested over the control socket)");
 	return 0;
 }
 
@@ -668,7 +665,7 @@ static void d_on_engine_open(void *arg, int res)
 		d_finish(d);
 		return;
 	}
-	d_notify("STATUS=log recovered");
+	d_notify(d, "STATUS=log recovered");
 	qs_engb_init(&d->bk, d->eng);
 	d->policy = d->engine_conf_policy;
 	d_log("engine open: %llu bytes, mode %s", (unsigned long long)d->bk.size,
@@ -735,7 +732,7 @@ static int d_engine_open(struct daemon *d)
 	if (ret)
 		return ret;
 	d->state = D_OPENING;
-	d_notify(d->format ? "STATUS=formatting the log" : "STATUS=recovering the log");
+	d_notify(d, d->format ? "STATUS=formatting the log" : "STATUS=recovering the log");
 	d_log("%s the log on %s", d->format ? "formatting" : "recovering",
 	      d->fast ? d->cfg.fast : "(none: passthrough)");
 	d->eng = qs_engine_open(&d->henv.env, d->fast ? &d->fast->vol : NULL, &d->qlc->vol, &ec,
@@ -874,6 +871,11 @@ int main(int argc, char **argv)
 	d_harden();
 
 	qs_henv_init(&d.henv, "qlcshaped: ", QS_LOG_INFO);
+	if (qs_notify_init(&d.nt, qs_henv_now_ns(), err, sizeof(err)) < 0)
+		d_log("warning: %s", err);
+	if (d.nt.wd_interval_ns)
+		d_log("systemd watchdog: WATCHDOG=1 every %.3f s",
+		      (double)d.nt.wd_interval_ns / 1e9);
 	/* Room for every ublk command plus the engine's log and destage I/O. */
 	ret = qs_uloop_init(&d.loop, d.cfg.queues * d.cfg.queue_depth + 512);
 	if (ret < 0) {
@@ -887,7 +889,10 @@ int main(int argc, char **argv)
 		d_finish(&d);
 	}
 	while (d.state != D_DONE) {
-		ret = qs_uloop_run(&d.loop, qs_henv_timeout(&d.henv));
+		uint64_t t = qs_henv_timeout(&d.henv);
+		uint64_t w = qs_notify_timeout(&d.nt, qs_henv_now_ns());
+
+		ret = qs_uloop_run(&d.loop, w < t ? w : t);
 		if (ret < 0 && ret != -EINTR) {
 			d_log("event loop: %s", strerror(-ret));
 			d.exit_code = 1;
@@ -895,6 +900,10 @@ int main(int argc, char **argv)
 		}
 		if (d.eng && qs_henv_expired(&d.henv))
 			qs_engine_timer(d.eng);
+		/* The loop turned: tell systemd's watchdog (see notify.h). */
+		ret = qs_notify_watchdog(&d.nt, qs_henv_now_ns());
+		if (ret < 0)
+			d_log("sd_notify WATCHDOG=1: %s", strerror(-ret));
 	}
 	if (d.ublk) {
 		struct qs_ublk_stats s;

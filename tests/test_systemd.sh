@@ -106,7 +106,7 @@ want 'DeviceAllow=/dev/ublk-control rw'
 want 'RuntimeDirectory=qlcshaped'
 want 'OOMScoreAdjust=-1000'
 # WatchdogSec= only when the daemon pings the watchdog.
-if grep -q 'WATCHDOG=1' "$src/daemon/qlcshaped.c"; then
+if grep -q '"WATCHDOG=1"' "$src"/daemon/*.c; then
 	grep -q '^WatchdogSec=' "$tmp/unit" || fail "the daemon sends WATCHDOG=1 but the unit sets no WatchdogSec="
 else
 	grep -q '^WatchdogSec=' "$tmp/unit" && fail "WatchdogSec= set but the daemon sends no WATCHDOG=1"

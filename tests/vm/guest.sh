@@ -149,7 +149,19 @@ qwhole=$(echo "$line" | sed -n 's/.*, \([0-9]*\) whole-IU.*/\1/p')
 echo "qs-vm:   QLC writes $qw, whole-IU $qwhole"
 [ -n "$qw" ] && [ "$qw" -gt 0 ] || fail "no QLC writes after drain"
 [ "$qw" = "$qwhole" ] || fail "QLC received writes that are not whole IUs ($qwhole of $qw)"
+# sd_notify: from this start to the stop after the file system test, the
+# daemon talks to a fake NOTIFY_SOCKET with a 1 s watchdog.
+/usr/bin/notify-sink /run/notify.sock /dev/ublkb0 >/tmp/notify.log 2>&1 &
+sink=$!
+i=0
+until [ -S /run/notify.sock ]; do
+	i=$((i + 1))
+	[ $i -gt 100 ] && fail "notify-sink did not bind /run/notify.sock"
+	sleep 0.05
+done
+export NOTIFY_SOCKET=/run/notify.sock WATCHDOG_USEC=1000000
 start_daemon "engine backend, recover" /qs/engine.ini
+unset NOTIFY_SOCKET WATCHDOG_USEC
 sum2=$(dd if=/dev/ublkb0 bs=1M count=64 iflag=direct 2>/dev/null | md5sum | cut -d' ' -f1)
 echo "qs-vm:   md5 before $sum1 after $sum2"
 [ "$sum1" = "$sum2" ] || fail "data changed across the restart"
@@ -163,7 +175,27 @@ mkdir /mnt/dir && echo "qlcshape" >/mnt/dir/small || fail "small file"
 (cd /mnt && md5sum random busybox dir/small) >/tmp/fs.md5
 sed 's/^/qs-vm:   /' /tmp/fs.md5
 umount /mnt || fail "umount"
+step "sd_notify while running: STATUS= of the recovery, then READY=1 once the device exists"
+sed 's/^/qs-vm:   notify: /' /tmp/notify.log | grep -v WATCHDOG
+notify_seq() { grep -v '^WATCHDOG=1 ' /tmp/notify.log | cut -d' ' -f1 | tr '\n' ' '; }
+[ "$(notify_seq)" = "STATUS=recovering STATUS=log READY=1 STATUS=serving " ] ||
+	fail "notify sequence while running: '$(notify_seq)'"
+grep -q '^STATUS=log recovered dev=0$' /tmp/notify.log ||
+	fail "STATUS=log recovered missing, or sent once the device existed"
+grep -q '^READY=1 dev=1$' /tmp/notify.log || fail "READY=1 arrived before /dev/ublkb0 existed"
+pings=$(grep -c '^WATCHDOG=1 ' /tmp/notify.log)
+echo "qs-vm:   notify: $pings WATCHDOG=1 pings so far"
+[ "$pings" -ge 2 ] || fail "fewer than 2 watchdog pings with WATCHDOG_USEC=1000000"
 stop_daemon "engine backend, file system written"
+step "sd_notify on stop: STOPPING=1, then STATUS= of the drain, nothing after"
+kill $sink
+sed 's/^/qs-vm:   notify: /' /tmp/notify.log | grep -v WATCHDOG
+if grep -q "^qlcshaped: draining" /tmp/qlcshaped.log; then
+	want="STATUS=recovering STATUS=log READY=1 STATUS=serving STOPPING=1 STATUS=draining "
+else
+	want="STATUS=recovering STATUS=log READY=1 STATUS=serving STOPPING=1 "
+fi
+[ "$(notify_seq)" = "$want" ] || fail "notify sequence: '$(notify_seq)', want '$want'"
 start_daemon "engine backend, file system check" /qs/engine.ini
 mount -t ext2 /dev/ublkb0 /mnt || fail "mount after restart"
 (cd /mnt && md5sum -c /tmp/fs.md5) >/dev/null || fail "file checksums differ after restart"

@@ -27,6 +27,9 @@ for t in qemu-system-x86_64 busybox cpio fio; do
 done
 [ -x build/qlcshaped ] || make --no-print-directory build/qlcshaped
 bash tests/vm/kernels.sh "${kernels[@]}"
+# The stand-in for systemd's notify socket (guest.sh's sd_notify step).
+mkdir -p "$VM"
+${CC:-cc} -O2 -Wall -Werror -o "$VM/notify-sink" tests/vm/notify_sink.c
 
 # Copy a program and every library ldd lists into root, keeping paths.
 add_prog() { # root src dest
@@ -55,6 +58,7 @@ build_initramfs() { # kernel -> build/vm/initramfs-K.cpio
 	add_prog "$root" build/qlcshaped /usr/bin/qlcshaped
 	add_prog "$root" build/qlcshape /usr/bin/qlcshape
 	add_prog "$root" "$(command -v fio)" /usr/bin/fio
+	add_prog "$root" "$VM/notify-sink" /usr/bin/notify-sink
 	# Uncompressed: unpacking is a copy, where decompressing under TCG is slow.
 	(cd "$root" && find . | cpio -o -H newc --quiet) >"$VM/initramfs-$k.cpio"
 	rm -rf "$root"
