@@ -66,6 +66,7 @@ struct daemon {
 	struct qs_engine *eng;
 	bool engine_closing;
 	bool format;
+	bool format_only; /* --format-only: format, close cleanly, exit */
 	uint32_t iu;
 	struct qs_policy policy; /* the engine's current policy (it has no getter) */
 	struct qs_policy engine_conf_policy;
@@ -675,6 +676,12 @@ static void d_on_engine_open(void *arg, int res)
 		d_finish(d);
 		return;
 	}
+	if (d->format_only) {
+		/* The clean close writes the superblock a normal start recovers from. */
+		d_log("log formatted; exiting (--format-only)");
+		d_finish(d);
+		return;
+	}
 	d_frontend_start(d);
 }
 
@@ -783,11 +790,12 @@ static void d_backend_close(struct daemon *d)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: qlcshaped --config FILE [--format]\n"
+	fprintf(f, "usage: qlcshaped --config FILE [--format | --format-only]\n"
 		   "       qlcshaped --config FILE --send 'stats [json|prometheus]|policy set NAME [k=v...]|drain'\n\n"
 		   "Serves /dev/ublkbN through the qlcshape engine; see conf/qlcshaped.ini.\n"
-		   "  --format   write a new, empty log on the fast device (erases it)\n"
-		   "  --send     send one command to the running instance's control socket\n"
+		   "  --format       write a new, empty log on the fast device (erases it), then serve\n"
+		   "  --format-only  the same, then exit without serving (before a systemd start)\n"
+		   "  --send         send one command to the running instance's control socket\n"
 		   "SIGTERM or SIGINT stops it cleanly.\n");
 }
 
@@ -796,6 +804,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{"config", required_argument, NULL, 'c'},
 		{"format", no_argument, NULL, 'f'},
+		{"format-only", no_argument, NULL, 'F'},
 		{"send", required_argument, NULL, 's'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -806,13 +815,16 @@ int main(int argc, char **argv)
 	sigset_t mask;
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, "c:fs:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:fFs:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			config = optarg;
 			break;
 		case 'f':
 			d.format = true;
+			break;
+		case 'F':
+			d.format = d.format_only = true;
 			break;
 		case 's':
 			send = optarg;
@@ -832,6 +844,12 @@ int main(int argc, char **argv)
 	ret = qs_config_load(&d.cfg, config, err, sizeof(err));
 	if (ret) {
 		d_log("%s", err);
+		return 2;
+	}
+	if (d.format_only && d.cfg.backend != QS_BACKEND_ENGINE) {
+		d_log("%s: --format-only: daemon.backend is not 'engine', so there is no log to "
+		      "format", config);
+		qs_config_free(&d.cfg);
 		return 2;
 	}
 	{

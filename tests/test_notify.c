@@ -284,7 +284,7 @@ static void write_file(const char *path, const char *text)
 static void test_daemon_sequence_without_ublk(void **state)
 {
 	char conf[256], fast[256], qlc[256], sock[256], text[1024], got[2048];
-	const char *args_fmt[] = {"--config", conf, "--format", NULL};
+	const char *args_fmt[] = {"--config", conf, "--format-only", NULL};
 	const char *args[] = {"--config", conf, NULL};
 	struct sink s;
 	int fd;
@@ -311,14 +311,22 @@ static void test_daemon_sequence_without_ublk(void **state)
 	write_file(conf, "[devices]\nfast = /nonexistent\nbogus_key = 1\n");
 	assert_int_equal(run_daemon(&s, args, got, sizeof(got)), 2);
 	assert_string_equal(got, "");
+	/* --format-only without a log to format (the RAM test backend). */
+	write_file(conf, "[daemon]\nbackend = ram\n");
+	assert_int_equal(run_daemon(&s, args_fmt, got, sizeof(got)), 2);
+	assert_string_equal(got, "");
 
 	snprintf(text, sizeof(text),
 		 "[devices]\nfast = %s\nqlc = %s\niu = 64K\n[daemon]\nbackend = engine\n"
 		 "control_socket = %s\n",
 		 fast, qlc, sock);
 	write_file(conf, text);
-	/* Format, then recovery: STATUS= for each; no device, so no READY=1. */
-	assert_int_equal(run_daemon(&s, args_fmt, got, sizeof(got)), 1);
+	/*
+	 * --format-only: format, clean close, exit 0, no device; then a start
+	 * recovers that log and fails at ublk: STATUS= for each step, and no
+	 * READY=1, since no device ever existed.
+	 */
+	assert_int_equal(run_daemon(&s, args_fmt, got, sizeof(got)), 0);
 	assert_string_equal(got, "STATUS=formatting the log\nSTATUS=log recovered\n");
 	assert_int_equal(run_daemon(&s, args, got, sizeof(got)), 1);
 	assert_string_equal(got, "STATUS=recovering the log\nSTATUS=log recovered\n");
