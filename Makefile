@@ -68,6 +68,13 @@ COMMON_OBJS := $(COMMON_SRCS:%.c=$(BUILD)/%.o)
 TOOL_SRCS := $(wildcard bench/*.c)
 TOOL_OBJS := $(TOOL_SRCS:%.c=$(BUILD)/%.o)
 
+# The device model and its profiles (bench/model.c, bench/profile.c) also
+# run in the daemon, under the emulated QLC (daemon/common_emu_vol.c): the
+# daemon links them, and for the tests they sit in libqscommon.a next to the
+# emulated volume that needs them (an archive listed before it could not
+# resolve its references).
+MODEL_OBJS := $(BUILD)/bench/model.o $(BUILD)/bench/profile.o
+
 # The daemon (daemon/qlcshaped*.c and the ublk frontend).
 DAEMON_SRCS := $(filter-out $(COMMON_SRCS),$(wildcard daemon/*.c))
 DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(BUILD)/%.o)
@@ -105,7 +112,7 @@ $(TOOL): $(TOOL_OBJS) $(COMMON_OBJS) $(LIBCACHE)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDSAN) -o $@ $^ $(PKG_LIBS) $(INI_LIBS) $(LDLIBS)
 
-$(DAEMON): $(DAEMON_OBJS) $(COMMON_OBJS) $(LIBCACHE)
+$(DAEMON): $(DAEMON_OBJS) $(COMMON_OBJS) $(MODEL_OBJS) $(LIBCACHE)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDSAN) -o $@ $^ $(PKG_LIBS) $(INI_LIBS) $(LDLIBS)
 
@@ -114,9 +121,9 @@ $(DAEMON): $(DAEMON_OBJS) $(COMMON_OBJS) $(LIBCACHE)
 LIBBENCH  := $(BUILD)/libqsbench.a
 LIBDAEMON := $(BUILD)/libqsdaemon.a
 LIBCOMMON := $(BUILD)/libqscommon.a
-$(LIBBENCH): $(filter-out $(BUILD)/bench/main.o,$(TOOL_OBJS))
+$(LIBBENCH): $(filter-out $(BUILD)/bench/main.o $(MODEL_OBJS),$(TOOL_OBJS))
 $(LIBDAEMON): $(filter-out $(BUILD)/daemon/qlcshaped.o,$(DAEMON_OBJS))
-$(LIBCOMMON): $(COMMON_OBJS)
+$(LIBCOMMON): $(COMMON_OBJS) $(MODEL_OBJS)
 $(LIBBENCH) $(LIBDAEMON) $(LIBCOMMON):
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^ $(if $^,,--)

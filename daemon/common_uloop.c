@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
 int qs_uloop_init(struct qs_uloop *l, unsigned entries)
 {
@@ -133,6 +134,87 @@ static void uloop_run_waiting(struct qs_uloop *l)
 	}
 }
 
+static uint64_t uloop_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void qs_uloop_timer_cancel(struct qs_uloop *l, struct qs_utimer *t)
+{
+	struct qs_utimer **pp;
+
+	if (!t->armed)
+		return;
+	for (pp = &l->timers; *pp; pp = &(*pp)->next) {
+		if (*pp == t) {
+			*pp = t->next;
+			break;
+		}
+	}
+	t->next = NULL;
+	t->armed = false;
+}
+
+void qs_uloop_timer_set(struct qs_uloop *l, struct qs_utimer *t, uint64_t deadline_ns)
+{
+	if (!t->armed) {
+		t->next = l->timers;
+		l->timers = t;
+		t->armed = true;
+	}
+	t->deadline_ns = deadline_ns;
+}
+
+/* How long the timers let the loop sleep from now: UINT64_MAX without any. */
+static uint64_t uloop_timer_wait(const struct qs_uloop *l, uint64_t now)
+{
+	uint64_t w = UINT64_MAX;
+
+	for (const struct qs_utimer *t = l->timers; t; t = t->next) {
+		uint64_t d = t->deadline_ns > now ? t->deadline_ns - now : 0;
+
+		if (d < w)
+			w = d;
+	}
+	return w;
+}
+
+/* Fire the timers that are due; a fire() may re-arm its timer (next time). */
+static int uloop_run_timers(struct qs_uloop *l)
+{
+	struct qs_utimer *due = NULL, **pp = &l->timers;
+	uint64_t now;
+	int n = 0;
+
+	if (!l->timers)
+		return 0;
+	now = uloop_now_ns();
+	while (*pp) {
+		struct qs_utimer *t = *pp;
+
+		if (t->deadline_ns <= now) {
+			*pp = t->next;
+			t->armed = false;
+			t->next = due;
+			due = t;
+		} else {
+			pp = &t->next;
+		}
+	}
+	while (due) {
+		struct qs_utimer *t = due;
+
+		due = t->next;
+		t->next = NULL;
+		t->fire(t);
+		n++;
+	}
+	return n;
+}
+
 int qs_uloop_run(struct qs_uloop *l, uint64_t timeout_ns)
 {
 	struct io_uring_cqe *cqe;
@@ -141,6 +223,12 @@ int qs_uloop_run(struct qs_uloop *l, uint64_t timeout_ns)
 	ret = qs_uloop_submit(l);
 	if (ret < 0 && ret != -EBUSY && ret != -EAGAIN)
 		return ret;
+	if (timeout_ns && l->timers) {
+		uint64_t w = uloop_timer_wait(l, uloop_now_ns());
+
+		if (w < timeout_ns)
+			timeout_ns = w;
+	}
 	if (!l->deferred && timeout_ns && io_uring_peek_cqe(&l->ring, &cqe) != 0) {
 		if (timeout_ns == UINT64_MAX) {
 			ret = io_uring_wait_cqe(&l->ring, &cqe);
@@ -156,6 +244,7 @@ int qs_uloop_run(struct qs_uloop *l, uint64_t timeout_ns)
 	}
 	n = uloop_run_deferred(l);
 	n += uloop_run_cqes(l);
+	n += uloop_run_timers(l);
 	if (l->waiting)
 		uloop_run_waiting(l);
 	return n;

@@ -31,10 +31,28 @@ struct qs_uop {
 	int res;	      /* deferred result (loop-owned) */
 };
 
+/*
+ * A deadline on the loop's thread without a kernel object (no SQE, no fd):
+ * qs_uloop_run() shortens its wait to the earliest armed timer and calls
+ * fire(t) once CLOCK_MONOTONIC has reached t's deadline. Used by volumes
+ * that complete requests at a computed time (the emulated QLC). The owner
+ * keeps the struct alive while it is armed.
+ */
+struct qs_utimer;
+typedef void (*qs_utimer_fn)(struct qs_utimer *t);
+
+struct qs_utimer {
+	qs_utimer_fn fire;	 /* set by the owner before arming */
+	uint64_t deadline_ns;	 /* CLOCK_MONOTONIC (loop-owned while armed) */
+	struct qs_utimer *next;	 /* loop-owned */
+	bool armed;		 /* loop-owned: read it, do not write it */
+};
+
 struct qs_uloop {
 	struct io_uring ring;
 	struct qs_uop *deferred, **deferred_tail;
 	struct qs_uop *waiting, **waiting_tail;
+	struct qs_utimer *timers; /* armed timers, unsorted (there are few) */
 	unsigned pending_sqes; /* prepared, not yet submitted */
 	bool ready;
 };
@@ -69,11 +87,22 @@ void qs_uloop_defer(struct qs_uloop *l, struct qs_uop *op, int res);
 int qs_uloop_submit(struct qs_uloop *l);
 
 /*
+ * Arm t to fire at deadline_ns (CLOCK_MONOTONIC, the clock of
+ * qs_henv_now_ns), replacing its previous deadline if armed. t->fire runs
+ * once, from a later qs_uloop_run(), never from this call. Disarm with
+ * qs_uloop_timer_cancel() before freeing t; qs_uloop_exit() forgets armed
+ * timers without firing them.
+ */
+void qs_uloop_timer_set(struct qs_uloop *l, struct qs_utimer *t, uint64_t deadline_ns);
+void qs_uloop_timer_cancel(struct qs_uloop *l, struct qs_utimer *t);
+
+/*
  * Submit what is prepared, then dispatch completions: deferred ones, every
- * CQE available, then parked submissions. If nothing was ready and
- * timeout_ns != 0, first wait for a CQE for up to timeout_ns (UINT64_MAX:
- * without limit). Returns the number of callbacks run (0 on timeout) or
- * -errno (-EINTR when a signal interrupted the wait).
+ * CQE available, due timers, then parked submissions. If nothing was ready
+ * and timeout_ns != 0, first wait for a CQE for up to timeout_ns
+ * (UINT64_MAX: without limit), or until the earliest armed timer is due if
+ * that comes first. Returns the number of callbacks and timers run (0 on
+ * timeout) or -errno (-EINTR when a signal interrupted the wait).
  */
 int qs_uloop_run(struct qs_uloop *l, uint64_t timeout_ns);
 
