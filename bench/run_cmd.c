@@ -13,12 +13,14 @@
 #include <unistd.h>
 
 #include "cmds.h"
+#include "rt.h"
 #include "run.h"
 
 #define RC_MAX_POLICIES 8
 #define RC_DEFAULT_JOB "conf/bench/default.fio"
 
 enum rc_kind { RC_RUN, RC_AB, RC_CURVE };
+enum rc_mode { RC_SIM, RC_DEV };
 
 struct rc_opts {
 	enum rc_kind kind;
@@ -32,7 +34,37 @@ struct rc_opts {
 	const char *json, *csv, *svg;
 	bool quiet;
 	uint64_t runtime_ns, ramp_ns; /* overrides; UINT64_MAX = as in the job */
+	enum rc_mode mode;
+	const char *qlc_dev, *fast_dev; /* dev mode */
+	bool yes_overwrite;
+	bool fast_set, scale_set, rating_set; /* given on the command line */
 };
+
+/* The world the runs use: the simulator's, or the real-time driver's. */
+struct rc_world {
+	struct qs_bench_world *sim;
+	struct qs_rt_world *rt;
+};
+
+static uint64_t rc_capacity(const struct rc_world *w)
+{
+	return w->rt ? qs_rt_world_capacity(w->rt) : qs_bench_world_capacity(w->sim);
+}
+
+static int rc_group(struct rc_world *w, const struct qs_job *jobs, size_t n,
+		    const struct qs_bench_variant *v, uint64_t seed, struct qs_bench_result *res,
+		    char *err, size_t errlen)
+{
+	if (w->rt)
+		return qs_rt_run_group(w->rt, jobs, n, v, seed, res, err, errlen);
+	return qs_bench_run_group(w->sim, jobs, n, v, seed, res, err, errlen);
+}
+
+static void rc_world_free(struct rc_world *w)
+{
+	qs_rt_world_free(w->rt);
+	qs_bench_world_free(w->sim);
+}
 
 static int rc_usage(FILE *f, enum rc_kind kind)
 {
@@ -47,7 +79,8 @@ static int rc_usage(FILE *f, enum rc_kind kind)
 	else
 		fprintf(f, "usage: qlcshape bench run JOB [OPTIONS]\n"
 			   "  Runs each job of the fio-style JOB file through the engine on the\n"
-			   "  simulator, shaping off and on, and prints them side by side.\n");
+			   "  simulator (or on devices, --mode dev), shaping off and on, and prints\n"
+			   "  them side by side.\n");
 	fprintf(f,
 		"options:\n"
 		"  --profile NAME     QLC drive profile (default p5316-30t; conf/profiles/NAME.ini)\n"
@@ -57,7 +90,13 @@ static int rc_usage(FILE *f, enum rc_kind kind)
 		"  --shaping off|on|both  variants to run (default both)\n"
 		"  --policy NAME      destage policy with shaping on: fifo, sweep, fullest;\n"
 		"                     repeat for several (default sweep)\n"
-		"  --mode sim         simulation on a virtual clock (emu and dev: not in this build)\n"
+		"  --mode sim|dev     sim: simulation on a virtual clock (default); dev: the\n"
+		"                     engine on real devices or files, real clock (emu: not yet)\n"
+		"  --qlc-dev PATH     dev: the QLC block device or file (OVERWRITTEN)\n"
+		"  --fast-dev PATH    dev: the fast-tier device or file for the log (OVERWRITTEN;\n"
+		"                     needed with shaping on); the log is --cache or the device\n"
+		"  --yes-overwrite    dev: confirm that both devices may be overwritten; mounted\n"
+		"                     or in-use block devices are refused anyway\n"
 		"  --seed N           workload seed (default 1)\n"
 		"  --scale-gib N      QLC model capacity in GiB (default as bench calibrate)\n"
 		"  --rating-pbw X     endurance rating, PB written (64K random), for the life figure\n"
@@ -66,6 +105,46 @@ static int rc_usage(FILE *f, enum rc_kind kind)
 		"  --json F, --csv F, --svg F   also write the runs as JSON, CSV, SVG\n"
 		"  --quiet            no table and no progress (files only)\n");
 	return f == stdout ? 0 : 2;
+}
+
+/* The options that belong to one mode only; 0 or exit status 2. */
+static int rc_check_mode(const struct rc_opts *o)
+{
+	const char *bad = NULL;
+	if (o->mode != RC_DEV)
+		bad = o->qlc_dev ? "--qlc-dev" : o->fast_dev ? "--fast-dev" :
+		      o->yes_overwrite ? "--yes-overwrite" : NULL;
+	if (bad) {
+		fprintf(stderr, "qlcshape %s: %s: only with --mode dev\n", o->cmd, bad);
+		return 2;
+	}
+	if (o->mode != RC_DEV)
+		return 0;
+	/* no drive model in dev mode: the model's options mean nothing there */
+	bad = o->fast_set ? "--fast" : o->scale_set ? "--scale-gib" :
+	      o->rating_set ? "--rating-pbw" : NULL;
+	if (bad) {
+		fprintf(stderr, "qlcshape %s: %s: not with --mode dev (no drive model there; the "
+				"devices are --qlc-dev and --fast-dev)\n", o->cmd, bad);
+		return 2;
+	}
+	if (!o->qlc_dev) {
+		fprintf(stderr, "qlcshape %s: --mode dev needs --qlc-dev PATH (a block device or "
+				"file)\n", o->cmd);
+		return 2;
+	}
+	if (o->on && !o->fast_dev) {
+		fprintf(stderr, "qlcshape %s: shaping on needs --fast-dev PATH in dev mode (or "
+				"--shaping off)\n", o->cmd);
+		return 2;
+	}
+	if (!o->yes_overwrite) {
+		fprintf(stderr, "qlcshape %s: --mode dev overwrites %s%s%s (benchmark data, a log "
+				"format): add --yes-overwrite to confirm\n", o->cmd, o->qlc_dev,
+			o->on ? " and " : "", o->on ? o->fast_dev : "");
+		return 2;
+	}
+	return 0;
 }
 
 static int rc_parse(int argc, char **argv, struct rc_opts *o)
@@ -86,6 +165,9 @@ static int rc_parse(int argc, char **argv, struct rc_opts *o)
 		{"quiet", no_argument, NULL, 'q'},
 		{"runtime", required_argument, NULL, 'T'},
 		{"ramp-time", required_argument, NULL, 'R'},
+		{"qlc-dev", required_argument, NULL, 'Q'},
+		{"fast-dev", required_argument, NULL, 'F'},
+		{"yes-overwrite", no_argument, NULL, 'Y'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -104,6 +186,7 @@ static int rc_parse(int argc, char **argv, struct rc_opts *o)
 			break;
 		case 'f':
 			o->conf.fast = optarg;
+			o->fast_set = true;
 			break;
 		case 'c': {
 			uint64_t v;
@@ -146,11 +229,17 @@ static int rc_parse(int argc, char **argv, struct rc_opts *o)
 			break;
 		}
 		case 'm':
-			if (!strcmp(optarg, "sim"))
+			if (!strcmp(optarg, "sim")) {
+				o->mode = RC_SIM;
 				break;
-			if (!strcmp(optarg, "emu") || !strcmp(optarg, "dev")) {
+			}
+			if (!strcmp(optarg, "dev")) {
+				o->mode = RC_DEV;
+				break;
+			}
+			if (!strcmp(optarg, "emu")) {
 				fprintf(stderr, "qlcshape %s: --mode %s: not yet implemented in this build "
-						"(only --mode sim is)\n", o->cmd, optarg);
+						"(--mode sim and dev are)\n", o->cmd, optarg);
 				return 1;
 			}
 			fprintf(stderr, "qlcshape %s: --mode '%s': allowed sim, emu, dev\n", o->cmd, optarg);
@@ -172,6 +261,7 @@ static int rc_parse(int argc, char **argv, struct rc_opts *o)
 				return 2;
 			}
 			o->conf.scale_bytes = (uint64_t)(g * 1073741824.0);
+			o->scale_set = true;
 			break;
 		}
 		case 'r': {
@@ -182,6 +272,7 @@ static int rc_parse(int argc, char **argv, struct rc_opts *o)
 				return 2;
 			}
 			o->conf.rating_bytes = x * 1e15;
+			o->rating_set = true;
 			break;
 		}
 		case 'j':
@@ -195,6 +286,15 @@ static int rc_parse(int argc, char **argv, struct rc_opts *o)
 			break;
 		case 'q':
 			o->quiet = true;
+			break;
+		case 'Q':
+			o->qlc_dev = optarg;
+			break;
+		case 'F':
+			o->fast_dev = optarg;
+			break;
+		case 'Y':
+			o->yes_overwrite = true;
 			break;
 		case 'T':
 		case 'R': {
@@ -237,7 +337,7 @@ static int rc_parse(int argc, char **argv, struct rc_opts *o)
 	if (!o->npol)
 		o->pol[o->npol++] = QS_ORDER_SWEEP;
 	o->conf.progress = !o->quiet && isatty(2);
-	return 0;
+	return rc_check_mode(o);
 }
 
 static int rc_write(const char *cmd, const char *path, const char *what,
@@ -309,11 +409,19 @@ static int rc_outputs(const struct rc_opts *o, const struct rc_runs *rr,
 	return st;
 }
 
-static void rc_describe(const struct rc_opts *o, const struct qs_bench_world *w,
+static void rc_describe(const struct rc_opts *o, const struct rc_world *rw,
 			const struct qs_job_file *jf)
 {
 	if (o->quiet)
 		return;
+	if (rw->rt) {
+		char desc[1024];
+		qs_rt_world_describe(rw->rt, desc, sizeof(desc));
+		printf("qlcshape %s %s: dev mode (real devices, real clock), seed %llu\n%s\n",
+		       o->cmd, jf->path, (unsigned long long)o->seed, desc);
+		return;
+	}
+	const struct qs_bench_world *w = rw->sim;
 	double scale = qs_bench_world_scale(w);
 	printf("qlcshape %s %s: QLC %s, fast tier %s, seed %llu\n", o->cmd, jf->path,
 	       o->conf.profile, o->conf.fast, (unsigned long long)o->seed);
@@ -323,19 +431,36 @@ static void rc_describe(const struct rc_opts *o, const struct qs_bench_world *w,
 	       (double)qs_bench_world_log_bytes(w) / 1e6, (double)o->conf.cache_bytes / 1e9);
 }
 
+/* The real-time world of dev mode. */
+static int rc_rt_world(const struct rc_opts *o, struct qs_rt_world **w, char *err, size_t errlen)
+{
+	struct qs_rt_conf c = {
+		.kind = QS_RT_DEV,
+		.qlc_dev = o->qlc_dev,
+		.fast_dev = o->fast_dev,
+		.profile = o->conf.profile,
+		.cache_bytes = o->conf.cache_bytes,
+		.yes_overwrite = o->yes_overwrite,
+		.progress = o->conf.progress,
+	};
+	return qs_rt_world_new(&c, w, err, errlen);
+}
+
 /* Load world and job file; 0 or an exit status. */
-static int rc_setup(struct rc_opts *o, struct qs_bench_world **w, struct qs_job_file **jf)
+static int rc_setup(struct rc_opts *o, struct rc_world *w, struct qs_job_file **jf)
 {
 	char err[1024];
-	int rc = qs_bench_world_new(&o->conf, w, err, sizeof(err));
+	memset(w, 0, sizeof(*w));
+	int rc = o->mode == RC_DEV ? rc_rt_world(o, &w->rt, err, sizeof(err))
+				   : qs_bench_world_new(&o->conf, &w->sim, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "qlcshape %s: %s\n", o->cmd, err);
 		return 1;
 	}
-	rc = qs_job_file_load(o->job_path, qs_bench_world_capacity(*w), jf, err, sizeof(err));
+	rc = qs_job_file_load(o->job_path, rc_capacity(w), jf, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "qlcshape %s: %s\n", o->cmd, err);
-		qs_bench_world_free(*w);
+		rc_world_free(w);
 		return rc == -EINVAL ? 2 : 1;
 	}
 	/* command-line overrides, as fio's own --runtime does for every job */
@@ -370,6 +495,12 @@ static void rc_speed(const struct rc_opts *o, uint64_t ios, double sim_s, double
 {
 	if (o->quiet)
 		return;
+	if (o->mode == RC_DEV) {
+		/* real time: the figure is the run's length, not a speed */
+		printf("\nran %llu client I/Os (%.2f s of real time, ramps included) in %.2f s wall, "
+		       "%.2f s CPU\n", (unsigned long long)ios, sim_s, wall_s, cpu_s);
+		return;
+	}
 	printf("\nsimulated %llu client I/Os (%.2f s of virtual time) in %.2f s wall, %.2f s CPU: "
 	       "%.0f simulated I/Os per wall-clock second (%.0f per CPU second)\n",
 	       (unsigned long long)ios, sim_s, wall_s, cpu_s, wall_s > 0 ? (double)ios / wall_s : 0,
@@ -396,12 +527,12 @@ static void rc_note_steady(const struct rc_opts *o, const struct qs_bench_result
 
 static int rc_run(struct rc_opts *o)
 {
-	struct qs_bench_world *w;
+	struct rc_world w;
 	struct qs_job_file *jf;
 	int st = rc_setup(o, &w, &jf);
 	if (st)
 		return st;
-	rc_describe(o, w, jf);
+	rc_describe(o, &w, jf);
 	size_t per = (o->off ? 1 : 0) + (o->on ? o->npol : 0);
 	struct qs_bench_result *res = calloc(jf->njobs * per, sizeof(*res));
 	struct qs_report_run *reps = calloc(jf->njobs * per, sizeof(*reps));
@@ -423,8 +554,7 @@ static int rc_run(struct rc_opts *o)
 			struct qs_bench_variant v = {0};
 			v.shaping = !(o->off && k == 0);
 			v.order = o->pol[v.shaping ? k - (o->off ? 1 : 0) : 0];
-			int rc = qs_bench_run_group(w, &jf->jobs[g], gn, &v, o->seed, tmp, err,
-						    sizeof(err));
+			int rc = rc_group(&w, &jf->jobs[g], gn, &v, o->seed, tmp, err, sizeof(err));
 			if (rc) {
 				fprintf(stderr, "qlcshape %s: %s\n", o->cmd, err);
 				st = 1;
@@ -456,7 +586,7 @@ out:
 	free(reps);
 	free(tmp);
 	qs_job_file_free(jf);
-	qs_bench_world_free(w);
+	rc_world_free(&w);
 	return st;
 }
 
@@ -478,12 +608,12 @@ static double rc_p99_us(const struct qs_job *j, const struct qs_report_run *r)
 
 static int rc_curve(struct rc_opts *o)
 {
-	struct qs_bench_world *w;
+	struct rc_world w;
 	struct qs_job_file *jf;
 	int st = rc_setup(o, &w, &jf);
 	if (st)
 		return st;
-	rc_describe(o, w, jf);
+	rc_describe(o, &w, jf);
 	size_t per = (o->off ? 1 : 0) + (o->on ? o->npol : 0);
 	size_t nvar = jf->njobs * per, npts = RC_CURVE_STEPS + 1;
 	struct qs_report_run *reps = calloc(nvar * npts, sizeof(*reps));
@@ -524,7 +654,7 @@ static int rc_curve(struct rc_opts *o)
 					job.rate_iops = per_clone < 1 ? 1 : (uint64_t)(per_clone + 0.5);
 				}
 				struct qs_bench_result res;
-				int rc = qs_bench_run_job(w, &job, &v, o->seed, &res, err, sizeof(err));
+				int rc = rc_group(&w, &job, 1, &v, o->seed, &res, err, sizeof(err));
 				if (rc) {
 					fprintf(stderr, "qlcshape %s: %s\n", o->cmd, err);
 					st = 1;
@@ -580,7 +710,7 @@ out:
 	free(pts);
 	free(ser);
 	qs_job_file_free(jf);
-	qs_bench_world_free(w);
+	rc_world_free(&w);
 	return st;
 }
 

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The bench's real-time driver: the jobs of bench/run.h driven through the
+ * real engine on the real clock (qs_henv, daemon/common_env.h) and an
+ * io_uring loop (qs_uloop), instead of on the simulator.
+ *
+ *  - dev mode: the QLC and the fast tier are block devices or regular
+ *    files (--qlc-dev, --fast-dev), opened as O_DIRECT io_uring volumes
+ *    (qs_uvol). Block devices are claimed with O_EXCL for the whole
+ *    command, so a device that holds a mounted file system or is in use
+ *    (LVM, MD, another O_EXCL holder) is refused. The runs overwrite both.
+ *
+ * Same jobs, same variants, same figures (struct qs_bench_result, filled as
+ * qs_bench_run_group fills it), with these differences (docs/BENCH.md):
+ * runtime and ramp_time are wall-clock time; the QLC write figures
+ * (writes, bytes, whole-IU writes) are counted by a wrapper around the QLC
+ * volume, i.e. what the engine actually sent the device; no drive model
+ * means no WAF IU and no life figure (NAN) in dev mode; the device keeps
+ * what earlier runs wrote (no preconditioning, no copy per run); results
+ * are not reproducible to the byte.
+ *
+ * Every 4 KiB block a run writes starts with a stamp (struct qs_rt_stamp)
+ * naming its own byte offset and the run's seed, so a test can read the
+ * devices back and check that every block holds either what was there
+ * before or data written for that very offset.
+ *
+ * Single-threaded: one world, its loop and its runs belong to the thread
+ * that created the world.
+ */
+#ifndef QS_BENCH_RT_H
+#define QS_BENCH_RT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "run.h"
+
+enum qs_rt_kind {
+	QS_RT_DEV = 0, /* block devices or files */
+};
+
+struct qs_rt_conf {
+	enum qs_rt_kind kind;
+	const char *qlc_dev;	/* dev: QLC device or file (required) */
+	const char *fast_dev;	/* dev: fast-tier device or file; needed when
+				   a run has shaping on, may be NULL otherwise */
+	const char *profile;	/* QLC profile: its IU (and rating) */
+	uint64_t cache_bytes;	/* log size cap; the fast device's size if smaller */
+	double rating_bytes;	/* endurance rating override (bytes); 0 = built in */
+	bool yes_overwrite;	/* the user confirmed the devices may be overwritten */
+	bool progress;		/* progress line on stderr (caller checks isatty) */
+};
+
+struct qs_rt_world;
+
+/*
+ * Load the profile and open (and, for block devices, claim exclusively)
+ * the devices. Refuses without conf->yes_overwrite, a block device that is
+ * mounted or in use, a path that is neither a block device nor a regular
+ * file, and the same device given twice. On error returns -errno and
+ * writes one line naming the path or option into err. The caller owns *out
+ * (qs_rt_world_free); conf's strings are copied.
+ */
+int qs_rt_world_new(const struct qs_rt_conf *conf, struct qs_rt_world **out, char *err,
+		    size_t errlen);
+void qs_rt_world_free(struct qs_rt_world *w);
+
+/* The engine's client capacity (QLC size rounded down to the IU): what job
+ * percentages refer to. */
+uint64_t qs_rt_world_capacity(const struct qs_rt_world *w);
+/* The log size a shaping-on run uses (0 without a fast device). */
+uint64_t qs_rt_world_log_bytes(const struct qs_rt_world *w);
+/* The QLC IU in bytes (from the profile). */
+uint32_t qs_rt_world_iu(const struct qs_rt_world *w);
+/* One line describing the devices (paths, sizes, O_DIRECT or buffered). */
+void qs_rt_world_describe(const struct qs_rt_world *w, char *buf, size_t len);
+
+/*
+ * Run jobs[0..njobs) together in variant v on the real clock, as
+ * qs_bench_run_group does on the simulator (same semantics for groups,
+ * ramp, runtime, open and closed loop), and fill res[0..njobs). res->qlc
+ * and res->fast hold what the wrappers counted at the volumes (host_*
+ * fields; the others stay 0 in dev mode). Returns 0 or -errno with a
+ * message in err. A shaping-on run formats a new log on the fast device;
+ * every run closes the engine (no drain) before returning.
+ */
+int qs_rt_run_group(struct qs_rt_world *w, const struct qs_job *jobs, size_t njobs,
+		    const struct qs_bench_variant *v, uint64_t seed, struct qs_bench_result *res,
+		    char *err, size_t errlen);
+
+/* qs_rt_run_group with one job. */
+int qs_rt_run_job(struct qs_rt_world *w, const struct qs_job *job,
+		  const struct qs_bench_variant *v, uint64_t seed, struct qs_bench_result *res,
+		  char *err, size_t errlen);
+
+/* The first bytes of every 4 KiB block a run writes (little-endian host). */
+#define QS_RT_STAMP_MAGIC 0x4b4c425452534c51ull /* "QLSRTBLK" */
+struct qs_rt_stamp {
+	uint64_t magic;	/* QS_RT_STAMP_MAGIC */
+	uint64_t off;	/* byte offset of this block on the client device */
+	uint64_t seed;	/* the run's seed */
+	uint64_t check;	/* magic ^ off ^ seed, rotated: catches a torn stamp */
+};
+
+/* Whether the 4 KiB block at blk is stamped for offset off and seed. */
+bool qs_rt_stamp_ok(const void *blk, uint64_t off, uint64_t seed);
+
+#endif
