@@ -6,7 +6,8 @@
 #   make SAN=1        sanitizer build of everything in build/san/
 #   make V=1          show the commands
 #   make man          man pages from man/*.scd (scdoc) into build/man/
-#   make install      binaries, systemd unit, example config, man pages;
+#   make install      binaries, systemd unit, example config, man pages,
+#                     drive profiles;
 #                     PREFIX (default /usr/local) and DESTDIR honoured
 #   make uninstall    removes what make install put there
 #
@@ -188,6 +189,9 @@ build/man/%: man/%.scd
 PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
 MANDIR  ?= $(PREFIX)/share/man
+# Drive profiles: the daemon's emulated QLC (qlc = emu:NAME) looks for
+# NAME.ini in PREFIX/share/qlcshape/profiles, next to its bin/ directory.
+PROFDIR := $(PREFIX)/share/qlcshape/profiles
 CONFDIR ?= /etc/qlcshape
 ifeq ($(PREFIX),/usr)
 UNITDIR ?= /lib/systemd/system
@@ -199,6 +203,8 @@ install: all man
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(CONFDIR)
 	install -m 755 $(TOOL) $(DESTDIR)$(BINDIR)/qlcshape
 	install -m 755 $(DAEMON) $(DESTDIR)$(BINDIR)/qlcshaped
+	install -d $(DESTDIR)$(PROFDIR)
+	install -m 644 conf/profiles/*.ini $(DESTDIR)$(PROFDIR)/
 	sed 's|@BINDIR@|$(BINDIR)|g' systemd/qlcshaped@.service >$(DESTDIR)$(UNITDIR)/qlcshaped@.service
 	chmod 644 $(DESTDIR)$(UNITDIR)/qlcshaped@.service
 	@if [ -e $(DESTDIR)$(CONFDIR)/example.ini ]; then \
@@ -218,6 +224,7 @@ install: all man
 # they may have existed before.
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/qlcshape $(DESTDIR)$(BINDIR)/qlcshaped
+	rm -f $(addprefix $(DESTDIR)$(PROFDIR)/,$(notdir $(wildcard conf/profiles/*.ini)))
 	rm -f $(DESTDIR)$(UNITDIR)/qlcshaped@.service
 	rm -f $(foreach p,$(notdir $(MAN_PAGES)),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(p)))/$(p))
 	@if cmp -s conf/qlcshaped.ini $(DESTDIR)$(CONFDIR)/example.ini; then \

@@ -21,6 +21,8 @@ enum cfg_type {
 	CFG_IU,	    /* uint32_t: "auto" (0) or a power-of-two size in [min, max] */
 	CFG_BOOL,   /* bool: yes/no, true/false, on/off, 1/0 */
 	CFG_ENUM,   /* an enum (int-sized) named by one of names[] */
+	CFG_BACKING, /* char *: "ram", "none" or an absolute path */
+	CFG_SIZE64A, /* uint64_t: "auto" (0) or a byte size as CFG_SIZE64 */
 };
 
 struct cfg_key {
@@ -62,6 +64,10 @@ static const struct cfg_key cfg_keys[] = {
 	{"daemon", "drain_on_stop", CFG_BOOL, OFF(drain_on_stop), 0, 1, NULL, false},
 	{"daemon", "backend", CFG_ENUM, OFF(backend), 0, 0, "engine|ram", false},
 	{"daemon", "ram_size", CFG_SIZE64, OFF(ram_size), 1 * MIB, 64 * GIB, NULL, false},
+	{"emu", "backing", CFG_BACKING, OFF(emu_backing), 0, 0, NULL, false},
+	{"emu", "size", CFG_SIZE64, OFF(emu_size), 1 * MIB, 64 * TIB, NULL, false},
+	{"emu", "model_size", CFG_SIZE64A, OFF(emu_model_size), 1 * MIB, 1024 * TIB, NULL, false},
+	{"emu", "precondition", CFG_ENUM, OFF(emu_precondition), 0, 0, "seq|random|none", false},
 	{"ublk", "queues", CFG_U32, OFF(queues), 1, 64, NULL, false},
 	{"ublk", "queue_depth", CFG_U32, OFF(queue_depth), 1, 4096, NULL, false},
 	{"ublk", "max_io", CFG_SIZE32, OFF(max_io_bytes), 4 * KIB, 1 * MIB, NULL, false},
@@ -82,6 +88,9 @@ static void cfg_defaults(struct qs_config *c)
 	c->drain_on_stop = true;
 	c->backend = QS_BACKEND_ENGINE;
 	c->ram_size = 256 * MIB;
+	c->emu_size = 1 * GIB;
+	c->emu_model_size = 0;
+	c->emu_precondition = 0; /* seq */
 	c->queues = 1;
 	c->queue_depth = 64;
 	c->max_io_bytes = 512 * KIB;
@@ -237,7 +246,7 @@ static int cfg_scan_file(const char *path, struct cfg_scan *sc, char *err, size_
 			if (!cfg_find(section, NULL)) {
 				ret = cfg_err(err, errlen,
 					      "%s:%d: unknown section [%s]; allowed: [devices], "
-					      "[engine], [policy], [daemon], [ublk]",
+					      "[engine], [policy], [daemon], [emu], [ublk]",
 					      path, lineno, section);
 				break;
 			}
@@ -344,12 +353,14 @@ static int cfg_parse_value(struct qs_config *c, const struct cfg_key *k, const c
 					       "%s:%d: key '%s.%s' = '%s': 'emu:' needs a profile "
 					       "name (emu:PROFILE)",
 					       file, line, k->section, k->key, val);
-			for (; *p; p++)
+			/* A name (looked up at start-up) or a profile file's absolute path. */
+			for (; *p && val[4] != '/'; p++)
 				if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_' &&
 				    *p != '.')
 					return cfg_err(err, errlen,
 						       "%s:%d: key '%s.%s' = '%s': profile name "
-						       "allows letters, digits, '-', '_', '.'",
+						       "allows letters, digits, '-', '_', '.' (or "
+						       "give an absolute path: emu:/dir/NAME.ini)",
 						       file, line, k->section, k->key, val);
 		} else if (val[0] != '/') {
 			return cfg_err(err, errlen,
@@ -357,6 +368,20 @@ static int cfg_parse_value(struct qs_config *c, const struct cfg_key *k, const c
 				       file, line, k->section, k->key, val,
 				       k->type == CFG_QLC ? " or emu:PROFILE" : "");
 		}
+		copy = strdup(val);
+		if (!copy)
+			return -ENOMEM;
+		*(char **)dst = copy;
+		return 0;
+	}
+	case CFG_BACKING: {
+		char *copy;
+
+		if (strcmp(val, "ram") && strcmp(val, "none") && val[0] != '/')
+			return cfg_err(err, errlen,
+				       "%s:%d: key '%s.%s' = '%s': expected ram, none or the "
+				       "absolute path of a file or block device",
+				       file, line, k->section, k->key, val);
 		copy = strdup(val);
 		if (!copy)
 			return -ENOMEM;
@@ -383,11 +408,16 @@ static int cfg_parse_value(struct qs_config *c, const struct cfg_key *k, const c
 	}
 	case CFG_IU:
 	case CFG_SIZE32:
-	case CFG_SIZE64: {
+	case CFG_SIZE64:
+	case CFG_SIZE64A: {
 		uint64_t v;
 
 		if (k->type == CFG_IU && !strcasecmp(val, "auto")) {
 			*(uint32_t *)dst = 0;
+			return 0;
+		}
+		if (k->type == CFG_SIZE64A && !strcasecmp(val, "auto")) {
+			*(uint64_t *)dst = 0;
 			return 0;
 		}
 		cfg_fmt_size(lo, sizeof(lo), k->min);
@@ -398,13 +428,14 @@ static int cfg_parse_value(struct qs_config *c, const struct cfg_key *k, const c
 				       "%s:%d: key '%s.%s' = '%s': expected %sa size in %s..%s "
 				       "bytes, a multiple of 4096 (suffixes K, M, G, T)",
 				       file, line, k->section, k->key, val,
-				       k->type == CFG_IU ? "'auto' or " : "", lo, hi);
+				       k->type == CFG_IU || k->type == CFG_SIZE64A ? "'auto' or " : "",
+				       lo, hi);
 		if (k->type == CFG_IU && !cfg_is_pow2(v))
 			return cfg_err(err, errlen,
 				       "%s:%d: key '%s.%s' = '%s': the IU must be a power of two "
 				       "in %s..%s",
 				       file, line, k->section, k->key, val, lo, hi);
-		if (k->type == CFG_SIZE64)
+		if (k->type == CFG_SIZE64 || k->type == CFG_SIZE64A)
 			*(uint64_t *)dst = v;
 		else
 			*(uint32_t *)dst = (uint32_t)v;
@@ -456,7 +487,8 @@ static int cfg_parse_value(struct qs_config *c, const struct cfg_key *k, const c
 void qs_config_free(struct qs_config *c)
 {
 	for (size_t i = 0; i < CFG_NKEYS; i++) {
-		if (cfg_keys[i].type == CFG_STR || cfg_keys[i].type == CFG_QLC) {
+		if (cfg_keys[i].type == CFG_STR || cfg_keys[i].type == CFG_QLC ||
+		    cfg_keys[i].type == CFG_BACKING) {
 			char **p = (char **)((char *)c + cfg_keys[i].off);
 			free(*p);
 			*p = NULL;
@@ -464,6 +496,35 @@ void qs_config_free(struct qs_config *c)
 	}
 	free(c->file);
 	c->file = NULL;
+}
+
+static int cfg_index(const char *name);
+
+/* The [emu] keys describe an emulated QLC: refused without one. */
+static int cfg_check_emu(const struct qs_config *c, char *err, size_t errlen)
+{
+	bool emu = c->qlc && !strncmp(c->qlc, "emu:", 4);
+
+	for (size_t i = 0; i < CFG_NKEYS; i++) {
+		if (strcmp(cfg_keys[i].section, "emu") || !c->set[i] || emu)
+			continue;
+		return cfg_err(err, errlen,
+			       "%s:%d: key 'emu.%s' applies only to an emulated QLC "
+			       "(devices.qlc = emu:PROFILE); devices.qlc is %s%s%s",
+			       c->file, c->line[i], cfg_keys[i].key, c->qlc ? "'" : "",
+			       c->qlc ? c->qlc : "not set", c->qlc ? "'" : "");
+	}
+	if (emu && c->emu_model_size && c->emu_model_size < c->emu_size) {
+		int i = cfg_index("emu.model_size");
+
+		return cfg_err(err, errlen,
+			       "%s:%d: key 'emu.model_size' = %llu bytes: expected auto or at "
+			       "least emu.size (%llu bytes): the emulated drive is the first "
+			       "emu.size bytes of the model",
+			       c->file, c->line[i], (unsigned long long)c->emu_model_size,
+			       (unsigned long long)c->emu_size);
+	}
+	return 0;
 }
 
 int qs_config_load(struct qs_config *c, const char *path, char *err, size_t errlen)
@@ -517,6 +578,9 @@ int qs_config_load(struct qs_config *c, const char *path, char *err, size_t errl
 			      path);
 		goto out;
 	}
+	ret = cfg_check_emu(c, err, errlen);
+	if (ret)
+		goto out;
 	if (!c->control_socket) {
 		c->control_socket = strdup(QS_CONFIG_DEFAULT_SOCKET);
 		if (!c->control_socket)

@@ -43,6 +43,11 @@ struct qs_config {
 	bool drain_on_stop;
 	enum qs_backend_kind backend;
 	uint64_t ram_size;    /* backend = ram: device size */
+	/* [emu]: the emulated QLC, when devices.qlc = emu:PROFILE */
+	char *emu_backing;	  /* "ram", "none" or an absolute path; NULL: ram */
+	uint64_t emu_size;	  /* the emulated drive's size in bytes */
+	uint64_t emu_model_size;  /* the model's capacity; 0: auto (emu_size) */
+	int emu_precondition;	  /* enum qs_emu_precond: seq, random, none */
 	/* [ublk] */
 	uint32_t queues;
 	uint32_t queue_depth;

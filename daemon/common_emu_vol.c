@@ -14,10 +14,6 @@
 
 #include "common_uring_vol.h"
 
-#ifndef QS_PROFILE_SYSDIR
-#define QS_PROFILE_SYSDIR "/usr/local/share/qlcshape/profiles"
-#endif
-
 struct emu_req {
 	struct qs_emu *e;
 	struct emu_req *prev, *next; /* every live request, for close */
@@ -406,6 +402,22 @@ static const struct qs_vol_ops emu_ops = {
 
 /* ---- open / close ---- */
 
+uint64_t qs_emu_faithful_bytes(const struct qs_profile *p)
+{
+	uint64_t v = (uint64_t)p->iu_bytes << 20;
+	double stripe, need;
+
+	if (p->media != QS_MEDIA_NAND)
+		return 0;
+	stripe = (double)qs_profile_dies(p) * p->unit_ius * p->iu_bytes;
+	need = stripe * p->superblocks / (1.0 + p->op_pct / 100.0);
+	if (need > (double)v)
+		v = (uint64_t)need;
+	if (v > p->capacity_bytes)
+		v = p->capacity_bytes;
+	return v - v % p->iu_bytes;
+}
+
 const char *qs_emu_backing_name(enum qs_emu_backing b)
 {
 	switch (b) {
@@ -623,11 +635,32 @@ void qs_emu_get_stats(const struct qs_emu *e, struct qs_emu_stats *s)
 	s->model = now;
 }
 
+/* PREFIX/share/qlcshape/profiles for a program installed as PREFIX/bin/NAME. */
+static bool emu_installed_dir(char *buf, size_t len)
+{
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return false;
+	exe[n] = 0;
+	for (int i = 0; i < 2; i++) {
+		slash = strrchr(exe, '/');
+		if (!slash)
+			return false;
+		*slash = 0;
+	}
+	snprintf(buf, len, "%s/share/qlcshape/profiles", exe);
+	return true;
+}
+
 int qs_emu_profile_find(const char *name, char *path, size_t pathlen, char *err,
 			size_t errlen)
 {
 	const char *env = getenv("QS_PROFILE_DIR");
-	const char *dirs[3];
+	char inst[4200];
+	const char *dirs[2];
 	size_t nd = 0;
 
 	if (strchr(name, '/')) {
@@ -636,10 +669,11 @@ int qs_emu_profile_find(const char *name, char *path, size_t pathlen, char *err,
 			return 0;
 		return emu_err(err, errlen, -ENOENT, "profile %s: %s", name, strerror(errno));
 	}
-	if (env && *env)
+	if (env && *env) {
 		dirs[nd++] = env;
-	else {
-		dirs[nd++] = QS_PROFILE_SYSDIR;
+	} else {
+		if (emu_installed_dir(inst, sizeof(inst)))
+			dirs[nd++] = inst;
 		dirs[nd++] = "conf/profiles";
 	}
 	for (size_t i = 0; i < nd; i++) {
@@ -648,8 +682,8 @@ int qs_emu_profile_find(const char *name, char *path, size_t pathlen, char *err,
 			return 0;
 	}
 	if (nd == 1)
-		return emu_err(err, errlen, -ENOENT, "profile '%s': no %s/%s.ini ($QS_PROFILE_DIR)",
-			       name, dirs[0], name);
+		return emu_err(err, errlen, -ENOENT, "profile '%s': no %s/%s.ini%s", name, dirs[0],
+			       name, env && *env ? " ($QS_PROFILE_DIR)" : "");
 	return emu_err(err, errlen, -ENOENT,
 		       "profile '%s': neither %s/%s.ini nor %s/%s.ini exists (set "
 		       "QS_PROFILE_DIR, or give a path)",

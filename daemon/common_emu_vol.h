@@ -132,16 +132,25 @@ uint64_t qs_emu_mono_time(const struct qs_emu *e, uint64_t model_ns);
 /* Model time the preconditioning fill took (0 for QS_EMU_PRECOND_NONE). */
 uint64_t qs_emu_fill_ns(const struct qs_emu *e);
 
+/*
+ * The smallest model capacity that keeps the profile's superblock count
+ * (what `qlcshape bench calibrate` uses by default: 2^20 IUs, or more for a
+ * wide die stripe; docs/MODEL.md, Scaling), capped at the drive's capacity.
+ * A smaller model has fewer, relatively more spare superblocks: its GC is
+ * not the calibrated one. 0 for media without GC (SCM).
+ */
+uint64_t qs_emu_faithful_bytes(const struct qs_profile *p);
+
 const char *qs_emu_backing_name(enum qs_emu_backing b);
 const char *qs_emu_precond_name(enum qs_emu_precond p);
 
 /*
  * Find the profile file for name: a path (contains '/') is taken as it is;
  * a name NAME is looked up as NAME.ini in $QS_PROFILE_DIR when set, else in
- * QS_PROFILE_SYSDIR (where `make install` puts conf/profiles, by default
- * /usr/local/share/qlcshape/profiles), else in ./conf/profiles (a source
- * tree). Writes the path found into path. Returns 0, or -ENOENT with a
- * message listing the places tried in err.
+ * PREFIX/share/qlcshape/profiles for a program running as PREFIX/bin/NAME
+ * (where `make install` puts conf/profiles/), else in ./conf/profiles (a
+ * source tree). Writes the path found into path. Returns 0, or -ENOENT
+ * with a message listing the places tried in err.
  */
 int qs_emu_profile_find(const char *name, char *path, size_t pathlen, char *err,
 			size_t errlen);

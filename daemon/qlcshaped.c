@@ -43,6 +43,7 @@
 #include "common_prom.h"
 #include "common_uloop.h"
 #include "common_ctl.h"
+#include "common_emu_vol.h"
 #include "common_uring_vol.h"
 #include "control.h"
 #include "notify.h"
@@ -63,6 +64,8 @@ struct daemon {
 	struct qs_backend bk;
 	struct qs_ramb *ram;
 	struct qs_uvol *fast, *qlc;
+	struct qs_emu *qlc_emu;	 /* devices.qlc = emu:PROFILE instead of qlc */
+	struct qs_vol *qlc_vol;	 /* what the engine gets: qlc's or qlc_emu's */
 	struct qs_engine *eng;
 	bool engine_closing;
 	bool format;
@@ -690,11 +693,6 @@ static int d_vol_open(struct daemon *d, const char *key, const char *path, struc
 	char err[512];
 	int ret;
 
-	if (!strncmp(path, "emu:", 4)) {
-		d_log("%s: key '%s' = '%s': the emulated QLC is not available in qlcshaped yet; "
-		      "use a block device or a file", d->cfg.file, key, path);
-		return -ENOTSUP;
-	}
 	ret = qs_uvol_open(v, &d->loop, path, QS_UVOL_BUFFERED_OK, 0, err, sizeof(err));
 	if (ret < 0) {
 		d_log("%s: key '%s': %s", d->cfg.file, key, err);
@@ -706,16 +704,144 @@ static int d_vol_open(struct daemon *d, const char *key, const char *path, struc
 	return 0;
 }
 
+static bool d_qlc_is_emu(const struct daemon *d)
+{
+	return !strncmp(d->cfg.qlc, "emu:", 4);
+}
+
+/* devices.qlc = emu:PROFILE: find and load the profile; it gives the IU. */
+static int d_emu_profile(struct daemon *d, struct qs_profile *p)
+{
+	int line = qs_config_key_line(&d->cfg, "devices.qlc");
+	char path[4096], err[512];
+	int ret;
+
+	ret = qs_emu_profile_find(d->cfg.qlc + 4, path, sizeof(path), err, sizeof(err));
+	if (!ret)
+		ret = qs_profile_load(path, p, err, sizeof(err));
+	if (ret) {
+		d_log("%s:%d: key 'devices.qlc' = '%s': %s", d->cfg.file, line, d->cfg.qlc, err);
+		return ret;
+	}
+	if (p->iu_bytes < QS_IU_MIN || p->iu_bytes > QS_IU_MAX ||
+	    (p->iu_bytes & (p->iu_bytes - 1))) {
+		d_log("%s:%d: key 'devices.qlc' = '%s': profile %s has a %u-byte IU; the engine "
+		      "needs a power of two from %u to %u", d->cfg.file, line, d->cfg.qlc, path,
+		      p->iu_bytes, QS_IU_MIN, QS_IU_MAX);
+		return -EINVAL;
+	}
+	d->iu = p->iu_bytes;
+	d_log("IU %u bytes from the emulated drive's profile %s (%s)", d->iu, p->name, path);
+	if (d->cfg.iu_bytes && d->cfg.iu_bytes != d->iu)
+		d_log("warning: %s:%d: key 'devices.iu' = %u ignored: the emulated drive has the "
+		      "profile's IU", d->cfg.file, qs_config_key_line(&d->cfg, "devices.iu"),
+		      d->cfg.iu_bytes);
+	return 0;
+}
+
+/* Which [emu] key an error of qs_emu_open comes from (for the message). */
+static const char *d_emu_err_key(const struct daemon *d, const char *err)
+{
+	if (strstr(err, "emulated drive: size ") || strstr(err, "cannot map"))
+		return "emu.size";
+	if (strstr(err, "emulated drive: model size"))
+		return "emu.model_size";
+	if (d->cfg.emu_backing && d->cfg.emu_backing[0] == '/')
+		return "emu.backing";
+	return "devices.qlc";
+}
+
+/* What the emulated QLC saw and did, and how closely real time followed it. */
+static void d_emu_report(const struct daemon *d)
+{
+	struct qs_emu_stats s;
+
+	qs_emu_get_stats(d->qlc_emu, &s);
+	d_log("emulated QLC: %llu reads, %llu writes (%llu bytes), %llu flushes, %llu discards; "
+	      "in the drive %llu partial-IU writes, %llu read-modify-writes, NAND write "
+	      "amplification %.2f; completions %.0f us late on average (max %.1f ms)",
+	      (unsigned long long)s.reads, (unsigned long long)s.writes,
+	      (unsigned long long)s.write_bytes, (unsigned long long)s.flushes,
+	      (unsigned long long)s.discards, (unsigned long long)s.model.partial_ius,
+	      (unsigned long long)s.model.rmw,
+	      s.write_bytes ? (double)s.model.nand_prog_bytes / (double)s.write_bytes : 0.0,
+	      s.completions ? (double)s.late_ns_sum / (double)s.completions / 1e3 : 0.0,
+	      (double)s.late_ns_max / 1e6);
+}
+
+/* Open the emulated QLC (the model, preconditioned, over RAM or a file). */
+static int d_emu_open(struct daemon *d, const struct qs_profile *p, bool cache_mode)
+{
+	const char *b = d->cfg.emu_backing ? d->cfg.emu_backing : "ram";
+	struct qs_emu_conf ec = {
+		.profile = p,
+		.size = d->cfg.emu_size,
+		.model_bytes = d->cfg.emu_model_size,
+		.backing = !strcmp(b, "ram") ? QS_EMU_RAM
+			   : !strcmp(b, "none") ? QS_EMU_NONE : QS_EMU_FILE,
+		.path = b[0] == '/' ? b : NULL,
+		.precondition = (enum qs_emu_precond)d->cfg.emu_precondition,
+		.seed = 1,
+	};
+	const struct qs_model *m;
+	uint64_t t0 = qs_henv_now_ns(), faithful;
+	char err[512];
+	int ret;
+
+	_Static_assert(QS_EMU_PRECOND_SEQ == 0 && QS_EMU_PRECOND_RANDOM == 1 &&
+			       QS_EMU_PRECOND_NONE == 2,
+		       "emu.precondition names are seq|random|none in this order");
+	ret = qs_emu_open(&d->qlc_emu, &d->loop, &ec, err, sizeof(err));
+	if (ret) {
+		const char *key = d_emu_err_key(d, err);
+		int line = qs_config_key_line(&d->cfg, key);
+
+		if (line)
+			d_log("%s:%d: key '%s': %s", d->cfg.file, line, key, err);
+		else
+			d_log("%s: key '%s' (%s): %s", d->cfg.file, key,
+			      strcmp(key, "devices.qlc") ? "default, not in the file" : d->cfg.qlc,
+			      err);
+		return ret;
+	}
+	m = qs_emu_model(d->qlc_emu);
+	d_log("emulated QLC %s: %llu bytes, data %s%s, model of %llu bytes with %u superblocks, "
+	      "preconditioning %s (%.1f s of drive time, %.2f s here)", p->name,
+	      (unsigned long long)ec.size, b,
+	      ec.backing == QS_EMU_FILE ? "" : " (nothing survives the daemon)",
+	      (unsigned long long)qs_model_capacity(m), qs_model_superblocks(m),
+	      qs_emu_precond_name(ec.precondition), (double)qs_emu_fill_ns(d->qlc_emu) / 1e9,
+	      (double)(qs_henv_now_ns() - t0) / 1e9);
+	faithful = qs_emu_faithful_bytes(p);
+	if (faithful && qs_model_superblocks(m) < p->superblocks)
+		d_log("note: the profile's %u superblocks need a model of at least %llu bytes "
+		      "(emu.model_size) for its calibrated garbage collection; this one has %u",
+		      p->superblocks, (unsigned long long)faithful, qs_model_superblocks(m));
+	if (ec.backing != QS_EMU_FILE && !d->format && cache_mode)
+		d_log("warning: the emulated QLC starts empty (emu.backing = %s), but the log on "
+		      "the fast device is recovered: blocks destaged before this start now read "
+		      "as zeroes; start with --format, or keep the data in a file", b);
+	d->qlc_vol = qs_emu_vol(d->qlc_emu);
+	return 0;
+}
+
 /* Open the volumes and start the engine's recovery (state OPENING). */
 static int d_engine_open(struct daemon *d)
 {
 	struct qs_engine_conf ec;
 	enum qs_iu_source src;
+	struct qs_profile prof;
 	char msg[512];
 	int ret;
 
-	qs_iu_detect(d->cfg.qlc, d->cfg.iu_bytes, &d->iu, &src, msg, sizeof(msg));
-	d_log("%s", msg);
+	if (d_qlc_is_emu(d)) {
+		ret = d_emu_profile(d, &prof);
+		if (ret)
+			return ret;
+	} else {
+		qs_iu_detect(d->cfg.qlc, d->cfg.iu_bytes, &d->iu, &src, msg, sizeof(msg));
+		d_log("%s", msg);
+	}
 	qs_engine_conf_default(&ec);
 	qs_config_engine_conf(&d->cfg, &ec);
 	ec.iu_bytes = d->iu;
@@ -735,20 +861,26 @@ static int d_engine_open(struct daemon *d)
 		if (ret)
 			return ret;
 	}
-	ret = d_vol_open(d, "devices.qlc", d->cfg.qlc, &d->qlc);
+	if (d_qlc_is_emu(d)) {
+		ret = d_emu_open(d, &prof, ec.mode == QS_MODE_CACHE);
+	} else {
+		ret = d_vol_open(d, "devices.qlc", d->cfg.qlc, &d->qlc);
+		if (!ret)
+			d->qlc_vol = &d->qlc->vol;
+	}
 	if (ret)
 		return ret;
 	d->state = D_OPENING;
 	d_notify(d, d->format ? "STATUS=formatting the log" : "STATUS=recovering the log");
 	d_log("%s the log on %s", d->format ? "formatting" : "recovering",
 	      d->fast ? d->cfg.fast : "(none: passthrough)");
-	d->eng = qs_engine_open(&d->henv.env, d->fast ? &d->fast->vol : NULL, &d->qlc->vol, &ec,
+	d->eng = qs_engine_open(&d->henv.env, d->fast ? &d->fast->vol : NULL, d->qlc_vol, &ec,
 				d->format ? QS_OPEN_FORMAT : 0, d_on_engine_open, d);
 	if (!d->eng) {
 		ret = -errno;
 		d_log("engine open: %s (fast %llu bytes, qlc %llu bytes)", strerror(errno),
 		      d->fast ? (unsigned long long)d->fast->vol.size : 0ull,
-		      (unsigned long long)d->qlc->vol.size);
+		      (unsigned long long)d->qlc_vol->size);
 		return ret;
 	}
 	return 0;
@@ -785,7 +917,10 @@ static void d_backend_close(struct daemon *d)
 	d->eng = NULL;
 	qs_uvol_close(d->fast);
 	qs_uvol_close(d->qlc);
+	qs_emu_close(d->qlc_emu);
 	d->fast = d->qlc = NULL;
+	d->qlc_emu = NULL;
+	d->qlc_vol = NULL;
 }
 
 static void usage(FILE *f)
@@ -946,6 +1081,8 @@ int main(int argc, char **argv)
 		      (unsigned long long)es.destage_ius,
 		      (unsigned long long)(es.fast_errors + es.qlc_errors + es.client_errors));
 	}
+	if (d.qlc_emu)
+		d_emu_report(&d);
 	/* Tear the ring down first: it cancels the fetches that pin /dev/ublkcN. */
 	qs_uloop_exit(&d.loop);
 	qs_ublk_destroy(d.ublk);

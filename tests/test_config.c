@@ -129,6 +129,33 @@ static void test_minimal_and_overlay(void **state)
 	unlink(p);
 	assert_string_equal(c.qlc, "emu:p5316-30t");
 	assert_null(c.fast);
+	/* [emu] defaults: RAM, 1 GiB, model as big as the device, sequential fill. */
+	assert_null(c.emu_backing);
+	assert_int_equal(c.emu_size, 1ull << 30);
+	assert_int_equal(c.emu_model_size, 0);
+	assert_int_equal(c.emu_precondition, 0);
+	qs_config_free(&c);
+
+	/* The [emu] keys, and a profile given by its path. */
+	p = write_conf("[devices]\nqlc = emu:/etc/qlcshape/my-drive.ini\n[engine]\n"
+		       "mode = passthrough\n[emu]\nbacking = /var/lib/qlc.img\nsize = 256M\n"
+		       "model_size = 1G\nprecondition = random\n");
+	if (qs_config_load(&c, p, err, sizeof(err)))
+		fail_msg("%s", err);
+	unlink(p);
+	assert_string_equal(c.qlc, "emu:/etc/qlcshape/my-drive.ini");
+	assert_string_equal(c.emu_backing, "/var/lib/qlc.img");
+	assert_int_equal(c.emu_size, 256ull << 20);
+	assert_int_equal(c.emu_model_size, 1ull << 30);
+	assert_int_equal(c.emu_precondition, 1);
+	qs_config_free(&c);
+	p = write_conf("[devices]\nqlc = emu:p5316-30t\n[engine]\nmode = passthrough\n[emu]\n"
+		       "backing = none\nmodel_size = auto\nprecondition = none\n");
+	assert_int_equal(qs_config_load(&c, p, err, sizeof(err)), 0);
+	unlink(p);
+	assert_string_equal(c.emu_backing, "none");
+	assert_int_equal(c.emu_model_size, 0);
+	assert_int_equal(c.emu_precondition, 2);
 	qs_config_free(&c);
 }
 
@@ -184,7 +211,23 @@ static void test_errors_values(void **state)
 	EXPECT("[devices]\nqlc = relative/path\nfast = /f\n", ":2:", "devices.qlc",
 	       "absolute path");
 	EXPECT("[devices]\nqlc = emu:\nfast = /f\n", ":2:", "emu:PROFILE");
-	EXPECT("[devices]\nqlc = emu:bad/name\nfast = /f\n", ":2:", "profile name");
+	EXPECT("[devices]\nqlc = emu:bad/name\nfast = /f\n", ":2:", "profile name",
+	       "absolute path");
+	/* [emu]. */
+	EXPECT("[devices]\nqlc = emu:x\nfast = /f\n[emu]\nbacking = q.img\n", ":5:",
+	       "emu.backing", "'q.img'", "ram, none or the absolute path");
+	EXPECT("[devices]\nqlc = emu:x\nfast = /f\n[emu]\nsize = 100K\n", ":5:", "emu.size",
+	       "'100K'", "1M..64T");
+	EXPECT("[devices]\nqlc = emu:x\nfast = /f\n[emu]\nmodel_size = big\n", ":5:",
+	       "emu.model_size", "'auto' or a size", "1M..1024T");
+	EXPECT("[devices]\nqlc = emu:x\nfast = /f\n[emu]\nsize = 256M\nmodel_size = 128M\n",
+	       ":6:", "emu.model_size", "134217728", "at least emu.size (268435456");
+	EXPECT("[devices]\nqlc = emu:x\nfast = /f\n[emu]\nprecondition = full\n", ":5:",
+	       "emu.precondition", "'full'", "seq|random|none");
+	EXPECT("[devices]\nqlc = /dev/q\nfast = /f\n\n[emu]\nsize = 1G\n", ":6:",
+	       "emu.size", "applies only to an emulated QLC", "'/dev/q'");
+	EXPECT("[daemon]\nbackend = ram\n[emu]\nbacking = ram\n", ":4:", "emu.backing",
+	       "devices.qlc is not set");
 	EXPECT("[devices]\nqlc = /q\nfast =\n", ":3:", "devices.fast", "empty");
 }
 
