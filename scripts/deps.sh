@@ -9,7 +9,7 @@ set -euo pipefail
 pkgs=(build-essential pkg-config liburing-dev libnvme-dev libjemalloc-dev
       libiniparser-dev libcmocka-dev fio scdoc systemd man-db)
 if [ "${1:-}" = "--vm" ]; then
-	pkgs+=(qemu-system-x86 busybox-static cpio kmod)
+	pkgs+=(qemu-system-x86 busybox-static cpio kmod e2fsprogs xfsprogs)
 fi
 
 missing=()

@@ -94,7 +94,9 @@ stop_daemon "ram backend"
 
 # The engine over files: shaping on, data across a restart, whole IUs only.
 dd if=/dev/zero of=/tmp/fast.img bs=1M count=0 seek=64 2>/dev/null
-dd if=/dev/zero of=/tmp/qlc.img bs=1M count=0 seek=256 2>/dev/null
+# 1 GiB, sparse: mkfs.xfs with a stripe unit needs a 64 MB log inside one of
+# its four allocation groups.
+dd if=/dev/zero of=/tmp/qlc.img bs=1M count=0 seek=1024 2>/dev/null
 start_daemon "engine backend, format" /qs/engine.ini --format
 
 step "fio 4k random write + verify crc32c through the engine (with fsync)"
@@ -201,6 +203,35 @@ mount -t ext2 /dev/ublkb0 /mnt || fail "mount after restart"
 (cd /mnt && md5sum -c /tmp/fs.md5) >/dev/null || fail "file checksums differ after restart"
 echo "qs-vm:   md5 of 3 files match after restart"
 umount /mnt || fail "umount after restart"
+
+# docs/DEPLOYMENT.md: mkfs reads io_min = io_opt = the IU (64 KiB) from the
+# queue limits and aligns the file system to it.
+step "ext4 and xfs on /dev/ublkb0 pick up the 64 KiB IU"
+/usr/local/sbin/mkfs.ext4 -q -F -b 4096 /dev/ublkb0 >/tmp/mkfs.log 2>&1 ||
+	{ cat /tmp/mkfs.log; fail "mkfs.ext4"; }
+/usr/local/sbin/dumpe2fs -h /dev/ublkb0 2>/dev/null | grep -i '^RAID' >/tmp/raid.txt
+sed 's/^/qs-vm:   ext4: /' /tmp/raid.txt
+grep -q '^RAID stride: *16$' /tmp/raid.txt || fail "ext4 RAID stride is not 16 blocks (64 KiB)"
+grep -q '^RAID stripe width: *16$' /tmp/raid.txt || fail "ext4 RAID stripe width is not 16 blocks"
+mount -t ext4 /dev/ublkb0 /mnt || fail "mount ext4"
+cp /bin/busybox /mnt/busybox && sync || fail "write to ext4"
+cmp /bin/busybox /mnt/busybox || fail "ext4 file differs"
+umount /mnt || fail "umount ext4"
+# mkfs.xfs ignores a stripe unit equal to the physical block size (here
+# both are the IU), so plain mkfs.xfs does not align; DEPLOYMENT.md gives
+# the IU explicitly. The data section's geometry is the first sunit line.
+/usr/local/sbin/mkfs.xfs -f -K /dev/ublkb0 >/tmp/mkfs.log 2>&1 || { cat /tmp/mkfs.log; fail "mkfs.xfs"; }
+echo "qs-vm:   xfs data, plain mkfs.xfs: $(grep -o 'sunit=[0-9]* *swidth=[0-9]* blks' /tmp/mkfs.log | head -1)"
+/usr/local/sbin/mkfs.xfs -f -d su=64k,sw=1 /dev/ublkb0 >/tmp/mkfs.log 2>&1 ||
+	{ cat /tmp/mkfs.log; fail "mkfs.xfs -d su=64k,sw=1"; }
+su=$(grep -o 'sunit=[0-9]* *swidth=[0-9]* blks' /tmp/mkfs.log | head -1)
+echo "qs-vm:   xfs data, mkfs.xfs -d su=64k,sw=1: $su"
+echo "$su" | grep -q '^sunit=16 *swidth=16 blks$' ||
+	{ cat /tmp/mkfs.log; fail "xfs data sunit/swidth are not 16 blocks (64 KiB)"; }
+mount -t xfs /dev/ublkb0 /mnt || fail "mount xfs"
+cp /bin/busybox /mnt/busybox && sync || fail "write to xfs"
+cmp /bin/busybox /mnt/busybox || fail "xfs file differs"
+umount /mnt || fail "umount xfs"
 stop_daemon "engine backend, after recovery"
 
 # kill -9 in the middle of fio: the device stays (user recovery), a new

@@ -88,13 +88,15 @@ collect_mods() { # root name dest
 	echo "$name" >>"$dest/order"
 }
 
-# What the guest needs besides ublk_drv: a file system for the mount test,
-# virtio disks for the power-loss test.
-GUEST_MODS="crc32c_generic ext4 ext2 virtio_pci virtio_blk"
+# What the guest needs besides ublk_drv: file systems for the mount tests,
+# virtio disks for the power-loss test. A kernel prepared for another list
+# is prepared again (mods/wanted records the list).
+GUEST_MODS="crc32c_generic ext4 ext2 xfs virtio_pci virtio_blk"
+mods_ok() { [ "$(cat "$1/mods/wanted" 2>/dev/null)" = "$GUEST_MODS" ]; }
 
 prep_612() {
 	local d=$VM/k612
-	if [ -f "$d/vmlinuz" ] && [ -f "$d/ublk_drv.ko" ] && [ -f "$d/mods/order" ]; then return 0; fi
+	if [ -f "$d/vmlinuz" ] && [ -f "$d/ublk_drv.ko" ] && mods_ok "$d"; then return 0; fi
 	local uri
 	uri=$(debian_uri) || { log "no Debian archive in the machine's apt sources"; return 1; }
 	mkdir -p "$APTDIR/lists/partial" "$APTDIR/archives/partial" "$APTDIR/no-parts" "$d"
@@ -121,6 +123,7 @@ prep_612() {
 	esac
 	rm -rf "$d/mods" && mkdir -p "$d/mods" && : >"$d/mods/order"
 	for m in $GUEST_MODS; do collect_mods "$d/root" "$m" "$d/mods"; done
+	echo "$GUEST_MODS" >"$d/mods/wanted"
 	echo "$kver" >"$d/version"
 	rm -rf "$d/root" "$d"/*.deb
 	log "6.12: $kver ready (modules: $(tr '\n' ' ' <"$d/mods/order"))"
@@ -128,7 +131,7 @@ prep_612() {
 
 prep_61() {
 	local d=$VM/k61
-	if [ -f "$d/vmlinuz" ] && [ -f "$d/ublk_drv.ko" ] && [ -f "$d/mods/order" ]; then return 0; fi
+	if [ -f "$d/vmlinuz" ] && [ -f "$d/ublk_drv.ko" ] && mods_ok "$d"; then return 0; fi
 	mkdir -p "$d"
 	# The ABI name (6.1.0-N) the distribution's headers package points at.
 	local hdr kver
@@ -152,6 +155,7 @@ prep_61() {
 	cp "$d/root/boot/vmlinuz-$kver" "$d/vmlinuz"
 	rm -rf "$d/mods" && mkdir -p "$d/mods" && : >"$d/mods/order"
 	for m in $GUEST_MODS; do collect_mods "$d/root" "$m" "$d/mods"; done
+	echo "$GUEST_MODS" >"$d/mods/wanted"
 	# Only ublk_drv.c is needed from the source tarball.
 	local tarball
 	mkdir -p "$d/src"

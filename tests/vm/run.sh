@@ -17,12 +17,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 VM=$PWD/build/vm
-TIMEOUT=${QS_VM_TIMEOUT:-240}
+TIMEOUT=${QS_VM_TIMEOUT:-480}
 
 kernels=("$@")
 [ ${#kernels[@]} -eq 0 ] && kernels=(612 61)
 
-for t in qemu-system-x86_64 busybox cpio fio; do
+for t in qemu-system-x86_64 busybox cpio fio mke2fs dumpe2fs mkfs.xfs; do
 	command -v "$t" >/dev/null || { echo "run.sh: $t missing (bash scripts/deps.sh --vm)" >&2; exit 1; }
 done
 [ -x build/qlcshaped ] || make --no-print-directory build/qlcshaped
@@ -59,6 +59,11 @@ build_initramfs() { # kernel -> build/vm/initramfs-K.cpio
 	add_prog "$root" build/qlcshape /usr/bin/qlcshape
 	add_prog "$root" "$(command -v fio)" /usr/bin/fio
 	add_prog "$root" "$VM/notify-sink" /usr/bin/notify-sink
+	# ext4 and xfs tools for the file system step (busybox has only mke2fs).
+	add_prog "$root" "$(command -v mke2fs)" /usr/local/sbin/mkfs.ext4
+	add_prog "$root" "$(command -v dumpe2fs)" /usr/local/sbin/dumpe2fs
+	add_prog "$root" "$(command -v mkfs.xfs)" /usr/local/sbin/mkfs.xfs
+	cp /etc/mke2fs.conf "$root/etc/"
 	# Uncompressed: unpacking is a copy, where decompressing under TCG is slow.
 	(cd "$root" && find . | cpio -o -H newc --quiet) >"$VM/initramfs-$k.cpio"
 	rm -rf "$root"
@@ -70,7 +75,7 @@ boot() { # kernel log [extra qemu args...] [-- extra kernel args]
 	shift 2
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do args+=("$1"); shift; done
 	[ "${1:-}" = -- ] && { shift; append="$append $*"; }
-	timeout "$TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 1024 \
+	timeout "$TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 1536 \
 		-nographic -no-reboot -nic none \
 		-kernel "$VM/k$k/vmlinuz" -initrd "$VM/initramfs-$k.cpio" \
 		-append "$append" "${args[@]}" </dev/null >"$log" 2>&1 || true
