@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The bench's real-time driver: jobs through the real engine on the real
- * clock, over io_uring volumes (dev mode). See bench/rt.h and docs/BENCH.md.
+ * clock, over io_uring volumes (dev mode) or emulated drives (emu mode).
+ * See bench/rt.h and docs/BENCH.md.
  *
  * The run loop mirrors bench/run.c's (same clones, slots, windows and
  * figures); what differs is where time comes from. Instead of events on a
@@ -19,12 +20,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../daemon/common_emu_vol.h"
 #include "../daemon/common_env.h"
 #include "../daemon/common_uloop.h"
 #include "../daemon/common_uring_vol.h"
 #include "delta.h"
 #include "hist.h"
 #include "profile.h"
+#include "rating.h"
 #include "rt.h"
 #include "workload.h"
 
@@ -145,14 +148,18 @@ struct rt_dev {
 
 struct qs_rt_world {
 	struct qs_rt_conf conf;
-	char profile_path[512];
-	struct qs_profile prof;
+	char profile_path[512], fast_path[512];
+	struct qs_profile prof, fast_prof; /* fast_prof: emu only */
 	struct qs_uloop loop;
 	struct qs_henv henv;
-	struct rt_dev qlc, fast;
+	struct rt_dev qlc, fast;	/* dev */
+	struct qs_emu *qe, *fe;		/* emu: open during a run only */
+	struct qs_rt_late qlate, flate; /* emu: of the last run */
 	struct rt_cvol qc, fc;
 	uint64_t capacity, log_bytes;
 	uint32_t iu;
+	double rating_bytes;		/* emu: endurance rating; NAN if unknown */
+	uint64_t rated_capacity;
 };
 
 /*
@@ -227,10 +234,51 @@ static bool rt_same_dev(const struct stat *a, const struct stat *b)
 	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
+static int rt_world_open(const struct qs_rt_conf *conf, struct qs_rt_world **out, char *err,
+			 size_t errlen);
+
+/*
+ * Emu mode: the QLC model's capacity and the log as sim mode sizes them
+ * (bench/run.h): the model at the faithful scale unless --scale-gib, the
+ * log at the real drive's --cache scaled by the same factor.
+ */
+static int rt_emu_world(struct qs_rt_world *w, char *err, size_t errlen)
+{
+	const struct qs_rt_conf *conf = &w->conf;
+	qs_profile_path(conf->fast, w->fast_path, sizeof(w->fast_path));
+	int rc = qs_profile_load(w->fast_path, &w->fast_prof, err, errlen);
+	if (rc)
+		return rc;
+	uint64_t scaled = conf->scale_bytes ? conf->scale_bytes : qs_emu_faithful_bytes(&w->prof);
+	if (!scaled || scaled > w->prof.capacity_bytes)
+		scaled = w->prof.capacity_bytes;
+	w->capacity = scaled / w->iu * w->iu;
+	double ratio = (double)w->capacity / (double)w->prof.capacity_bytes;
+	uint64_t log = (uint64_t)((double)conf->cache_bytes * ratio);
+	log -= log % (1u << 20);
+	if (log < (8u << 20)) {
+		snprintf(err, errlen,
+			 "--cache %llu bytes scaled by 1/%.0f gives a %llu-byte log: need at least "
+			 "8 MiB after scaling", (unsigned long long)conf->cache_bytes, 1 / ratio,
+			 (unsigned long long)log);
+		return -EINVAL;
+	}
+	w->log_bytes = log;
+	w->rating_bytes = NAN;
+	w->rated_capacity = w->prof.capacity_bytes;
+	if (conf->rating_bytes > 0)
+		w->rating_bytes = conf->rating_bytes;
+	else
+		qs_rating_lookup(w->prof.name, &w->rating_bytes, &w->rated_capacity);
+	return 0;
+}
+
 int qs_rt_world_new(const struct qs_rt_conf *conf, struct qs_rt_world **out, char *err,
 		    size_t errlen)
 {
 	*out = NULL;
+	if (conf->kind == QS_RT_EMU)
+		return rt_world_open(conf, out, err, errlen);
 	if (!conf->yes_overwrite) {
 		snprintf(err, errlen,
 			 "dev mode overwrites %s%s%s with benchmark data and a log format: add "
@@ -242,6 +290,13 @@ int qs_rt_world_new(const struct qs_rt_conf *conf, struct qs_rt_world **out, cha
 		snprintf(err, errlen, "dev mode needs --qlc-dev PATH (a block device or file)");
 		return -EINVAL;
 	}
+	return rt_world_open(conf, out, err, errlen);
+}
+
+/* The world of either mode, once dev mode's confirmation is checked. */
+static int rt_world_open(const struct qs_rt_conf *conf, struct qs_rt_world **out, char *err,
+			 size_t errlen)
+{
 	struct qs_rt_world *w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
@@ -259,6 +314,13 @@ int qs_rt_world_new(const struct qs_rt_conf *conf, struct qs_rt_world **out, cha
 		goto fail;
 	}
 	qs_henv_init(&w->henv, "qlcshape: ", QS_LOG_WARN);
+	if (conf->kind == QS_RT_EMU) {
+		rc = rt_emu_world(w, err, errlen);
+		if (rc)
+			goto fail;
+		*out = w;
+		return 0;
+	}
 	rc = rt_dev_open(w, &w->qlc, "--qlc-dev", conf->qlc_dev, err, errlen);
 	if (rc)
 		goto fail;
@@ -309,6 +371,8 @@ void qs_rt_world_free(struct qs_rt_world *w)
 	if (!w)
 		return;
 	/* Runs return only once their engine is closed: nothing is in flight. */
+	qs_emu_close(w->qe);
+	qs_emu_close(w->fe);
 	rt_dev_close(&w->qlc);
 	rt_dev_close(&w->fast);
 	qs_uloop_exit(&w->loop);
@@ -337,8 +401,26 @@ static const char *rt_dev_kind(const struct rt_dev *d)
 	return d->uv->direct ? "file, O_DIRECT" : "file, buffered (no O_DIRECT here)";
 }
 
+void qs_rt_world_late(const struct qs_rt_world *w, struct qs_rt_late *qlc,
+		      struct qs_rt_late *fast)
+{
+	*qlc = w->qlate;
+	*fast = w->flate;
+}
+
 void qs_rt_world_describe(const struct qs_rt_world *w, char *buf, size_t len)
 {
+	if (w->conf.kind == QS_RT_EMU) {
+		snprintf(buf, len,
+			 "emulated QLC %s: %.2f GiB model (1/%.0f of the drive), IU %u KiB, filled "
+			 "sequentially before each run; emulated fast tier %s: log %.1f MB (--cache "
+			 "%.3g GB scaled alike); timing only (no data kept)",
+			 w->prof.name, (double)w->capacity / 1073741824.0,
+			 (double)w->prof.capacity_bytes / (double)w->capacity, w->iu / 1024,
+			 w->fast_prof.name, (double)w->log_bytes / 1e6,
+			 (double)w->conf.cache_bytes / 1e9);
+		return;
+	}
 	int n = snprintf(buf, len, "QLC %s (%s, %.1f GB used, IU %u KiB from profile %s)",
 			 w->qlc.path, rt_dev_kind(&w->qlc), (double)w->capacity / 1e9,
 			 w->iu / 1024, w->prof.name);
@@ -387,6 +469,7 @@ struct rt_job {
 	uint64_t rd_ios, rd_bytes, wr_ios, wr_bytes, ios;
 	struct qs_engine_stats e0, e1;
 	struct rt_count q0, q1, f0, f1;
+	struct qs_model_counters qm0, qm1, fm0, fm1; /* emu: the models' */
 	uint64_t win_start, win_end;
 };
 
@@ -439,12 +522,20 @@ static void rt_fail(struct rt_run *r, const struct qs_job *job, int rc, const ch
 }
 
 static void rt_snapshot(struct rt_job *j, struct qs_engine_stats *es, struct rt_count *q,
-			struct rt_count *f)
+			struct rt_count *f, struct qs_model_counters *qm,
+			struct qs_model_counters *fm)
 {
 	struct qs_rt_world *w = j->r->w;
 	qs_engine_get_stats(j->r->e, es);
 	*q = w->qc.c;
 	*f = w->fc.c;
+	if (w->qe) {
+		struct qs_emu_stats st;
+		qs_emu_get_stats(w->qe, &st);
+		*qm = st.model;
+		qs_emu_get_stats(w->fe, &st);
+		*fm = st.model;
+	}
 }
 
 static void rt_window_open(struct rt_job *j)
@@ -453,7 +544,7 @@ static void rt_window_open(struct rt_job *j)
 		return;
 	j->in_window = true;
 	j->win_start = qs_henv_now_ns();
-	rt_snapshot(j, &j->e0, &j->q0, &j->f0);
+	rt_snapshot(j, &j->e0, &j->q0, &j->f0, &j->qm0, &j->fm0);
 }
 
 static void rt_window_close(struct rt_job *j)
@@ -465,7 +556,7 @@ static void rt_window_close(struct rt_job *j)
 	j->in_window = false;
 	j->window_done = true;
 	j->win_end = qs_henv_now_ns();
-	rt_snapshot(j, &j->e1, &j->q1, &j->f1);
+	rt_snapshot(j, &j->e1, &j->q1, &j->f1, &j->qm1, &j->fm1);
 }
 
 static void rt_clone_finish(struct rt_clone *c)
@@ -770,8 +861,13 @@ static void rt_result(struct rt_run *r, struct rt_job *j, const struct qs_bench_
 {
 	struct qs_rt_world *w = r->w;
 	qs_delta_engine_stats(&res->eng, &j->e0, &j->e1);
-	rt_count_model(&j->q0, &j->q1, &res->qlc);
-	rt_count_model(&j->f0, &j->f1, &res->fast);
+	if (w->qe) {
+		qs_delta_model_counters(&res->qlc, &j->qm0, &j->qm1);
+		qs_delta_model_counters(&res->fast, &j->fm0, &j->fm1);
+	} else {
+		rt_count_model(&j->q0, &j->q1, &res->qlc);
+		rt_count_model(&j->f0, &j->f1, &res->fast);
+	}
 	res->ios = j->ios;
 	res->window_ns = j->win_end - j->win_start;
 	struct qs_report_run *rep = &res->rep;
@@ -781,7 +877,8 @@ static void rt_result(struct rt_run *r, struct rt_job *j, const struct qs_bench_
 	qs_report_dir_fill(&rep->read, j->hr, j->rd_ios, j->rd_bytes, res->window_ns);
 	qs_report_dir_fill(&rep->write, j->hw, j->wr_ios, j->wr_bytes, res->window_ns);
 	/* What reached the device, counted at its volume; read-fill is the
-	 * engine's (a read does not say why it was issued). No drive model:
+	 * engine's (a read does not say why it was issued). WAF IU from the
+	 * drive model in emu mode, as in sim mode; dev mode has none:
 	 * drive_write_bytes 0 leaves WAF IU and the life figure unknown. */
 	struct qs_report_qlc_in qi = {
 		.client_write_bytes = res->eng.client_write_bytes,
@@ -794,8 +891,15 @@ static void rt_result(struct rt_run *r, struct rt_job *j, const struct qs_bench_
 		.rated_capacity = w->capacity,
 		.capacity = w->capacity,
 	};
+	if (w->qe) {
+		qi.drive_write_bytes = res->qlc.host_write_bytes;
+		qi.drive_prog_bytes = res->qlc.host_prog_bytes;
+		qi.rating_bytes = w->rating_bytes;
+		qi.rated_capacity = w->rated_capacity;
+		qi.capacity = w->prof.capacity_bytes; /* the drive modelled, as sim */
+	}
 	qs_report_qlc_fill(&rep->qlc, &qi);
-	rep->fast_write_bytes = res->fast.host_write_bytes;
+	rep->fast_write_bytes = j->f1.write_bytes - j->f0.write_bytes;
 }
 
 /* xorshift64: the slot buffers start as incompressible bytes, as fio's do. */
@@ -822,6 +926,63 @@ static uint64_t rt_slot_bytes(const struct qs_job *jobs, size_t njobs)
 	return (n + QS_BLOCK_SIZE - 1) / QS_BLOCK_SIZE * QS_BLOCK_SIZE;
 }
 
+/*
+ * Emu mode: fresh emulated drives for one run, the QLC preconditioned by a
+ * sequential fill of the whole model (the published fio method, as sim
+ * mode), the fast tier fresh (an SCM model has no state a fill would
+ * change). Their model clocks start now.
+ */
+static int rt_emu_open(struct qs_rt_world *w, char *err, size_t errlen)
+{
+	struct qs_emu_conf c = {
+		.profile = &w->prof,
+		.size = w->capacity,
+		.backing = QS_EMU_NONE, /* timing only, as sim mode */
+		.precondition = QS_EMU_PRECOND_SEQ,
+	};
+	char e2[512];
+	memset(&w->qlate, 0, sizeof(w->qlate));
+	memset(&w->flate, 0, sizeof(w->flate));
+	int rc = qs_emu_open(&w->qe, &w->loop, &c, e2, sizeof(e2));
+	if (rc) {
+		snprintf(err, errlen, "emulated QLC (profile %s): %s", w->prof.name, e2);
+		return rc;
+	}
+	c.profile = &w->fast_prof;
+	c.size = w->log_bytes;
+	c.precondition = QS_EMU_PRECOND_NONE;
+	rc = qs_emu_open(&w->fe, &w->loop, &c, e2, sizeof(e2));
+	if (rc) {
+		snprintf(err, errlen, "emulated fast tier (profile %s): %s", w->fast_prof.name, e2);
+		return rc;
+	}
+	rt_cvol_init(&w->qc, qs_emu_vol(w->qe), w->capacity, w->iu);
+	rt_cvol_init(&w->fc, qs_emu_vol(w->fe), w->log_bytes, QS_BLOCK_SIZE);
+	return 0;
+}
+
+static void rt_late(struct qs_emu *e, struct qs_rt_late *l)
+{
+	struct qs_emu_stats st;
+	qs_emu_get_stats(e, &st);
+	l->requests = st.reads + st.writes + st.flushes + st.discards;
+	l->late = st.completions;
+	l->late_ns_sum = st.late_ns_sum;
+	l->late_ns_max = st.late_ns_max;
+}
+
+/* Emu mode, after a run: keep the lateness figures, free the drives. */
+static void rt_emu_close(struct qs_rt_world *w)
+{
+	if (w->qe)
+		rt_late(w->qe, &w->qlate);
+	if (w->fe)
+		rt_late(w->fe, &w->flate);
+	qs_emu_close(w->qe);
+	qs_emu_close(w->fe);
+	w->qe = w->fe = NULL;
+}
+
 int qs_rt_run_group(struct qs_rt_world *w, const struct qs_job *jobs, size_t njobs,
 		    const struct qs_bench_variant *v, uint64_t seed, struct qs_bench_result *res,
 		    char *err, size_t errlen)
@@ -837,7 +998,7 @@ int qs_rt_run_group(struct qs_rt_world *w, const struct qs_job *jobs, size_t njo
 	r->vname = v->shaping ? qs_policy_order_name(v->order) : "shaping off";
 	const char *name = jobs[0].name;
 	int rc = -ENOMEM;
-	if (v->shaping && !w->fast.uv) {
+	if (v->shaping && !w->fast.uv && w->conf.kind == QS_RT_DEV) {
 		snprintf(err, errlen, "job '%s': shaping on needs a fast tier: give --fast-dev PATH "
 				      "(or --shaping off)", name);
 		return -EINVAL;
@@ -887,6 +1048,11 @@ int qs_rt_run_group(struct qs_rt_world *w, const struct qs_job *jobs, size_t njo
 		r->free_slots = &r->slots[i];
 	}
 
+	if (w->conf.kind == QS_RT_EMU) {
+		rc = rt_emu_open(w, err, errlen);
+		if (rc)
+			goto out;
+	}
 	struct qs_engine_conf ec;
 	qs_engine_conf_default(&ec);
 	ec.mode = v->shaping ? QS_MODE_CACHE : QS_MODE_PASSTHROUGH;
@@ -989,6 +1155,7 @@ close:
 	}
 out:
 	rt_teardown(r);
+	rt_emu_close(w);
 	if (w->conf.progress)
 		fprintf(stderr, "\r%60s\r", "");
 	double wall = (double)(qs_henv_now_ns() - wall0) / 1e9;

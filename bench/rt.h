@@ -9,15 +9,23 @@
  *    (qs_uvol). Block devices are claimed with O_EXCL for the whole
  *    command, so a device that holds a mounted file system or is in use
  *    (LVM, MD, another O_EXCL holder) is refused. The runs overwrite both.
+ *  - emu mode: both tiers are emulated drives (qs_emu,
+ *    daemon/common_emu_vol.h): the device models of sim mode, at the same
+ *    scale and log size, completing requests in real time. Every run opens
+ *    them afresh (the QLC model preconditioned by a sequential fill, as in
+ *    sim mode), so runs do not see each other's writes. Timing only, as in
+ *    sim mode: the drives keep no data (reads return zeroes), which changes
+ *    no timing; the engine still does all its work on the data (checksums,
+ *    copies), since in real time that work costs the clock.
  *
  * Same jobs, same variants, same figures (struct qs_bench_result, filled as
  * qs_bench_run_group fills it), with these differences (docs/BENCH.md):
  * runtime and ramp_time are wall-clock time; the QLC write figures
  * (writes, bytes, whole-IU writes) are counted by a wrapper around the QLC
- * volume, i.e. what the engine actually sent the device; no drive model
- * means no WAF IU and no life figure (NAN) in dev mode; the device keeps
- * what earlier runs wrote (no preconditioning, no copy per run); results
- * are not reproducible to the byte.
+ * volume, i.e. what the engine actually sent the device; dev mode has no
+ * drive model, hence no WAF IU and no life figure (NAN), and the device
+ * keeps what earlier runs wrote (no preconditioning, no copy per run);
+ * results are not reproducible to the byte.
  *
  * Every 4 KiB block a run writes starts with a stamp (struct qs_rt_stamp)
  * naming its own byte offset and the run's seed, so a test can read the
@@ -38,6 +46,7 @@
 
 enum qs_rt_kind {
 	QS_RT_DEV = 0, /* block devices or files */
+	QS_RT_EMU = 1, /* emulated drives (device models in real time) */
 };
 
 struct qs_rt_conf {
@@ -45,10 +54,14 @@ struct qs_rt_conf {
 	const char *qlc_dev;	/* dev: QLC device or file (required) */
 	const char *fast_dev;	/* dev: fast-tier device or file; needed when
 				   a run has shaping on, may be NULL otherwise */
-	const char *profile;	/* QLC profile: its IU (and rating) */
-	uint64_t cache_bytes;	/* log size cap; the fast device's size if smaller */
-	double rating_bytes;	/* endurance rating override (bytes); 0 = built in */
-	bool yes_overwrite;	/* the user confirmed the devices may be overwritten */
+	const char *profile;	/* QLC profile: its IU; emu: the QLC model */
+	const char *fast;	/* emu: the fast-tier profile */
+	uint64_t cache_bytes;	/* dev: log size cap (the fast device's size if
+				   smaller); emu: log size at the real drive's
+				   scale, scaled with the model as in sim mode */
+	uint64_t scale_bytes;	/* emu: QLC model capacity; 0 = as sim mode */
+	double rating_bytes;	/* emu: endurance rating override (bytes); 0 = built in */
+	bool yes_overwrite;	/* dev: the user confirmed the devices may be overwritten */
 	bool progress;		/* progress line on stderr (caller checks isatty) */
 };
 
@@ -73,15 +86,28 @@ uint64_t qs_rt_world_capacity(const struct qs_rt_world *w);
 uint64_t qs_rt_world_log_bytes(const struct qs_rt_world *w);
 /* The QLC IU in bytes (from the profile). */
 uint32_t qs_rt_world_iu(const struct qs_rt_world *w);
-/* One line describing the devices (paths, sizes, O_DIRECT or buffered). */
+/* One line describing the devices (paths, sizes, O_DIRECT or buffered;
+ * emu: the models, scale and log). */
 void qs_rt_world_describe(const struct qs_rt_world *w, char *buf, size_t len);
+
+/* Emu mode: how late one emulated device delivered completions in the last
+ * run (all zero in dev mode or before a run). */
+struct qs_rt_late {
+	uint64_t requests;    /* requests completed */
+	uint64_t late;	      /* of those, delivered after their model time */
+	uint64_t late_ns_sum; /* sum of the delays of the late ones */
+	uint64_t late_ns_max;
+};
+void qs_rt_world_late(const struct qs_rt_world *w, struct qs_rt_late *qlc,
+		      struct qs_rt_late *fast);
 
 /*
  * Run jobs[0..njobs) together in variant v on the real clock, as
  * qs_bench_run_group does on the simulator (same semantics for groups,
  * ramp, runtime, open and closed loop), and fill res[0..njobs). res->qlc
- * and res->fast hold what the wrappers counted at the volumes (host_*
- * fields; the others stay 0 in dev mode). Returns 0 or -errno with a
+ * and res->fast: emu, the models' counters as in sim mode; dev, what the
+ * wrappers counted at the volumes (host_* fields, the others 0). Returns 0
+ * or -errno with a
  * message in err. A shaping-on run formats a new log on the fast device;
  * every run closes the engine (no drain) before returning.
  */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * qlcshape bench run | ab | curve: command lines over bench/run.h, output
- * through bench/report.h. docs/BENCH.md describes every option and figure.
+ * qlcshape bench run | ab | curve: command lines over bench/run.h (sim mode)
+ * and bench/rt.h (emu and dev mode), output through bench/report.h.
+ * docs/BENCH.md describes every option and figure.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -20,7 +21,7 @@
 #define RC_DEFAULT_JOB "conf/bench/default.fio"
 
 enum rc_kind { RC_RUN, RC_AB, RC_CURVE };
-enum rc_mode { RC_SIM, RC_DEV };
+enum rc_mode { RC_SIM, RC_DEV, RC_EMU };
 
 struct rc_opts {
 	enum rc_kind kind;
@@ -79,8 +80,8 @@ static int rc_usage(FILE *f, enum rc_kind kind)
 	else
 		fprintf(f, "usage: qlcshape bench run JOB [OPTIONS]\n"
 			   "  Runs each job of the fio-style JOB file through the engine on the\n"
-			   "  simulator (or on devices, --mode dev), shaping off and on, and prints\n"
-			   "  them side by side.\n");
+			   "  simulator (or in real time: --mode emu, dev), shaping off and on, and\n"
+			   "  prints them side by side.\n");
 	fprintf(f,
 		"options:\n"
 		"  --profile NAME     QLC drive profile (default p5316-30t; conf/profiles/NAME.ini)\n"
@@ -90,8 +91,9 @@ static int rc_usage(FILE *f, enum rc_kind kind)
 		"  --shaping off|on|both  variants to run (default both)\n"
 		"  --policy NAME      destage policy with shaping on: fifo, sweep, fullest;\n"
 		"                     repeat for several (default sweep)\n"
-		"  --mode sim|dev     sim: simulation on a virtual clock (default); dev: the\n"
-		"                     engine on real devices or files, real clock (emu: not yet)\n"
+		"  --mode sim|emu|dev sim: simulation on a virtual clock (default); emu: the\n"
+		"                     same models emulated in real time; dev: the engine on\n"
+		"                     real devices or files, real clock\n"
 		"  --qlc-dev PATH     dev: the QLC block device or file (OVERWRITTEN)\n"
 		"  --fast-dev PATH    dev: the fast-tier device or file for the log (OVERWRITTEN;\n"
 		"                     needed with shaping on); the log is --cache or the device\n"
@@ -238,9 +240,8 @@ static int rc_parse(int argc, char **argv, struct rc_opts *o)
 				break;
 			}
 			if (!strcmp(optarg, "emu")) {
-				fprintf(stderr, "qlcshape %s: --mode %s: not yet implemented in this build "
-						"(--mode sim and dev are)\n", o->cmd, optarg);
-				return 1;
+				o->mode = RC_EMU;
+				break;
 			}
 			fprintf(stderr, "qlcshape %s: --mode '%s': allowed sim, emu, dev\n", o->cmd, optarg);
 			return 2;
@@ -417,8 +418,10 @@ static void rc_describe(const struct rc_opts *o, const struct rc_world *rw,
 	if (rw->rt) {
 		char desc[1024];
 		qs_rt_world_describe(rw->rt, desc, sizeof(desc));
-		printf("qlcshape %s %s: dev mode (real devices, real clock), seed %llu\n%s\n",
-		       o->cmd, jf->path, (unsigned long long)o->seed, desc);
+		printf("qlcshape %s %s: %s mode (%s, real clock), seed %llu\n%s\n", o->cmd,
+		       jf->path, o->mode == RC_EMU ? "emu" : "dev",
+		       o->mode == RC_EMU ? "device models in real time" : "real devices",
+		       (unsigned long long)o->seed, desc);
 		return;
 	}
 	const struct qs_bench_world *w = rw->sim;
@@ -431,15 +434,18 @@ static void rc_describe(const struct rc_opts *o, const struct rc_world *rw,
 	       (double)qs_bench_world_log_bytes(w) / 1e6, (double)o->conf.cache_bytes / 1e9);
 }
 
-/* The real-time world of dev mode. */
+/* The real-time world of dev and emu mode. */
 static int rc_rt_world(const struct rc_opts *o, struct qs_rt_world **w, char *err, size_t errlen)
 {
 	struct qs_rt_conf c = {
-		.kind = QS_RT_DEV,
+		.kind = o->mode == RC_EMU ? QS_RT_EMU : QS_RT_DEV,
 		.qlc_dev = o->qlc_dev,
 		.fast_dev = o->fast_dev,
 		.profile = o->conf.profile,
+		.fast = o->conf.fast,
 		.cache_bytes = o->conf.cache_bytes,
+		.scale_bytes = o->conf.scale_bytes,
+		.rating_bytes = o->conf.rating_bytes,
 		.yes_overwrite = o->yes_overwrite,
 		.progress = o->conf.progress,
 	};
@@ -451,7 +457,7 @@ static int rc_setup(struct rc_opts *o, struct rc_world *w, struct qs_job_file **
 {
 	char err[1024];
 	memset(w, 0, sizeof(*w));
-	int rc = o->mode == RC_DEV ? rc_rt_world(o, &w->rt, err, sizeof(err))
+	int rc = o->mode != RC_SIM ? rc_rt_world(o, &w->rt, err, sizeof(err))
 				   : qs_bench_world_new(&o->conf, &w->sim, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "qlcshape %s: %s\n", o->cmd, err);
@@ -495,7 +501,7 @@ static void rc_speed(const struct rc_opts *o, uint64_t ios, double sim_s, double
 {
 	if (o->quiet)
 		return;
-	if (o->mode == RC_DEV) {
+	if (o->mode != RC_SIM) {
 		/* real time: the figure is the run's length, not a speed */
 		printf("\nran %llu client I/Os (%.2f s of real time, ramps included) in %.2f s wall, "
 		       "%.2f s CPU\n", (unsigned long long)ios, sim_s, wall_s, cpu_s);
@@ -525,6 +531,39 @@ static void rc_note_steady(const struct rc_opts *o, const struct qs_bench_result
 				 : 0.0);
 }
 
+/*
+ * Emu mode: how late the emulated drives delivered completions in the run
+ * just done. An emulation is only as fast as the host lets it be: late
+ * completions make the figures slower than the model's, and say so.
+ */
+static void rc_note_late(const struct rc_opts *o, const struct qs_rt_late *q,
+			 const struct qs_rt_late *f, const char *name, const char *variant)
+{
+	if (o->quiet || o->mode != RC_EMU)
+		return;
+	const struct qs_rt_late *l[2] = {q, f};
+	char part[2][160];
+	for (int i = 0; i < 2; i++) {
+		if (!l[i]->requests) {
+			snprintf(part[i], sizeof(part[i]), "unused");
+			continue;
+		}
+		/* every completion comes some time after its model time (timer
+		 * wake-up, the loop's turn): the mean is the figure to read */
+		snprintf(part[i], sizeof(part[i]),
+			 "%llu completions, on average %.1f us after their model time (max %.2f ms)",
+			 (unsigned long long)l[i]->requests,
+			 (double)l[i]->late_ns_sum / (double)l[i]->requests / 1000,
+			 (double)l[i]->late_ns_max / 1e6);
+	}
+	printf("emu timing: %s, %s: QLC %s; fast tier %s\n", name, variant, part[0], part[1]);
+}
+
+static const char *rc_variant_name(const struct qs_report_run *r)
+{
+	return r->shaping ? r->policy : "shaping off";
+}
+
 static int rc_run(struct rc_opts *o)
 {
 	struct rc_world w;
@@ -537,11 +576,12 @@ static int rc_run(struct rc_opts *o)
 	struct qs_bench_result *res = calloc(jf->njobs * per, sizeof(*res));
 	struct qs_report_run *reps = calloc(jf->njobs * per, sizeof(*reps));
 	struct qs_bench_result *tmp = calloc(jf->njobs, sizeof(*tmp));
+	struct qs_rt_late (*late)[2] = calloc(jf->njobs * per, sizeof(*late));
 	size_t n = 0;
 	uint64_t ios = 0, sim_ns = 0;
 	double wall0 = rc_wall(), cpu0 = rc_clock(CLOCK_PROCESS_CPUTIME_ID);
 	char err[1024];
-	if (!res || !reps || !tmp) {
+	if (!res || !reps || !tmp || !late) {
 		st = 1;
 		goto out;
 	}
@@ -564,6 +604,8 @@ static int rc_run(struct rc_opts *o)
 				res[(g + i) * per + k] = tmp[i];
 				ios += tmp[i].ios;
 			}
+			if (w.rt) /* the group's, kept at its first job */
+				qs_rt_world_late(w.rt, &late[g * per + k][0], &late[g * per + k][1]);
 			sim_ns += tmp[0].sim_ns;
 		}
 		g += gn;
@@ -577,6 +619,10 @@ static int rc_run(struct rc_opts *o)
 		qs_report_table(stdout, reps, n);
 		for (size_t i = 0; i < n; i++)
 			rc_note_steady(o, &res[i], res[i].rep.job);
+		for (size_t i = 0; i < n; i++)
+			if (late[i][0].requests || late[i][1].requests)
+				rc_note_late(o, &late[i][0], &late[i][1], res[i].rep.job,
+					     rc_variant_name(&res[i].rep));
 	}
 	struct rc_runs rr = {reps, n, "qlcshape bench: shaping off vs on", NULL, 0};
 	st |= rc_outputs(o, &rr, rc_bars);
@@ -585,6 +631,7 @@ out:
 	free(res);
 	free(reps);
 	free(tmp);
+	free(late);
 	qs_job_file_free(jf);
 	rc_world_free(&w);
 	return st;
@@ -682,6 +729,11 @@ static int rc_curve(struct rc_opts *o)
 					       (double)d->lat_p50_ns / 1000, (double)d->lat_p99_ns / 1000,
 					       (double)d->lat_p999_ns / 1000);
 				rc_note_steady(o, &res, names[n]);
+				if (w.rt) {
+					struct qs_rt_late lq, lf;
+					qs_rt_world_late(w.rt, &lq, &lf);
+					rc_note_late(o, &lq, &lf, names[n], rc_variant_name(&res.rep));
+				}
 				if (step) {
 					pts[n].x = rc_total_iops(&res.rep);
 					pts[n].y = rc_p99_us(&job, &res.rep);

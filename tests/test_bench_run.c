@@ -304,8 +304,8 @@ static void test_arg_errors(void **state)
 	assert_int_equal(run_args(4, a2), 2);
 	char *a3[] = {"run", job_path, "--policy", "lru", NULL};
 	assert_int_equal(run_args(4, a3), 2);
-	char *a4[] = {"run", job_path, "--mode", "emu", NULL};
-	assert_int_equal(run_args(4, a4), 1); /* named, not implemented */
+	char *a4[] = {"run", job_path, "--mode", "emu", "--qlc-dev", "/tmp/x", NULL};
+	assert_int_equal(run_args(6, a4), 2); /* devices are dev mode's */
 	char *a5[] = {"run", job_path, "--mode", "fast", NULL};
 	assert_int_equal(run_args(4, a5), 2);
 	char *a6[] = {"run", job_path, "--cache", "lots", NULL};

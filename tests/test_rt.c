@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The bench's real-time driver (bench/rt.h), dev mode on files in /tmp:
+ * The bench's real-time driver (bench/rt.h). Dev mode on files in /tmp:
  * runs complete with sane figures, every QLC write with shaping on is whole
  * aligned IUs and the counting wrapper agrees with the engine's own
  * statistics, and what the runs wrote reads back (through a recovered
  * engine, then from the QLC file after a drain) as blocks stamped with
  * their own offset; refusals (no confirmation, not a device, the same
  * device twice, a mounted device) and the command line's dev-mode errors.
+ * Emu mode on tiny emulated drives: the same counts, checked a second time
+ * by the QLC model (partial IUs it received), WAF IU and lateness figures.
  * No timing is checked: a benchmark is never a timed pass/fail test.
  */
 #include <stdarg.h>
@@ -90,7 +92,28 @@ static const char *mix_fio =
 	"ramp_time=50ms\n"
 	"time_based=1\n";
 
-static char dir[64], prof_path[96], qlc_path[96], fast_path[96];
+/* A tiny Optane-class fast tier for emu mode. */
+static const char *fast_ini =
+	"[drive]\n"
+	"name = tinyscm\n"
+	"media = scm\n"
+	"capacity_gb = 1\n"
+	"iu_kib = 4\n"
+	"op_pct = 0\n"
+	"channels = 4\n"
+	"dies_per_channel = 1\n"
+	"unit_ius = 1\n"
+	"t_read_us = 3\n"
+	"t_prog_us = 5\n"
+	"channel_mbps = 20000\n"
+	"link_read_mbps = 7000\n"
+	"link_write_mbps = 6000\n"
+	"ctrl_units = 1\n"
+	"ctrl_ns = 1300\n"
+	"write_buffer_mib = 0\n"
+	"plp = 1\n";
+
+static char dir[64], prof_path[96], fprof_path[96], qlc_path[96], fast_path[96];
 
 static void write_file(const char *path, const char *text)
 {
@@ -119,6 +142,8 @@ static int setup(void **state)
 	if (!mkdtemp(dir))
 		return -1;
 	snprintf(prof_path, sizeof(prof_path), "%s/tiny.ini", dir);
+	snprintf(fprof_path, sizeof(fprof_path), "%s/tinyscm.ini", dir);
+	write_file(fprof_path, fast_ini);
 	snprintf(qlc_path, sizeof(qlc_path), "%s/qlc.img", dir);
 	snprintf(fast_path, sizeof(fast_path), "%s/fast.img", dir);
 	write_file(prof_path, prof_ini);
@@ -129,6 +154,7 @@ static int teardown(void **state)
 {
 	(void)state;
 	unlink(prof_path);
+	unlink(fprof_path);
 	unlink(qlc_path);
 	unlink(fast_path);
 	rmdir(dir);
@@ -512,6 +538,118 @@ static void test_cli(void **state)
 	unlink(job);
 }
 
+/* Emu mode: a 128 MiB model of the tiny QLC, a 16 MiB log. */
+static struct qs_rt_world *open_emu(void)
+{
+	struct qs_rt_conf c = {
+		.kind = QS_RT_EMU,
+		.profile = prof_path,
+		.fast = fprof_path,
+		.scale_bytes = 128 * MIB,
+		/* 1 GB drive at 128 MiB: 134 MB of log at the drive's scale is
+		 * 17.9 MB on the model, 17 MiB after rounding */
+		.cache_bytes = 134000000,
+	};
+	struct qs_rt_world *w = NULL;
+	char err[512];
+	int rc = qs_rt_world_new(&c, &w, err, sizeof(err));
+	if (rc)
+		fprintf(stderr, "%s\n", err);
+	assert_int_equal(rc, 0);
+	assert_int_equal(qs_rt_world_capacity(w), 128 * MIB);
+	assert_int_equal(qs_rt_world_log_bytes(w), 17 * MIB);
+	char desc[512];
+	qs_rt_world_describe(w, desc, sizeof(desc));
+	assert_non_null(strstr(desc, "tinyqlc"));
+	assert_non_null(strstr(desc, "tinyscm"));
+	return w;
+}
+
+static void test_emu_fill(void **state)
+{
+	(void)state;
+	struct qs_rt_world *w = open_emu();
+	struct qs_job_file *jf = load_jobs(fill_fio, qs_rt_world_capacity(w));
+	char err[512];
+	for (int on = 0; on < 2; on++)
+		for (size_t i = 0; i < jf->njobs; i++) {
+			struct qs_bench_variant v = {.shaping = on, .order = QS_ORDER_FULLEST};
+			struct qs_bench_result r;
+			int rc = qs_rt_run_job(w, &jf->jobs[i], &v, SEED, &r, err, sizeof(err));
+			if (rc)
+				fprintf(stderr, "%s\n", err);
+			assert_int_equal(rc, 0);
+			check_counts(&r, 1536);
+			/* the model received exactly what the wrapper counted */
+			assert_int_equal(r.qlc.host_writes, r.rep.qlc.writes);
+			assert_int_equal(r.qlc.host_write_bytes, r.rep.qlc.write_bytes);
+			assert_int_equal(r.fast.host_write_bytes, r.rep.fast_write_bytes);
+			struct qs_rt_late lq, lf;
+			qs_rt_world_late(w, &lq, &lf);
+			assert_true(lq.requests >= r.rep.qlc.writes);
+			if (on) {
+				assert_true(r.rep.qlc.writes > 0);
+				assert_int_equal(r.rep.qlc.iu_whole_writes, r.rep.qlc.writes);
+				/* and the drive saw no partial IU: a second witness */
+				assert_int_equal(r.qlc.partial_ius, 0);
+				assert_true(lf.requests > 0);
+			} else {
+				assert_int_equal(r.rep.qlc.writes, 1536);
+				assert_true(r.qlc.partial_ius > 0);
+				assert_int_equal(lf.requests, 0);
+				/* 4 KiB writes on a 64 KiB IU: the drive programs more
+				 * than it gets (exactly 16 only once all is programmed) */
+				assert_true(r.rep.qlc.waf_iu > 1.0);
+			}
+		}
+	qs_job_file_free(jf);
+	qs_rt_world_free(w);
+}
+
+static void test_emu_timed_mix(void **state)
+{
+	(void)state;
+	struct qs_rt_world *w = open_emu();
+	struct qs_job_file *jf = load_jobs(mix_fio, qs_rt_world_capacity(w));
+	char err[512];
+	for (int on = 0; on < 2; on++) {
+		struct qs_bench_variant v = {.shaping = on, .order = QS_ORDER_SWEEP};
+		struct qs_bench_result r;
+		assert_int_equal(qs_rt_run_job(w, &jf->jobs[0], &v, SEED, &r, err, sizeof(err)), 0);
+		assert_true(r.rep.read.iops > 0 && r.rep.write.iops > 0);
+		assert_true(r.window_ns > 0);
+		assert_int_equal(r.rep.qlc.writes, r.eng.qlc_writes);
+		if (on)
+			assert_int_equal(r.qlc.partial_ius, 0);
+	}
+	qs_job_file_free(jf);
+	qs_rt_world_free(w);
+}
+
+static void test_emu_cli(void **state)
+{
+	(void)state;
+	char job[128], json[128];
+	snprintf(job, sizeof(job), "%s/cli.fio", dir);
+	snprintf(json, sizeof(json), "%s/out.json", dir);
+	write_file(job, fill_fio);
+	char *a1[] = {"run", job, "--mode", "emu", "--qlc-dev", qlc_path, NULL};
+	assert_int_equal(cli(6, a1), 2); /* devices are dev mode's */
+	char *a2[] = {"run", job, "--mode", "emu", "--profile", prof_path, "--fast", fprof_path,
+		      "--scale-gib", "0.25", "--cache", "300m", "--quiet", "--json", json, NULL};
+	assert_int_equal(cli(15, a2), 0);
+	FILE *f = fopen(json, "r");
+	assert_non_null(f);
+	char text[16384];
+	size_t n = fread(text, 1, sizeof(text) - 1, f);
+	text[n] = 0;
+	fclose(f);
+	assert_non_null(strstr(text, "\"job\": \"rand\""));
+	assert_non_null(strstr(text, "\"shaping\": \"on\""));
+	unlink(json);
+	unlink(job);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -520,6 +658,9 @@ int main(void)
 		cmocka_unit_test(test_dev_shaping_on),
 		cmocka_unit_test(test_dev_shaping_off),
 		cmocka_unit_test(test_dev_timed_mix),
+		cmocka_unit_test(test_emu_fill),
+		cmocka_unit_test(test_emu_timed_mix),
+		cmocka_unit_test(test_emu_cli),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
