@@ -273,6 +273,8 @@ int qs_report_json(FILE *f, const struct qs_report_run *runs, size_t n)
 		fprintf(f, ",\n      \"shaping\": \"%s\",\n      \"policy\": ",
 			qs_report_shaping_name(r->shaping));
 		json_str(f, policy_of(r));
+		fputs(",\n      \"mode\": ", f);
+		json_str(f, r->mode ? r->mode : "sim");
 		fputs(",\n", f);
 		json_dir(f, "read", &r->read);
 		fputs(",\n", f);
@@ -335,7 +337,7 @@ int qs_report_csv(FILE *f, const struct qs_report_run *runs, size_t n)
 	      "write_iops,write_bw_bytes,write_lat_mean_ns,write_lat_p50_ns,"
 	      "write_lat_p99_ns,write_lat_p999_ns,"
 	      "qlc_write_bytes,qlc_writes,qlc_iu_whole_writes,qlc_read_fill_bytes,"
-	      "qlc_waf_host,qlc_waf_iu,qlc_life_years,fast_write_bytes\n", f);
+	      "qlc_waf_host,qlc_waf_iu,qlc_life_years,fast_write_bytes,mode\n", f);
 	for (size_t i = 0; i < n; i++) {
 		const struct qs_report_run *r = &runs[i];
 		csv_str(f, r->job);
@@ -348,7 +350,9 @@ int qs_report_csv(FILE *f, const struct qs_report_run *runs, size_t n)
 		csv_num(f, r->qlc.waf_host, "%.6f");
 		csv_num(f, r->qlc.waf_iu, "%.6f");
 		csv_num(f, r->qlc.life_years, "%.6f");
-		fprintf(f, ",%" PRIu64 "\n", r->fast_write_bytes);
+		fprintf(f, ",%" PRIu64 ",", r->fast_write_bytes);
+		csv_str(f, r->mode ? r->mode : "sim");
+		fputc('\n', f);
 	}
 	return ferror(f) ? -EIO : 0;
 }

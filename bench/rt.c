@@ -874,6 +874,7 @@ static void rt_result(struct rt_run *r, struct rt_job *j, const struct qs_bench_
 	rep->job = j->job->name;
 	rep->shaping = v->shaping;
 	rep->policy = v->shaping ? qs_policy_order_name(v->order) : "-";
+	rep->mode = w->conf.kind == QS_RT_EMU ? "emu" : "dev";
 	qs_report_dir_fill(&rep->read, j->hr, j->rd_ios, j->rd_bytes, res->window_ns);
 	qs_report_dir_fill(&rep->write, j->hw, j->wr_ios, j->wr_bytes, res->window_ns);
 	/* What reached the device, counted at its volume; read-fill is the

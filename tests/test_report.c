@@ -332,6 +332,7 @@ static void sample_runs(struct qs_report_run r[3])
 	r[1] = r[0];
 	r[1].shaping = true;
 	r[1].policy = "sweep";
+	r[1].mode = "dev";
 	r[1].write = (struct qs_report_dir){350000.25, 1433600000, 90000, 80000,
 					    200000, 900000};
 	r[1].qlc = (struct qs_report_qlc){7300000000ull, 111390, 111390, 120000000,
@@ -391,7 +392,7 @@ static void test_json(void **state)
 	assert_int_equal(runs->n, 3);
 	for (size_t i = 0; i < 3; i++) {
 		const struct jv *o = runs->items[i];
-		jkeys(o, (const char *[]){"job", "shaping", "policy", "read", "write",
+		jkeys(o, (const char *[]){"job", "shaping", "policy", "mode", "read", "write",
 					  "qlc", "fast", NULL});
 		assert_string_equal(jget(o, "shaping", J_STR)->str, r[i].shaping ? "on" : "off");
 		check_dir(jget(o, "read", J_OBJ), &r[i].read);
@@ -412,6 +413,9 @@ static void test_json(void **state)
 	assert_string_equal(jget(runs->items[0], "job", J_STR)->str, "4k-randwrite");
 	assert_string_equal(jget(runs->items[0], "policy", J_STR)->str, "-");
 	assert_string_equal(jget(runs->items[1], "policy", J_STR)->str, "sweep");
+	/* the mode: NULL is the simulation's */
+	assert_string_equal(jget(runs->items[0], "mode", J_STR)->str, "sim");
+	assert_string_equal(jget(runs->items[1], "mode", J_STR)->str, "dev");
 	assert_string_equal(jget(runs->items[2], "job", J_STR)->str, "64k \"quoted\", job");
 	const struct jv *q1 = jget(runs->items[1], "qlc", J_OBJ);
 	assert_true(fabs(jget(q1, "waf_host", J_NUM)->num - 1.017) < 1e-9);
@@ -475,13 +479,14 @@ static void test_csv(void **state)
 	char (*f)[64] = calloc(64, 64);
 	char *save = NULL, *line = strtok_r(out, "\n", &save);
 	size_t nh = csv_split(line, f, 64);
-	assert_int_equal(nh, 23);
+	assert_int_equal(nh, 24);
 	assert_string_equal(f[0], "job");
 	assert_string_equal(f[3], "read_iops");
 	assert_string_equal(f[8], "read_lat_p999_ns");
 	assert_string_equal(f[14], "write_lat_p999_ns");
 	assert_string_equal(f[15], "qlc_write_bytes");
 	assert_string_equal(f[22], "fast_write_bytes");
+	assert_string_equal(f[23], "mode");
 	int lines = 0;
 	while ((line = strtok_r(NULL, "\n", &save))) {
 		size_t n = csv_split(line, f, 64);
@@ -492,6 +497,7 @@ static void test_csv(void **state)
 			assert_string_equal(f[9], "350000.250");
 			assert_string_equal(f[15], "7300000000");
 			assert_string_equal(f[22], "7400000000");
+			assert_string_equal(f[23], "dev");
 		}
 		if (lines == 2) {
 			assert_string_equal(f[0], "64k \"quoted\", job");

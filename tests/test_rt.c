@@ -534,6 +534,8 @@ static void test_cli(void **state)
 	assert_non_null(strstr(text, "\"job\": \"rand\""));
 	assert_non_null(strstr(text, "\"shaping\": \"on\""));
 	assert_non_null(strstr(text, "\"shaping\": \"off\""));
+	assert_non_null(strstr(text, "\"mode\": \"dev\""));
+	assert_null(strstr(text, "\"mode\": \"sim\""));
 	unlink(json);
 	unlink(job);
 }
@@ -646,6 +648,8 @@ static void test_emu_cli(void **state)
 	fclose(f);
 	assert_non_null(strstr(text, "\"job\": \"rand\""));
 	assert_non_null(strstr(text, "\"shaping\": \"on\""));
+	assert_non_null(strstr(text, "\"mode\": \"emu\""));
+	assert_null(strstr(text, "\"mode\": \"sim\""));
 	unlink(json);
 	unlink(job);
 }
