@@ -759,7 +759,8 @@ static void d_emu_report(const struct daemon *d)
 	qs_emu_get_stats(d->qlc_emu, &s);
 	d_log("emulated QLC: %llu reads, %llu writes (%llu bytes), %llu flushes, %llu discards; "
 	      "in the drive %llu partial-IU writes, %llu read-modify-writes, NAND write "
-	      "amplification %.2f; completions %.0f us late on average (max %.1f ms)",
+	      "amplification %.2f so far (its write buffer may still hold data); completions "
+	      "%.0f us late on average (max %.1f ms)",
 	      (unsigned long long)s.reads, (unsigned long long)s.writes,
 	      (unsigned long long)s.write_bytes, (unsigned long long)s.flushes,
 	      (unsigned long long)s.discards, (unsigned long long)s.model.partial_ius,

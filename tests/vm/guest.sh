@@ -3,8 +3,9 @@
 # test backend: block-layer parameters, fio verify=crc32c, discard read-back,
 # clean stop. Phase 2, qlcshaped with the engine over two files: fio verify,
 # drain on stop, only whole-IU writes reached the QLC, data unchanged across a
-# restart (log recovery). Prints "qs-vm: ..." lines; exits non-zero on the
-# first failure.
+# restart (log recovery). Phase 3, the emulated QLC (tests/vm/emu.sh): fio
+# bare and shaped, whole IUs only with shaping on. Prints "qs-vm: ..." lines;
+# exits non-zero on the first failure.
 . /qs/common.sh
 
 stop_daemon() { # what
@@ -274,6 +275,8 @@ done
 stop_daemon "engine backend, after user recovery, drain requested"
 wait $dpid
 echo "qs-vm:   control drain answered: $(head -1 /tmp/drain2.txt)"
+
+. /qs/emu.sh
 
 echo "qs-vm: all steps passed"
 exit 0

@@ -52,6 +52,9 @@ build_initramfs() { # kernel -> build/vm/initramfs-K.cpio
 	install -m 0755 tests/vm/init "$root/init"
 	cp tests/vm/common.sh tests/vm/guest.sh tests/vm/powerloss.sh tests/vm/ram.ini tests/vm/engine.ini \
 		tests/vm/engine-recovery.ini tests/vm/powerloss.ini "$root/qs/"
+	# The emulated QLC's steps, configs and drive profile (emu:/qs/p5316-30t.ini).
+	cp tests/vm/emu.sh tests/vm/emu-bare.ini tests/vm/emu-shaped.ini conf/profiles/p5316-30t.ini \
+		"$root/qs/"
 	cp "$VM/k$k/ublk_drv.ko" "$root/lib/ublk_drv.ko"
 	mkdir -p "$root/lib/mods"
 	cp "$VM/k$k/mods/"* "$root/lib/mods/"

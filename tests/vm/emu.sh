@@ -1,0 +1,65 @@
+# Sourced by guest.sh (it needs step, fail, start_daemon and stop_daemon):
+# the emulated QLC, qlc = emu:p5316-30t (the bench's model of the P5316
+# 30.72 TB in real time, 256 MiB in RAM). The same two fio jobs run on it
+# bare (tests/vm/emu-bare.ini: engine.mode = passthrough, every request
+# reaches the emulated drive as it is) and with shaping on
+# (tests/vm/emu-shaped.ini: the engine's log on a tmpfs file in front), and
+# their figures are printed as "qs-vm: emu ..." lines. Under TCG the guest's
+# CPU, not the model, limits the client figures; what the emulated drive
+# did (partial-IU writes, read-modify-writes, write amplification inside the
+# drive) is printed from the daemon's exit line. With shaping on, the QLC
+# must have received whole IUs only: checked from `qlcshape stats` after a
+# drain, and from the emulated drive's own count of partial-IU writes.
+
+emu_fio() { # mode rw bs size
+	step "fio $2 $3 on the emulated QLC, $1: up to 12 s, iodepth 16, verify crc32c as it writes"
+	fio --name=emu-$1-$2-$3 --filename=/dev/ublkb0 --direct=1 --ioengine=io_uring \
+		--iodepth=16 --rw=$2 --bs=$3 --size=$4 --runtime=12 --verify=crc32c \
+		--verify_backlog=256 --verify_fatal=1 --randrepeat=0 >/tmp/fio-emu.log 2>&1 ||
+		{ cat /tmp/fio-emu.log; fail "fio $2 $3 on the emulated QLC ($1)"; }
+	grep -q "err= 0" /tmp/fio-emu.log || { cat /tmp/fio-emu.log; fail "fio reported an error"; }
+	grep -E "^ *write: IOPS=" /tmp/fio-emu.log | sed "s/^ */qs-vm: emu $1 $2 $3: /"
+}
+
+emu_drive_line() { # mode -> prints and sets $emu_line
+	emu_line=$(grep "emulated QLC: .* reads" /tmp/qlcshaped.log)
+	[ -n "$emu_line" ] || fail "the daemon did not report the emulated QLC at exit"
+	echo "qs-vm: emu $1 drive: ${emu_line#*emulated QLC: }"
+}
+
+qs_emu() { /usr/bin/qlcshape "$@" --config "$emu_conf"; }
+
+# Bare: the emulated drive alone behind the passthrough engine.
+emu_conf=/qs/emu-bare.ini
+start_daemon "emulated QLC, bare (passthrough)" $emu_conf
+grep -q "IU 65536 bytes from the emulated drive's profile p5316-30t" /tmp/qlcshaped.log ||
+	fail "the IU did not come from the emulated drive's profile"
+emu_fio bare randwrite 4k 64M
+emu_fio bare randwrite 64k 256M
+qs_emu stats >/tmp/stats-emu.txt || fail "qlcshape stats (bare)"
+sed -n 's/^qlc  */qs-vm: emu bare stats: qlc /p' /tmp/stats-emu.txt
+stop_daemon "emulated QLC, bare"
+emu_drive_line bare
+partial=$(echo "$emu_line" | sed -n 's/.*in the drive \([0-9]*\) partial-IU writes.*/\1/p')
+[ -n "$partial" ] && [ "$partial" -gt 0 ] ||
+	fail "bare 4 KiB writes reached the emulated drive, yet it counted no partial-IU writes"
+
+# Shaped: the engine's log in front of the same emulated drive.
+emu_conf=/qs/emu-shaped.ini
+dd if=/dev/zero of=/tmp/emu-fast.img bs=1M count=0 seek=64 2>/dev/null
+start_daemon "emulated QLC, shaped, format" $emu_conf --format
+emu_fio shaped randwrite 4k 64M
+emu_fio shaped randwrite 64k 256M
+step "drain, then qlcshape stats: only whole IUs reached the emulated QLC"
+qs_emu drain >/tmp/drain-emu.txt || { cat /tmp/drain-emu.txt; fail "qlcshape drain (shaped)"; }
+qs_emu stats >/tmp/stats-emu.txt || fail "qlcshape stats (shaped)"
+sed -n 's/^qlc  */qs-vm: emu shaped stats: qlc /p' /tmp/stats-emu.txt
+qline=$(grep "^qlc " /tmp/stats-emu.txt)
+qw=$(echo "$qline" | sed -n 's/^qlc *\([0-9]*\) writes.*/\1/p')
+qwhole=$(echo "$qline" | sed -n 's/.*), \([0-9]*\) whole-IU.*/\1/p')
+[ -n "$qw" ] && [ "$qw" -gt 0 ] || fail "no QLC writes after the drain"
+[ "$qw" = "$qwhole" ] || fail "the emulated QLC got writes that are not whole IUs ($qwhole of $qw)"
+stop_daemon "emulated QLC, shaped"
+emu_drive_line shaped
+echo "$emu_line" | grep -q "in the drive 0 partial-IU writes" ||
+	fail "the emulated drive counted partial-IU writes with shaping on"
