@@ -667,7 +667,8 @@ int qs_bench_run_group(struct qs_bench_world *w, const struct qs_job *jobs, size
 	/* the filled drive's resources are busy until fill_idle_ns: start there */
 	qs_sim_run_until(r->sim, w->fill_idle_ns);
 	/* Timing only: the engine's destage then writes whatever is in its
-	 * buffers, which a benchmark never looks at. */
+	 * buffers, which a benchmark never looks at; so the engine is opened
+	 * with QS_OPEN_NO_DATA and skips checksums and copies of data. */
 	r->qv = qs_sim_vol_new(r->sim, r->qm, QS_SIM_DATA_NONE);
 	r->fv = qs_sim_vol_new(r->sim, r->fm, QS_SIM_DATA_NONE);
 	if (!r->qv || !r->fv) {
@@ -681,7 +682,8 @@ int qs_bench_run_group(struct qs_bench_world *w, const struct qs_job *jobs, size
 	ec.policy.order = v->order;
 	ec.iu_bytes = qs_model_iu_bytes(r->qm);
 	r->e = qs_engine_open(qs_sim_env(r->sim), v->shaping ? qs_sim_vol_vol(r->fv) : NULL,
-			      qs_sim_vol_vol(r->qv), &ec, QS_OPEN_FORMAT, rn_flag_cb, r);
+			      qs_sim_vol_vol(r->qv), &ec, QS_OPEN_FORMAT | QS_OPEN_NO_DATA,
+			      rn_flag_cb, r);
 	if (!r->e) {
 		rc = -errno;
 		snprintf(err, errlen, "job '%s': engine open: %s", name, strerror(errno));

@@ -459,13 +459,15 @@ static void dst_start(struct qs_engine *e, uint32_t di)
 			piece_read(e, d, e->qlc, (lba0 + b) * QS_BLOCK_SIZE, b, j - b, UINT64_MAX);
 			b = j;
 		} else if (v & SLOT_TOMB) {
-			memset(d->buf + (size_t)b * QS_BLOCK_SIZE, 0, QS_BLOCK_SIZE);
+			if (!e->no_data)
+				memset(d->buf + (size_t)b * QS_BLOCK_SIZE, 0, QS_BLOCK_SIZE);
 			b++;
 		} else {
 			uint64_t pos = eng_slot_to_pos(e, v);
 			if (eng_ring_has(e, pos)) {
-				memcpy(d->buf + (size_t)b * QS_BLOCK_SIZE, eng_ring_at(e, pos),
-				       QS_BLOCK_SIZE);
+				if (!e->no_data)
+					memcpy(d->buf + (size_t)b * QS_BLOCK_SIZE,
+					       eng_ring_at(e, pos), QS_BLOCK_SIZE);
 				b++;
 				continue;
 			}

@@ -131,6 +131,7 @@ struct qs_engine {
 	uint64_t t0_ns;
 
 	bool ready, closing, closed, failed, opening;
+	bool no_data; /* QS_OPEN_NO_DATA: skip checksums and copies of data */
 	qs_req_cb open_cb, close_cb, drain_cb;
 	void *open_arg, *close_arg, *drain_arg;
 	bool draining;

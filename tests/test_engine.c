@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "th.h"
+#include "twork.h"
 
 #define MiB (1024ull * 1024)
 #define BS 4096u
@@ -279,6 +280,44 @@ static void test_drain(void **st)
 	teardown(h);
 }
 
+/* One random workload (reads, writes, discards, flushes, destage under a
+ * small log with a DRAM buffer) with the given open flags. */
+static void nodata_run(unsigned flags, struct qs_engine_stats *s, uint64_t vol[6])
+{
+	struct th *h = setup((2 + 256) * BS, 16 * MiB);
+	h->open_flags = flags;
+	h->conf.dram_buffer_bytes = 64 * BS;
+	h->conf.policy.start_pct = 20;
+	assert_int_equal(th_open(h, true), 0);
+	struct twork w;
+	twork_init(&w, h, 2048, 11);
+	twork_run(&w, 4000);
+	twork_quiesce(&w);
+	if (!flags)
+		assert_int_equal(w.read_mismatch, 0);
+	qs_engine_get_stats(h->e, s);
+	uint64_t v[6] = {h->qlc.writes, h->qlc.flushes, h->qlc.discards, h->fast.writes,
+			 h->fast.flushes, h->qlc.iu_violations};
+	memcpy(vol, v, sizeof(v));
+	twork_fini(&w);
+	assert_int_equal(th_close(h), 0);
+	teardown(h);
+}
+
+/* QS_OPEN_NO_DATA only skips work on data bytes: the same workload gives
+ * the same statistics and the same volume traffic with and without it. */
+static void test_no_data_same_decisions(void **st)
+{
+	struct qs_engine_stats a, b;
+	uint64_t va[6], vb[6];
+	nodata_run(0, &a, va);
+	nodata_run(QS_OPEN_NO_DATA, &b, vb);
+	assert_true(a.destage_ius > 0 && a.log_read_bytes > 0 && a.client_reads > 0);
+	assert_memory_equal(&a, &b, sizeof(a));
+	assert_memory_equal(va, vb, sizeof(va));
+	assert_int_equal(va[5], 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -291,6 +330,7 @@ int main(void)
 		cmocka_unit_test(test_log_full_throttles),
 		cmocka_unit_test(test_bad_requests),
 		cmocka_unit_test(test_drain),
+		cmocka_unit_test(test_no_data_same_decisions),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

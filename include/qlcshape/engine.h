@@ -85,6 +85,15 @@ int qs_policy_parse_order(const char *name, enum qs_order *order);
 const char *qs_policy_order_name(enum qs_order order);
 
 #define QS_OPEN_FORMAT 0x1u /* write a new, empty log (destroys the old one) */
+/*
+ * Timing only: the caller never looks at data and its volumes store none
+ * (the bench's simulation). The engine then skips the work done on data
+ * bytes alone: the data checksum and header seal of log records, and the
+ * copies into, out of and zeroing from its DRAM buffer. Every decision,
+ * I/O offset, length and statistic is the same as without the flag. A log
+ * written this way cannot be recovered: never with volumes that keep data.
+ */
+#define QS_OPEN_NO_DATA 0x2u
 
 /*
  * Create an engine over fast (the log device; unused in passthrough mode,

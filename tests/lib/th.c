@@ -41,7 +41,7 @@ int th_open(struct th *h, bool format)
 {
 	h->open_done = false;
 	h->e = qs_engine_open(&h->env.env, &h->fast.vol, &h->qlc.vol, &h->conf,
-			      format ? QS_OPEN_FORMAT : 0, open_cb, h);
+			      (format ? QS_OPEN_FORMAT : 0) | h->open_flags, open_cb, h);
 	if (!h->e)
 		return -errno;
 	th_wait(h, &h->open_done);

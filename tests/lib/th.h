@@ -13,6 +13,7 @@ struct th {
 	struct qs_engine_conf conf;
 	int open_res;
 	bool open_done;
+	unsigned open_flags; /* added to th_open's flags (e.g. QS_OPEN_NO_DATA) */
 };
 
 /* Volumes of the given sizes; conf defaults scaled for tests. */
