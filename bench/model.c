@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define NONE UINT32_MAX
 
@@ -81,6 +83,15 @@ struct qs_model {
 	/* Mapping state (NAND only). */
 	uint32_t *map;	    /* user IU -> physical IU, NONE = unmapped */
 	uint32_t *rmap;	    /* physical IU -> user IU, NONE = invalid/free */
+	/*
+	 * map and rmap in one mapping of a memfd instead of malloc'ed arrays
+	 * (qs_model_snapshot): the snapshot maps the memfd shared and
+	 * read-only, its clones map it private, so that a clone copies only
+	 * the pages it writes. maps_fd >= 0 only in a snapshot.
+	 */
+	unsigned char *maps;
+	size_t maps_len, rmap_off;
+	int maps_fd;
 	uint32_t *sb_valid; /* valid IUs per superblock */
 	uint8_t *sb_state;
 	uint32_t *free_q; /* FIFO of free superblocks */
@@ -782,7 +793,14 @@ static uint64_t reg_need(const struct qs_model *m, uint32_t r)
 	return (reg_user_ius(m, r) + m->sb_ius - 1) / m->sb_ius + 3;
 }
 
-static int alloc_all(struct qs_model *m)
+/* How model_create sets up map and rmap. */
+enum maps_init {
+	MAPS_INIT, /* allocated, every IU unmapped */
+	MAPS_RAW,  /* allocated, left for the caller to fill */
+	MAPS_NONE, /* not allocated: the caller maps them */
+};
+
+static int alloc_all(struct qs_model *m, enum maps_init mi)
 {
 	m->ctrl_free = calloc(m->p.ctrl_units, sizeof(uint64_t));
 	m->die_rd_free = calloc(m->ndies, sizeof(uint64_t));
@@ -797,8 +815,12 @@ static int alloc_all(struct qs_model *m)
 		return -ENOMEM;
 	if (m->p.media == QS_MEDIA_SCM)
 		return 0;
-	m->map = malloc(m->user_ius * sizeof(uint32_t));
-	m->rmap = malloc(m->phys_ius * sizeof(uint32_t));
+	if (mi != MAPS_NONE) {
+		m->map = malloc(m->user_ius * sizeof(uint32_t));
+		m->rmap = malloc(m->phys_ius * sizeof(uint32_t));
+		if (!m->map || !m->rmap)
+			return -ENOMEM;
+	}
 	m->sb_valid = calloc(m->nsb, sizeof(uint32_t));
 	m->sb_state = calloc(m->nsb, 1);
 	m->free_q = calloc(m->nsb, sizeof(uint32_t));
@@ -811,7 +833,7 @@ static int alloc_all(struct qs_model *m)
 	m->reg_head = malloc(m->nreg * sizeof(uint32_t));
 	m->sb_next = malloc(m->nsb * sizeof(uint32_t));
 	m->sb_prev = malloc(m->nsb * sizeof(uint32_t));
-	if (!m->map || !m->rmap || !m->sb_valid || !m->sb_state || !m->free_q || !m->ring ||
+	if (!m->sb_valid || !m->sb_state || !m->free_q || !m->ring ||
 	    !m->hs || !m->gs || !m->reg_owned || !m->reg_quota || !m->sb_reg || !m->reg_head ||
 	    !m->sb_next || !m->sb_prev)
 		return -ENOMEM;
@@ -831,7 +853,8 @@ static int alloc_all(struct qs_model *m)
 	return 0;
 }
 
-struct qs_model *qs_model_new(const struct qs_profile *p, uint64_t scaled)
+static struct qs_model *model_create(const struct qs_profile *p, uint64_t scaled,
+				     enum maps_init mi)
 {
 	if (!p || !p->iu_bytes || !qs_profile_dies(p) || !p->unit_ius || !p->ctrl_units) {
 		errno = EINVAL;
@@ -843,6 +866,7 @@ struct qs_model *qs_model_new(const struct qs_profile *p, uint64_t scaled)
 		return NULL;
 	}
 	m->p = *p;
+	m->maps_fd = -1;
 	m->iu = p->iu_bytes;
 	m->ndies = qs_profile_dies(p);
 	m->nch = p->channels;
@@ -903,14 +927,16 @@ struct qs_model *qs_model_new(const struct qs_profile *p, uint64_t scaled)
 		m->ring_cap = (uint32_t)(p->write_buffer_bytes / ((uint64_t)m->unit * m->iu)) +
 			      2 * m->ndies + 16;
 	}
-	if (alloc_all(m)) {
+	if (alloc_all(m, mi)) {
 		qs_model_free(m);
 		errno = ENOMEM;
 		return NULL;
 	}
 	if (p->media == QS_MEDIA_NAND) {
-		memset(m->map, 0xff, m->user_ius * sizeof(uint32_t));
-		memset(m->rmap, 0xff, m->phys_ius * sizeof(uint32_t));
+		if (mi == MAPS_INIT) {
+			memset(m->map, 0xff, m->user_ius * sizeof(uint32_t));
+			memset(m->rmap, 0xff, m->phys_ius * sizeof(uint32_t));
+		}
 		for (uint32_t i = 0; i < m->nsb; i++)
 			m->free_q[i] = i;
 		m->free_n = m->nsb;
@@ -934,6 +960,11 @@ struct qs_model *qs_model_new(const struct qs_profile *p, uint64_t scaled)
 	return m;
 }
 
+struct qs_model *qs_model_new(const struct qs_profile *p, uint64_t scaled)
+{
+	return model_create(p, scaled, MAPS_INIT);
+}
+
 void qs_model_free(struct qs_model *m)
 {
 	if (!m)
@@ -946,8 +977,14 @@ void qs_model_free(struct qs_model *m)
 	free(m->ch);
 	bw_fini(&m->link_rd);
 	bw_fini(&m->link_wr);
-	free(m->map);
-	free(m->rmap);
+	if (m->maps) {
+		munmap(m->maps, m->maps_len);
+	} else {
+		free(m->map);
+		free(m->rmap);
+	}
+	if (m->maps_fd >= 0)
+		close(m->maps_fd);
 	free(m->sb_valid);
 	free(m->sb_state);
 	free(m->free_q);
@@ -979,9 +1016,10 @@ void qs_model_free(struct qs_model *m)
 		}                                                                      \
 	} while (0)
 
-struct qs_model *qs_model_clone(const struct qs_model *m)
+/* A copy of m but for map and rmap, which mi says how to set up. */
+static struct qs_model *clone_rest(const struct qs_model *m, enum maps_init mi)
 {
-	struct qs_model *c = qs_model_new(&m->p, m->user_ius * m->iu);
+	struct qs_model *c = model_create(&m->p, m->user_ius * m->iu, mi);
 	if (!c)
 		return NULL;
 	DUP(ctrl_free, m->p.ctrl_units);
@@ -993,8 +1031,6 @@ struct qs_model *qs_model_clone(const struct qs_model *m)
 	bw_copy(&c->link_wr, &m->link_wr);
 	c->clock = m->clock;
 	if (m->p.media == QS_MEDIA_NAND) {
-		DUP(map, m->user_ius);
-		DUP(rmap, m->phys_ius);
 		DUP(sb_valid, m->nsb);
 		DUP(sb_state, m->nsb);
 		DUP(free_q, m->nsb);
@@ -1023,6 +1059,75 @@ struct qs_model *qs_model_clone(const struct qs_model *m)
 	c->ring_n = m->ring_n;
 	c->inbuf = m->inbuf;
 	c->c = m->c;
+	return c;
+}
+
+struct qs_model *qs_model_clone(const struct qs_model *m)
+{
+	if (m->maps_fd < 0) {
+		struct qs_model *c = clone_rest(m, MAPS_RAW);
+		if (c && m->p.media == QS_MEDIA_NAND) {
+			memcpy(c->map, m->map, m->user_ius * sizeof(uint32_t));
+			memcpy(c->rmap, m->rmap, m->phys_ius * sizeof(uint32_t));
+		}
+		return c;
+	}
+	struct qs_model *c = clone_rest(m, MAPS_NONE);
+	if (!c)
+		return NULL;
+	void *p = mmap(NULL, m->maps_len, PROT_READ | PROT_WRITE, MAP_PRIVATE, m->maps_fd, 0);
+	if (p == MAP_FAILED) {
+		int err = errno;
+		qs_model_free(c);
+		errno = err;
+		return NULL;
+	}
+	c->maps = p;
+	c->maps_len = m->maps_len;
+	c->rmap_off = m->rmap_off;
+	c->map = (uint32_t *)(void *)c->maps;
+	c->rmap = (uint32_t *)(void *)(c->maps + c->rmap_off);
+	return c;
+}
+
+struct qs_model *qs_model_snapshot(const struct qs_model *m)
+{
+	if (m->p.media != QS_MEDIA_NAND)
+		return qs_model_clone(m);
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	size_t map_len = m->user_ius * sizeof(uint32_t), rmap_len = m->phys_ius * sizeof(uint32_t);
+	size_t rmap_off = (map_len + pg - 1) / pg * pg;
+	size_t len = rmap_off + (rmap_len + pg - 1) / pg * pg;
+	struct qs_model *c = clone_rest(m, MAPS_NONE);
+	if (!c)
+		return NULL;
+	int err = 0;
+	c->maps_fd = memfd_create("qs_model_snapshot", MFD_CLOEXEC);
+	if (c->maps_fd < 0 || ftruncate(c->maps_fd, (off_t)len)) {
+		err = errno;
+	} else {
+		void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, c->maps_fd, 0);
+		if (p == MAP_FAILED) {
+			err = errno;
+		} else {
+			c->maps = p;
+			c->maps_len = len;
+			c->rmap_off = rmap_off;
+			c->map = (uint32_t *)(void *)c->maps;
+			c->rmap = (uint32_t *)(void *)(c->maps + rmap_off);
+			memcpy(c->map, m->map, map_len);
+			memcpy(c->rmap, m->rmap, rmap_len);
+			/* A write to the snapshot would show through in its
+			 * clones: make it fault instead. */
+			if (mprotect(p, len, PROT_READ))
+				err = errno;
+		}
+	}
+	if (err) {
+		qs_model_free(c);
+		errno = err;
+		return NULL;
+	}
 	return c;
 }
 

@@ -59,6 +59,17 @@ void qs_model_free(struct qs_model *m);
 struct qs_model *qs_model_clone(const struct qs_model *m);
 
 /*
+ * A frozen deep copy of m, to clone many times cheaply: its mapping tables
+ * (the bulk of a NAND model) live in a memfd that each clone of the
+ * snapshot maps copy-on-write, so a clone costs the pages it writes, not
+ * the drive's size. The snapshot answers the read-only calls (capacity,
+ * profile, counters, idle time, check) and qs_model_clone; it must never be
+ * submitted to (its tables are read-only: a write faults). Free it with
+ * qs_model_free(), also while clones of it live. NULL with errno on failure.
+ */
+struct qs_model *qs_model_snapshot(const struct qs_model *m);
+
+/*
  * Submit one request at virtual time now_ns and return its completion time
  * (>= now_ns). off and len are bytes within the model's capacity; len is
  * ignored for QS_OP_FLUSH. Callers must submit with non-decreasing now_ns

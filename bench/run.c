@@ -26,7 +26,7 @@ struct qs_bench_world {
 	struct qs_profile qlc_p, fast_p;
 	uint64_t scaled;	/* QLC model capacity */
 	uint64_t log_bytes;	/* fast volume size */
-	struct qs_model *filled; /* preconditioned QLC model, cloned per run */
+	struct qs_model *filled; /* preconditioned QLC model (a snapshot), cloned per run */
 	uint64_t fill_idle_ns;	/* when the filled drive is idle */
 	double rating_bytes;	/* endurance rating; NAN if unknown */
 	uint64_t rated_capacity;
@@ -128,6 +128,19 @@ int qs_bench_world_new(const struct qs_bench_conf *conf, struct qs_bench_world *
 	/* Precondition as the published fio method: the whole drive filled
 	 * sequentially, then the workloads on their span. */
 	w->fill_idle_ns = qs_model_fill_seq(w->filled, 0, 0, qs_model_capacity(w->filled));
+	/* Every run clones the filled drive: from a snapshot, a clone costs
+	 * the pages of the mapping tables that run writes, not the drive. */
+	struct qs_model *snap = qs_model_snapshot(w->filled);
+	if (!snap) {
+		rc = -errno;
+		snprintf(err, errlen, "QLC model %s: snapshot of the filled drive: %s",
+			 w->qlc_p.name, strerror(errno));
+		qs_model_free(w->filled);
+		free(w);
+		return rc;
+	}
+	qs_model_free(w->filled);
+	w->filled = snap;
 	w->buf = calloc(1, RN_BUF_BYTES);
 	if (!w->buf) {
 		qs_model_free(w->filled);
