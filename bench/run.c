@@ -11,8 +11,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "delta.h"
 #include "hist.h"
 #include "profile.h"
+#include "rating.h"
 #include "run.h"
 #include "sim.h"
 #include "workload.h"
@@ -40,21 +42,6 @@ void qs_bench_conf_default(struct qs_bench_conf *c)
 	c->fast = "optane";
 	c->cache_bytes = 400000000000ull; /* 400 GB Optane-class log */
 }
-
-/*
- * Endurance ratings for the 64 KiB random-write pattern (whole IUs), from
- * shared/reference/drives.md (spec sheet). The profile format has no key
- * for it (bench/profile.h is not this module's), so the bench keeps the
- * published figures here, by profile name; --rating-pbw overrides.
- */
-static const struct {
-	const char *name;
-	double pbw;
-	double capacity_tb;
-} rn_ratings[] = {
-	{"p5316-30t", 22.93, 30.72},
-	{"p5316-15t", 10.78, 15.36},
-};
 
 /* Default model capacity: as `bench calibrate` (docs/MODEL.md, Scaling). */
 static uint64_t rn_default_scale(const struct qs_profile *p)
@@ -108,15 +95,12 @@ int qs_bench_world_new(const struct qs_bench_conf *conf, struct qs_bench_world *
 	w->log_bytes = log;
 	w->rating_bytes = NAN;
 	w->rated_capacity = w->qlc_p.capacity_bytes;
-	if (conf->rating_bytes > 0) {
+	/* the published rating by profile name (bench/rating.h); --rating-pbw
+	 * overrides */
+	if (conf->rating_bytes > 0)
 		w->rating_bytes = conf->rating_bytes;
-	} else {
-		for (size_t i = 0; i < sizeof(rn_ratings) / sizeof(rn_ratings[0]); i++)
-			if (!strcmp(rn_ratings[i].name, w->qlc_p.name)) {
-				w->rating_bytes = rn_ratings[i].pbw * 1e15;
-				w->rated_capacity = (uint64_t)(rn_ratings[i].capacity_tb * 1e12);
-			}
-	}
+	else
+		qs_rating_lookup(w->qlc_p.name, &w->rating_bytes, &w->rated_capacity);
 	w->filled = qs_model_new(&w->qlc_p, scaled);
 	if (!w->filled) {
 		rc = -errno;
@@ -523,66 +507,6 @@ static int rn_wait_flag(struct rn_run *r)
 	return r->flag_res;
 }
 
-#define RN_DELTA(f) (d->f = b->f - a->f)
-static void rn_eng_delta(struct qs_engine_stats *d, const struct qs_engine_stats *a,
-			 const struct qs_engine_stats *b)
-{
-	*d = *b; /* gauges (cached_blocks, dirty_ius, log_*_blocks...) at the end */
-	RN_DELTA(client_reads);
-	RN_DELTA(client_read_bytes);
-	RN_DELTA(client_writes);
-	RN_DELTA(client_write_bytes);
-	RN_DELTA(client_flushes);
-	RN_DELTA(client_discards);
-	RN_DELTA(client_discard_bytes);
-	RN_DELTA(client_errors);
-	RN_DELTA(log_appends);
-	RN_DELTA(log_append_bytes);
-	RN_DELTA(log_read_bytes);
-	RN_DELTA(log_flushes);
-	RN_DELTA(qlc_writes);
-	RN_DELTA(qlc_write_bytes);
-	RN_DELTA(qlc_iu_whole_writes);
-	RN_DELTA(qlc_reads);
-	RN_DELTA(qlc_read_bytes);
-	RN_DELTA(qlc_discards);
-	RN_DELTA(qlc_flushes);
-	RN_DELTA(read_fill_bytes);
-	RN_DELTA(bypass_writes);
-	RN_DELTA(bypass_bytes);
-	RN_DELTA(destage_ius);
-	RN_DELTA(destage_full_ius);
-	RN_DELTA(destage_partial_ius);
-	RN_DELTA(destage_bytes);
-	RN_DELTA(checkpoints);
-	RN_DELTA(throttled_writes);
-	RN_DELTA(fast_errors);
-	RN_DELTA(qlc_errors);
-	RN_DELTA(destage_retries);
-}
-
-static void rn_model_delta(struct qs_model_counters *d, const struct qs_model_counters *a,
-			   const struct qs_model_counters *b)
-{
-	RN_DELTA(host_reads);
-	RN_DELTA(host_read_bytes);
-	RN_DELTA(host_writes);
-	RN_DELTA(host_write_bytes);
-	RN_DELTA(host_flushes);
-	RN_DELTA(host_discards);
-	RN_DELTA(host_discard_bytes);
-	RN_DELTA(nand_read_bytes);
-	RN_DELTA(nand_prog_bytes);
-	RN_DELTA(host_prog_bytes);
-	RN_DELTA(partial_ius);
-	RN_DELTA(rmw);
-	RN_DELTA(buffer_merges);
-	RN_DELTA(gc_runs);
-	RN_DELTA(gc_moves);
-	RN_DELTA(erases);
-}
-#undef RN_DELTA
-
 static void rn_teardown(struct rn_run *r)
 {
 	if (r->e)
@@ -610,9 +534,9 @@ static void rn_result(struct rn_run *r, struct rn_job *j, const struct qs_bench_
 		      struct qs_bench_result *res)
 {
 	struct qs_bench_world *w = r->w;
-	rn_eng_delta(&res->eng, &j->e0, &j->e1);
-	rn_model_delta(&res->qlc, &j->q0, &j->q1);
-	rn_model_delta(&res->fast, &j->f0, &j->f1);
+	qs_delta_engine_stats(&res->eng, &j->e0, &j->e1);
+	qs_delta_model_counters(&res->qlc, &j->q0, &j->q1);
+	qs_delta_model_counters(&res->fast, &j->f0, &j->f1);
 	res->ios = j->ios;
 	res->window_ns = j->win_end - j->win_start;
 	struct qs_report_run *rep = &res->rep;
