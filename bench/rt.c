@@ -180,7 +180,8 @@ static int rt_dev_open(struct qs_rt_world *w, struct rt_dev *d, const char *opt,
 		int rc = -errno;
 		snprintf(err, errlen,
 			 "%s %s: %s (dev mode needs an existing block device or regular file; "
-			 "a test file: truncate -s 4G %s)", opt, path, strerror(errno), path);
+			 "a test file: dd if=/dev/zero of=%s bs=1M count=4096 oflag=direct)", opt,
+			 path, strerror(errno), path);
 		return rc;
 	}
 	if (S_ISBLK(d->st.st_mode)) {

@@ -73,7 +73,7 @@ struct qs_rt_world;
  * mounted or in use, a path that is neither a block device nor a regular
  * file, and the same device given twice. On error returns -errno and
  * writes one line naming the path or option into err. The caller owns *out
- * (qs_rt_world_free); conf's strings are copied.
+ * (qs_rt_world_free); conf and its strings need not outlive the call.
  */
 int qs_rt_world_new(const struct qs_rt_conf *conf, struct qs_rt_world **out, char *err,
 		    size_t errlen);
