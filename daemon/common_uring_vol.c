@@ -313,6 +313,7 @@ int qs_uvol_open(struct qs_uvol **out, struct qs_uloop *loop, const char *path, 
 		return -ENOMEM;
 	}
 	v->fd = fd;
+	v->excl_fd = -1;
 	v->loop = loop;
 	v->direct = (fcntl(fd, F_GETFL) & O_DIRECT) != 0;
 	v->discard_mode = UVOL_PUNCH;
@@ -325,6 +326,23 @@ int qs_uvol_open(struct qs_uvol **out, struct qs_uloop *loop, const char *path, 
 			goto fail;
 		}
 		v->is_blkdev = 1;
+		/*
+		 * A second descriptor holds the claim: O_EXCL without O_CREAT
+		 * means "exclusive" only for block devices, which is known only
+		 * now that the path is open.
+		 */
+		if (flags & QS_UVOL_EXCL) {
+			v->excl_fd = open(path, O_RDONLY | O_EXCL | O_CLOEXEC);
+			if (v->excl_fd < 0) {
+				ret = -errno;
+				snprintf(err, errlen,
+					 "%s: cannot claim the device exclusively: %s%s", path,
+					 strerror(errno),
+					 errno == EBUSY ? " (mounted, or held by another program "
+							  "such as another qlcshaped, md or dm)" : "");
+				goto fail;
+			}
+		}
 		v->vol.size = bytes & ~(uint64_t)(QS_BLOCK_SIZE - 1);
 		v->vol.flags = uvol_blk_volatile(st.st_rdev) ? QS_VOL_VOLATILE_CACHE : 0;
 	} else if (S_ISREG(st.st_mode)) {
@@ -355,6 +373,8 @@ int qs_uvol_open(struct qs_uvol **out, struct qs_uloop *loop, const char *path, 
 	*out = v;
 	return 0;
 fail:
+	if (v->excl_fd >= 0)
+		close(v->excl_fd);
 	close(fd);
 	free(v);
 	return ret;
@@ -364,6 +384,8 @@ void qs_uvol_close(struct qs_uvol *v)
 {
 	if (!v)
 		return;
+	if (v->excl_fd >= 0)
+		close(v->excl_fd);
 	close(v->fd);
 	free(v);
 }

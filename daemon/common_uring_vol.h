@@ -31,11 +31,13 @@
 
 #define QS_UVOL_BUFFERED_OK 0x1u /* files on fs without O_DIRECT: buffered */
 #define QS_UVOL_CREATE 0x2u	 /* create a missing regular file of size */
+#define QS_UVOL_EXCL 0x4u	 /* claim a block device exclusively (O_EXCL) */
 
 struct qs_uvol {
 	struct qs_vol vol;     /* ops, ctx (this), size, QS_VOL_* flags */
 	struct qs_uloop *loop; /* not owned */
 	int fd;
+	int excl_fd;	       /* QS_UVOL_EXCL claim of a block device; -1 */
 	int is_blkdev;
 	int direct;	       /* opened with O_DIRECT */
 	int discard_mode;      /* fallocate mode in use for discard */
@@ -47,6 +49,10 @@ struct qs_uvol {
  * QS_UVOL_CREATE, the size of a file to create or extend; otherwise 0, and
  * the volume's size is the device's or file's (rounded down to 4096).
  * Volatile cache flag: a block device's queue/write_cache, always for files.
+ * QS_UVOL_EXCL: a block device is also opened O_EXCL and held so until
+ * close, so the kernel refuses it while it is mounted or claimed by another
+ * holder (another qlcshaped, md, dm, a mount), and refuses those while we
+ * hold it; -EBUSY then. Regular files are not claimed.
  * On error returns -errno and writes a message naming path to err. The
  * caller owns *out and closes it with qs_uvol_close() once no request is in
  * flight; loop must outlive it.

@@ -693,7 +693,9 @@ static int d_vol_open(struct daemon *d, const char *key, const char *path, struc
 	char err[512];
 	int ret;
 
-	ret = qs_uvol_open(v, &d->loop, path, QS_UVOL_BUFFERED_OK, 0, err, sizeof(err));
+	/* Exclusive: nobody may mount or write the drive behind the engine's back. */
+	ret = qs_uvol_open(v, &d->loop, path, QS_UVOL_BUFFERED_OK | QS_UVOL_EXCL, 0, err,
+			   sizeof(err));
 	if (ret < 0) {
 		d_log("%s: key '%s': %s", d->cfg.file, key, err);
 		return ret;

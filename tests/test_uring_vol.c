@@ -265,6 +265,58 @@ static void test_open_errors(void **state)
 	qs_uloop_exit(&loop);
 }
 
+/*
+ * QS_UVOL_EXCL on a loop device over a file: a second claim is refused
+ * with -EBUSY and an error naming the device, and the claim ends at close.
+ * Skipped where no loop device can be set up (no root, no loop driver).
+ */
+static void test_exclusive_claim(void **state)
+{
+	char file[] = "/tmp/qs_uvol_loop_XXXXXX", dev[64] = "", cmd[128], err[256];
+	struct qs_uloop loop;
+	struct qs_uvol *a, *b;
+	FILE *p;
+	int fd;
+
+	(void)state;
+	fd = mkstemp(file);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 4 << 20), 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "losetup -f --show %s 2>/dev/null", file);
+	p = popen(cmd, "r");
+	if (!p || !fgets(dev, sizeof(dev), p) || strncmp(dev, "/dev/loop", 9)) {
+		if (p)
+			pclose(p);
+		unlink(file);
+		skip();
+	}
+	pclose(p);
+	dev[strcspn(dev, "\n")] = 0;
+	assert_int_equal(qs_uloop_init(&loop, 8), 0);
+	assert_int_equal(qs_uvol_open(&a, &loop, dev, QS_UVOL_BUFFERED_OK | QS_UVOL_EXCL, 0, err,
+				      sizeof(err)),
+			 0);
+	assert_true(a->is_blkdev);
+	assert_int_equal(qs_uvol_open(&b, &loop, dev, QS_UVOL_BUFFERED_OK | QS_UVOL_EXCL, 0, err,
+				      sizeof(err)),
+			 -EBUSY);
+	assert_non_null(strstr(err, dev));
+	assert_non_null(strstr(err, "exclusively"));
+	/* Without the flag the device opens (as a reader such as blkid would). */
+	assert_int_equal(qs_uvol_open(&b, &loop, dev, QS_UVOL_BUFFERED_OK, 0, err, sizeof(err)), 0);
+	qs_uvol_close(b);
+	qs_uvol_close(a);
+	assert_int_equal(qs_uvol_open(&b, &loop, dev, QS_UVOL_BUFFERED_OK | QS_UVOL_EXCL, 0, err,
+				      sizeof(err)),
+			 0);
+	qs_uvol_close(b);
+	qs_uloop_exit(&loop);
+	snprintf(cmd, sizeof(cmd), "losetup -d %s", dev);
+	assert_int_equal(system(cmd), 0);
+	unlink(file);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -275,6 +327,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_inflight, setup, teardown),
 		cmocka_unit_test(test_open_errors),
+		cmocka_unit_test(test_exclusive_claim),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
