@@ -430,6 +430,20 @@ static int d_ctl_stats(void *ctx, enum qs_ctl_format fmt, char *out, size_t len)
 				U(e.qlc_iu_whole_writes), whole_pct, U(e.qlc_reads), U(e.qlc_read_bytes),
 				U(e.read_fill_bytes), U(e.bypass_writes), U(e.fast_errors),
 				U(e.qlc_errors), U(e.client_errors), e.failed ? "true" : "false");
+		if (d->qlc_emu && o < len) {
+			struct qs_emu_stats es;
+
+			qs_emu_get_stats(d->qlc_emu, &es);
+			o += (size_t)snprintf(out + o, len - o,
+				",\n \"emu\": {\"writes\": %llu, \"write_bytes\": %llu, \"reads\": %llu, "
+				"\"partial_iu_writes\": %llu, \"rmw\": %llu, \"nand_prog_bytes\": %llu, "
+				"\"late_us_mean\": %.1f, \"late_us_max\": %.1f}",
+				U(es.writes), U(es.write_bytes), U(es.reads), U(es.model.partial_ius),
+				U(es.model.rmw), U(es.model.nand_prog_bytes),
+				es.completions ? (double)es.late_ns_sum / (double)es.completions / 1e3
+					       : 0.0,
+				(double)es.late_ns_max / 1e3);
+		}
 		if (o < len)
 			snprintf(out + o, len - o, "}\n");
 		return 0;
@@ -444,7 +458,7 @@ static int d_ctl_stats(void *ctx, enum qs_ctl_format fmt, char *out, size_t len)
 		U(u.discards), U(u.write_zeroes), U(u.errors), d->ublk ? qs_ublk_inflight(d->ublk) : 0,
 		r_iops, w_iops, r_mbs, w_mbs, dt);
 	if (d->eng && o < len)
-		snprintf(out + o, len - o,
+		o += (size_t)snprintf(out + o, len - o,
 			 "cache            %llu cached blocks, %llu dirty IUs, %llu index bytes\n"
 			 "log              %llu of %llu blocks used (%.1f%%), %llu appends, %llu "
 			 "flushes, %llu throttled writes\n"
@@ -460,6 +474,21 @@ static int d_ctl_stats(void *ctx, enum qs_ctl_format fmt, char *out, size_t len)
 			 U(e.qlc_write_bytes), U(e.qlc_iu_whole_writes), whole_pct, U(e.qlc_reads),
 			 U(e.read_fill_bytes), U(e.bypass_writes), U(e.fast_errors), U(e.qlc_errors),
 			 U(e.client_errors), e.failed ? "; LOG FAILED: writes return EIO" : "");
+	if (d->qlc_emu && o < len) {
+		struct qs_emu_stats es;
+
+		/* The emulated drive's own view: what shaping spares it. */
+		qs_emu_get_stats(d->qlc_emu, &es);
+		snprintf(out + o, len - o,
+			 "emulated qlc     %llu writes, %llu partial-IU (%llu read-modify-writes in "
+			 "the drive), NAND write amplification %.2f, completions %.0f us late on "
+			 "average (max %.1f ms)\n",
+			 U(es.writes), U(es.model.partial_ius), U(es.model.rmw),
+			 es.write_bytes ? (double)es.model.nand_prog_bytes / (double)es.write_bytes
+					: 0.0,
+			 es.completions ? (double)es.late_ns_sum / (double)es.completions / 1e3 : 0.0,
+			 (double)es.late_ns_max / 1e6);
+	}
 #undef U
 	return 0;
 }

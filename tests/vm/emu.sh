@@ -37,7 +37,12 @@ grep -q "IU 65536 bytes from the emulated drive's profile p5316-30t" /tmp/qlcsha
 emu_fio bare randwrite 4k 64M
 emu_fio bare randwrite 64k 256M
 qs_emu stats >/tmp/stats-emu.txt || fail "qlcshape stats (bare)"
-sed -n 's/^qlc  */qs-vm: emu bare stats: qlc /p' /tmp/stats-emu.txt
+sed -n 's/^qlc  */qs-vm: emu bare stats: qlc /p; s/^emulated qlc  */qs-vm: emu bare stats: emulated qlc /p' \
+	/tmp/stats-emu.txt
+grep -q "^emulated qlc .* partial-IU" /tmp/stats-emu.txt || fail "stats lacks the emulated QLC line"
+qs_emu stats --json >/tmp/stats-emu.json || fail "qlcshape stats --json (bare)"
+grep -q '"partial_iu_writes": [1-9]' /tmp/stats-emu.json ||
+	fail "stats json: no partial-IU writes in the emulated drive after bare 4 KiB writes"
 stop_daemon "emulated QLC, bare"
 emu_drive_line bare
 partial=$(echo "$emu_line" | sed -n 's/.*in the drive \([0-9]*\) partial-IU writes.*/\1/p')
@@ -53,7 +58,8 @@ emu_fio shaped randwrite 64k 256M
 step "drain, then qlcshape stats: only whole IUs reached the emulated QLC"
 qs_emu drain >/tmp/drain-emu.txt || { cat /tmp/drain-emu.txt; fail "qlcshape drain (shaped)"; }
 qs_emu stats >/tmp/stats-emu.txt || fail "qlcshape stats (shaped)"
-sed -n 's/^qlc  */qs-vm: emu shaped stats: qlc /p' /tmp/stats-emu.txt
+sed -n 's/^qlc  */qs-vm: emu shaped stats: qlc /p; s/^emulated qlc  */qs-vm: emu shaped stats: emulated qlc /p' \
+	/tmp/stats-emu.txt
 qline=$(grep "^qlc " /tmp/stats-emu.txt)
 qw=$(echo "$qline" | sed -n 's/^qlc *\([0-9]*\) writes.*/\1/p')
 qwhole=$(echo "$qline" | sed -n 's/.*), \([0-9]*\) whole-IU.*/\1/p')
