@@ -524,7 +524,8 @@ int qs_emu_open(struct qs_emu **out, struct qs_uloop *loop, const struct qs_emu_
 	case QS_EMU_FILE: {
 		char ferr[512];
 
-		ret = qs_uvol_open(&e->file, loop, c->path, QS_UVOL_CREATE | QS_UVOL_BUFFERED_OK,
+		ret = qs_uvol_open(&e->file, loop, c->path,
+				   QS_UVOL_CREATE | QS_UVOL_BUFFERED_OK | QS_UVOL_EXCL,
 				   size, ferr, sizeof(ferr));
 		if (ret < 0) {
 			emu_err(err, errlen, ret, "emulated drive: %s", ferr);

@@ -26,7 +26,8 @@
  *    back with MADV_DONTNEED, which reads back as zeroes). Nothing survives
  *    the process: durability across a restart is nil.
  *  - QS_EMU_FILE: a regular file (created or extended to the size) or a
- *    block device, through a qs_uvol on the same loop (O_DIRECT where the
+ *    block device (claimed exclusively, QS_UVOL_EXCL: refused while mounted
+ *    or held), through a qs_uvol on the same loop (O_DIRECT where the
  *    file system has it, else buffered): the request completes at the later
  *    of the model's time and the file I/O's completion. Flush and FUA reach
  *    the file (fdatasync / RWF_DSYNC), so the data survives a restart of the
