@@ -1,9 +1,10 @@
 # Sourced by guest.sh (it needs step, fail, start_daemon and stop_daemon):
 # the emulated QLC, qlc = emu:p5316-30t (the bench's model of the P5316
-# 30.72 TB in real time, 256 MiB in RAM). The same two fio jobs run on it
-# bare (tests/vm/emu-bare.ini: engine.mode = passthrough, every request
-# reaches the emulated drive as it is) and with shaping on
-# (tests/vm/emu-shaped.ini: the engine's log on a tmpfs file in front), and
+# 30.72 TB in real time, 256 MiB). The same two fio jobs run on it bare
+# (tests/vm/emu-bare.ini: engine.mode = passthrough, every request reaches
+# the emulated drive as it is; data in RAM) and with shaping on
+# (tests/vm/emu-shaped.ini: the engine's log on a tmpfs file in front; data
+# in a tmpfs file, checked unchanged across a daemon restart), and
 # their figures are printed as "qs-vm: emu ..." lines. Under TCG the guest's
 # CPU, not the model, limits the client figures; what the emulated drive
 # did (partial-IU writes, read-modify-writes, write amplification inside the
@@ -65,7 +66,16 @@ qw=$(echo "$qline" | sed -n 's/^qlc *\([0-9]*\) writes.*/\1/p')
 qwhole=$(echo "$qline" | sed -n 's/.*), \([0-9]*\) whole-IU.*/\1/p')
 [ -n "$qw" ] && [ "$qw" -gt 0 ] || fail "no QLC writes after the drain"
 [ "$qw" = "$qwhole" ] || fail "the emulated QLC got writes that are not whole IUs ($qwhole of $qw)"
+sum1=$(dd if=/dev/ublkb0 bs=1M count=64 iflag=direct 2>/dev/null | md5sum | cut -d' ' -f1)
 stop_daemon "emulated QLC, shaped"
 emu_drive_line shaped
 echo "$emu_line" | grep -q "in the drive 0 partial-IU writes" ||
 	fail "the emulated drive counted partial-IU writes with shaping on"
+# The emulated drive's data is in a file: a restarted daemon (log recovery,
+# a freshly preconditioned model) reads the same blocks.
+start_daemon "emulated QLC, shaped, restart over the file-backed drive" $emu_conf
+sum2=$(dd if=/dev/ublkb0 bs=1M count=64 iflag=direct 2>/dev/null | md5sum | cut -d' ' -f1)
+echo "qs-vm:   md5 of the first 64 MiB before $sum1 after $sum2"
+[ "$sum1" = "$sum2" ] || fail "data on the file-backed emulated QLC changed across a restart"
+stop_daemon "emulated QLC, shaped, after the restart"
+rm -f /tmp/emu-qlc.img /tmp/emu-fast.img
