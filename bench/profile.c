@@ -10,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-enum key_type { K_U32, K_U64, K_DBL, K_NS, K_MEDIA };
+enum key_type { K_U32, K_U64, K_DBL, K_NS, K_MEDIA, K_ERW };
 
 /*
  * One key of section [drive]. scale converts the file's unit to the
@@ -51,8 +51,24 @@ static const struct key_def keys[] = {
 	{"prog_passes", K_U32, F(prog_passes), 1, 16, 1, 0},
 	{"unit_major", K_U32, F(unit_major), 0, 1, 1, 0},
 	{"gc_paced", K_U32, F(gc_paced), 0, 1, 1, 0},
+	{"endurance_pbw", K_DBL, F(endurance_pbw), 0.001, 1e6, 1, 0},
+	{"endurance_rw", K_ERW, F(endurance_rw), 0, 0, 1, 0},
+	{"endurance_bs_kib", K_U32, F(endurance_bs_bytes), 4, 1024, 1024, 0},
 };
 #undef F
+
+const char *qs_profile_endurance_rw_name(enum qs_endurance_rw rw)
+{
+	switch (rw) {
+	case QS_ENDURANCE_RANDWRITE:
+		return "randwrite";
+	case QS_ENDURANCE_WRITE:
+		return "write";
+	case QS_ENDURANCE_NONE:
+		break;
+	}
+	return "none";
+}
 
 void qs_profile_path(const char *name, char *buf, size_t buflen)
 {
@@ -106,6 +122,40 @@ static int bad(char *err, size_t errlen, const char *path, const char *key,
 	snprintf(err, errlen, "%s:%d: [drive] %s = '%s': %s", path, key_line(path, key), key,
 		 val ? val : "", why);
 	return -EINVAL;
+}
+
+/*
+ * The endurance keys go together: a rating means nothing without the
+ * pattern it was measured with. The pattern's blocks must be whole IUs:
+ * the bench charges IU amplification on top of the rating (docs/MODEL.md).
+ */
+static int check_endurance(const struct qs_profile *p, const char *path, char *err,
+			   size_t errlen)
+{
+	int has_pbw = p->endurance_pbw > 0, has_rw = p->endurance_rw != QS_ENDURANCE_NONE,
+	    has_bs = p->endurance_bs_bytes != 0;
+	if (!has_pbw && !has_rw && !has_bs)
+		return 0;
+	const char *missing = !has_pbw ? "endurance_pbw" : !has_rw ? "endurance_rw"
+				: !has_bs ? "endurance_bs_kib" : NULL;
+	if (missing) {
+		snprintf(err, errlen,
+			 "%s: [drive] %s is missing: endurance_pbw, endurance_rw and "
+			 "endurance_bs_kib go together (the rating and the pattern it was "
+			 "measured with); give all three or none",
+			 path, missing);
+		return -EINVAL;
+	}
+	if (p->endurance_bs_bytes % p->iu_bytes) {
+		char v[32], why[200];
+		snprintf(v, sizeof(v), "%u", p->endurance_bs_bytes / 1024);
+		snprintf(why, sizeof(why),
+			 "must be a whole number of IUs (iu_kib = %u) in 4..1024: the "
+			 "life figure charges IU amplification on top of the rating",
+			 p->iu_bytes / 1024);
+		return bad(err, errlen, path, "endurance_bs_kib", v, why);
+	}
+	return 0;
 }
 
 int qs_profile_load(const char *path, struct qs_profile *p, char *err, size_t errlen)
@@ -189,6 +239,16 @@ int qs_profile_load(const char *path, struct qs_profile *p, char *err, size_t er
 				rc = bad(err, errlen, path, kd->name, v, "allowed: nand, scm");
 			continue;
 		}
+		if (kd->type == K_ERW) {
+			if (!strcmp(v, "randwrite"))
+				*(enum qs_endurance_rw *)(void *)p_ = QS_ENDURANCE_RANDWRITE;
+			else if (!strcmp(v, "write"))
+				*(enum qs_endurance_rw *)(void *)p_ = QS_ENDURANCE_WRITE;
+			else
+				rc = bad(err, errlen, path, kd->name, v,
+					 "allowed: randwrite, write (fio's rw of the rated pattern)");
+			continue;
+		}
 		char *end;
 		errno = 0;
 		double x = strtod(v, &end);
@@ -223,6 +283,7 @@ int qs_profile_load(const char *path, struct qs_profile *p, char *err, size_t er
 			*(double *)(void *)p_ = y;
 			break;
 		case K_MEDIA:
+		case K_ERW:
 			break;
 		}
 	}
@@ -243,6 +304,8 @@ int qs_profile_load(const char *path, struct qs_profile *p, char *err, size_t er
 					       p->iu_bytes + (1 << 20) - 1) >> 20));
 		rc = bad(err, errlen, path, "write_buffer_mib", v, why);
 	}
+	if (!rc)
+		rc = check_endurance(p, path, err, errlen);
 	iniparser_freedict(d);
 	return rc;
 }

@@ -15,6 +15,13 @@ enum qs_media {
 	QS_MEDIA_SCM = 1,  /* in-place (Optane-class): no IU penalty, no GC */
 };
 
+/* The write pattern an endurance rating was measured with (fio's rw names). */
+enum qs_endurance_rw {
+	QS_ENDURANCE_NONE = 0,	    /* no rating in the profile */
+	QS_ENDURANCE_RANDWRITE = 1, /* random writes of endurance_bs_bytes */
+	QS_ENDURANCE_WRITE = 2,	    /* sequential writes of endurance_bs_bytes */
+};
+
 struct qs_profile {
 	char name[64];
 	enum qs_media media;
@@ -41,6 +48,16 @@ struct qs_profile {
 	uint32_t prog_passes;	   /* passes of one unit program; reads wait for one (0 = 1) */
 	uint32_t unit_major;	   /* 1: a stream fills one die's unit at a time */
 	uint32_t gc_paced;	   /* 1: GC a little per host unit near the quota */
+	/*
+	 * Endurance rating of the real drive (capacity_bytes): petabytes
+	 * (1e15 bytes) written over its life with the pattern endurance_rw of
+	 * endurance_bs_bytes blocks, a whole number of IUs. All three are set
+	 * or none (endurance_pbw 0, endurance_rw QS_ENDURANCE_NONE): the
+	 * loader checks it. The bench's projected drive life uses it.
+	 */
+	double endurance_pbw;
+	enum qs_endurance_rw endurance_rw;
+	uint32_t endurance_bs_bytes;
 };
 
 /*
@@ -58,6 +75,9 @@ int qs_profile_load(const char *path, struct qs_profile *p, char *err,
  * to conf/profiles). Writes the path into buf.
  */
 void qs_profile_path(const char *name, char *buf, size_t buflen);
+
+/* fio's name of an endurance pattern ("randwrite", "write", "none"). */
+const char *qs_profile_endurance_rw_name(enum qs_endurance_rw rw);
 
 /* Total dies of the profile. */
 static inline uint32_t qs_profile_dies(const struct qs_profile *p)

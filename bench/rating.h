@@ -1,20 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Published endurance ratings of the drives the bench has profiles for,
- * for the projected-life figure (qs_report_life_years). The profile format
- * has no key for the rating, so the figures live here, by profile name.
+ * The endurance rating the projected-life figure (qs_report_life_years)
+ * uses: the profile's endurance_pbw (a conf/profiles file, checked by the
+ * profile loader: a pattern of whole IUs, the drive of capacity_gb), shared
+ * by the simulation (bench/run.c) and the real-time driver (bench/rt.c).
  */
 #ifndef QS_BENCH_RATING_H
 #define QS_BENCH_RATING_H
 
 #include <stdint.h>
 
+#include "profile.h"
+
 /*
- * The endurance rating for 64 KiB random writes (whole IUs) of the drive
- * whose profile is named name (struct qs_profile.name): *bytes written
- * over the drive's life, and the *capacity the rating is for. Returns 0,
- * or -ENOENT (outputs untouched) when no rating is known for that name.
+ * The endurance rating of the drive of profile p: *bytes written over the
+ * drive's life (endurance_pbw x 1e15) and the *capacity the rating is for
+ * (the profile's capacity). Returns 0, or -ENOENT (outputs untouched) when
+ * the profile has no rating. May be called at any time; p stays the
+ * caller's.
  */
-int qs_rating_lookup(const char *name, double *bytes, uint64_t *capacity);
+int qs_rating_lookup(const struct qs_profile *p, double *bytes, uint64_t *capacity);
 
 #endif

@@ -270,7 +270,7 @@ static int rt_emu_world(struct qs_rt_world *w, char *err, size_t errlen)
 	if (conf->rating_bytes > 0)
 		w->rating_bytes = conf->rating_bytes;
 	else
-		qs_rating_lookup(w->prof.name, &w->rating_bytes, &w->rated_capacity);
+		qs_rating_lookup(&w->prof, &w->rating_bytes, &w->rated_capacity);
 	return 0;
 }
 

@@ -93,14 +93,17 @@ int qs_bench_world_new(const struct qs_bench_conf *conf, struct qs_bench_world *
 		return -EINVAL;
 	}
 	w->log_bytes = log;
+	/*
+	 * Endurance rating for the life figure: --rating-pbw, else the
+	 * profile's endurance_pbw (for the real drive of capacity_gb; the
+	 * loader checks that its pattern is whole IUs), else none (life "-").
+	 */
 	w->rating_bytes = NAN;
 	w->rated_capacity = w->qlc_p.capacity_bytes;
-	/* the published rating by profile name (bench/rating.h); --rating-pbw
-	 * overrides */
 	if (conf->rating_bytes > 0)
 		w->rating_bytes = conf->rating_bytes;
 	else
-		qs_rating_lookup(w->qlc_p.name, &w->rating_bytes, &w->rated_capacity);
+		qs_rating_lookup(&w->qlc_p, &w->rating_bytes, &w->rated_capacity);
 	w->filled = qs_model_new(&w->qlc_p, scaled);
 	if (!w->filled) {
 		rc = -errno;
@@ -157,6 +160,16 @@ uint64_t qs_bench_world_log_bytes(const struct qs_bench_world *w)
 double qs_bench_world_scale(const struct qs_bench_world *w)
 {
 	return (double)w->qlc_p.capacity_bytes / (double)w->scaled;
+}
+
+double qs_bench_world_rating(const struct qs_bench_world *w)
+{
+	return w->rating_bytes;
+}
+
+const struct qs_profile *qs_bench_world_qlc_profile(const struct qs_bench_world *w)
+{
+	return &w->qlc_p;
 }
 
 /* ---- one run: a group of jobs running together on one engine ---- */

@@ -36,7 +36,7 @@ struct qs_bench_conf {
 	const char *fast;	/* fast-tier profile name or path */
 	uint64_t cache_bytes;	/* log size at the real drive's scale */
 	uint64_t scale_bytes;	/* QLC model capacity; 0 = default (as calibrate) */
-	double rating_bytes;	/* endurance rating override (bytes); 0 = built in */
+	double rating_bytes;	/* endurance rating override (bytes); 0 = the profile's */
 	bool progress;		/* progress line on stderr (caller checks isatty) */
 };
 
@@ -60,6 +60,13 @@ uint64_t qs_bench_world_capacity(const struct qs_bench_world *w);
 uint64_t qs_bench_world_log_bytes(const struct qs_bench_world *w);
 /* Real capacity / model capacity (1 when unscaled). */
 double qs_bench_world_scale(const struct qs_bench_world *w);
+/*
+ * The endurance rating the life figure uses, in bytes written (NAN when
+ * there is none: no --rating-pbw and no endurance_pbw in the profile), and
+ * the QLC profile it and its pattern come from (owned by w).
+ */
+double qs_bench_world_rating(const struct qs_bench_world *w);
+const struct qs_profile *qs_bench_world_qlc_profile(const struct qs_bench_world *w);
 
 /* One variant of a job: shaping off, or on with a policy. */
 struct qs_bench_variant {

@@ -101,7 +101,8 @@ static int rc_usage(FILE *f, enum rc_kind kind)
 		"                     or in-use block devices are refused anyway\n"
 		"  --seed N           workload seed (default 1)\n"
 		"  --scale-gib N      QLC model capacity in GiB (default as bench calibrate)\n"
-		"  --rating-pbw X     endurance rating, PB written (64K random), for the life figure\n"
+		"  --rating-pbw X     endurance rating, PB written, for the life figure (default: the\n"
+		"                     profile's endurance_pbw)\n"
 		"  --runtime T        every job's runtime (and time_based=1), e.g. 10s, 500ms\n"
 		"  --ramp-time T      every job's ramp_time\n"
 		"  --json F, --csv F, --svg F   also write the runs as JSON, CSV, SVG\n"
@@ -432,6 +433,17 @@ static void rc_describe(const struct rc_opts *o, const struct rc_world *rw,
 	       "alike); drive filled sequentially first\n",
 	       (double)qs_bench_world_capacity(w) / 1073741824.0, scale,
 	       (double)qs_bench_world_log_bytes(w) / 1e6, (double)o->conf.cache_bytes / 1e9);
+	const struct qs_profile *p = qs_bench_world_qlc_profile(w);
+	double rating = qs_bench_world_rating(w);
+	if (o->conf.rating_bytes > 0)
+		printf("life: endurance rating %.4g PBW (--rating-pbw), taken as whole-IU writes\n",
+		       rating / 1e15);
+	else if (rating > 0)
+		printf("life: endurance rating %.4g PBW for %u KiB %s (profile)\n", rating / 1e15,
+		       p->endurance_bs_bytes / 1024, qs_profile_endurance_rw_name(p->endurance_rw));
+	else
+		printf("life: no endurance rating in the profile (endurance_pbw) or --rating-pbw: "
+		       "not projected\n");
 }
 
 /* The real-time world of dev and emu mode. */

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -263,6 +264,57 @@ static void test_group(void **state)
 	qs_bench_world_free(w);
 }
 
+/*
+ * The life figure takes the profile's endurance rating, --rating-pbw
+ * overrides it, and a profile without one projects no life. Same job and
+ * seed, so the write rate is the same and the life scales with the rating.
+ */
+static double life_with(const char *qlc, double override_bytes, double *rating)
+{
+	struct qs_bench_conf conf;
+	qs_bench_conf_default(&conf);
+	conf.profile = qlc;
+	conf.fast = fast_path;
+	conf.cache_bytes = 16u << 20;
+	conf.rating_bytes = override_bytes;
+	struct qs_bench_world *w;
+	char err[512];
+	int rc = qs_bench_world_new(&conf, &w, err, sizeof(err));
+	if (rc)
+		fprintf(stderr, "%s\n", err);
+	assert_int_equal(rc, 0);
+	*rating = qs_bench_world_rating(w);
+	struct qs_job_file *jf;
+	assert_int_equal(qs_job_file_load(job_path, qs_bench_world_capacity(w), &jf, err,
+					  sizeof(err)), 0);
+	struct qs_bench_result r;
+	struct qs_bench_variant v = {.shaping = false};
+	assert_int_equal(qs_bench_run_job(w, &jf->jobs[0], &v, 1, &r, err, sizeof(err)), 0);
+	assert_true(r.qlc.host_write_bytes > 0);
+	qs_job_file_free(jf);
+	qs_bench_world_free(w);
+	return r.rep.qlc.life_years;
+}
+
+static void test_life_rating(void **state)
+{
+	(void)state;
+	char rated[64];
+	char text[1024];
+	snprintf(text, sizeof(text), "%sendurance_pbw = 0.5\nendurance_rw = randwrite\n"
+		 "endurance_bs_kib = 64\n", qlc_ini);
+	write_tmp(rated, sizeof(rated), ".ini", text);
+	double r0, r1, r2;
+	double none = life_with(qlc_path, 0, &r0);
+	double prof = life_with(rated, 0, &r1);
+	double over = life_with(rated, 1e15, &r2);
+	assert_true(isnan(r0) && isnan(none));
+	assert_true(r1 == 0.5e15 && r2 == 1e15);
+	assert_true(prof > 0 && isfinite(prof));
+	assert_true(fabs(over / prof - 2.0) < 1e-9);
+	unlink(rated);
+}
+
 /* The curve writes a line chart and one JSON run per point. */
 static void test_curve(void **state)
 {
@@ -344,6 +396,7 @@ int main(void)
 		cmocka_unit_test(test_deterministic_json),
 		cmocka_unit_test(test_whole_ius),
 		cmocka_unit_test(test_group),
+		cmocka_unit_test(test_life_rating),
 		cmocka_unit_test(test_curve),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -517,6 +517,52 @@ static void test_profile_loader(void **state)
 	assert_non_null(strstr(err, "write_buffer_mib"));
 	assert_non_null(strstr(err, ":17:"));
 
+	/* No endurance keys: no rating. */
+	write_file(path, good_ini);
+	assert_int_equal(qs_profile_load(path, &p, err, sizeof(err)), 0);
+	assert_true(p.endurance_pbw == 0);
+	assert_int_equal(p.endurance_rw, QS_ENDURANCE_NONE);
+
+	/* The three endurance keys (lines 19..21) load together. */
+	static const char endur[] = "endurance_pbw = 22.93\n"
+				    "endurance_rw = randwrite\n"
+				    "endurance_bs_kib = 64\n";
+	snprintf(buf, sizeof(buf), "%s%s", good_ini, endur);
+	write_file(path, buf);
+	assert_int_equal(qs_profile_load(path, &p, err, sizeof(err)), 0);
+	assert_true(p.endurance_pbw > 22.92 && p.endurance_pbw < 22.94);
+	assert_int_equal(p.endurance_rw, QS_ENDURANCE_RANDWRITE);
+	assert_int_equal(p.endurance_bs_bytes, 65536);
+	assert_string_equal(qs_profile_endurance_rw_name(p.endurance_rw), "randwrite");
+
+	/* A rating without its pattern: the missing key is named. */
+	snprintf(buf, sizeof(buf), "%s%s", good_ini, "endurance_pbw = 22.93\nendurance_bs_kib = 64\n");
+	write_file(path, buf);
+	assert_int_equal(qs_profile_load(path, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "endurance_rw is missing"));
+	assert_non_null(strstr(err, path));
+
+	/* Out of range rating, bad pattern name, blocks that are not whole IUs:
+	 * each names file, line, key, value and what is allowed. */
+	char src[1024];
+	snprintf(src, sizeof(src), "%s%s", good_ini, endur);
+	subst(buf, sizeof(buf), src, "endurance_pbw = 22.93", "endurance_pbw = 0");
+	write_file(path, buf);
+	assert_int_equal(qs_profile_load(path, &p, err, sizeof(err)), -EINVAL);
+	snprintf(want, sizeof(want), "%s:19: [drive] endurance_pbw = '0'", path);
+	assert_non_null(strstr(err, want));
+	assert_non_null(strstr(err, "0.001..1e+06"));
+	subst(buf, sizeof(buf), src, "= randwrite", "= randrw");
+	write_file(path, buf);
+	assert_int_equal(qs_profile_load(path, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, ":20: [drive] endurance_rw = 'randrw'"));
+	assert_non_null(strstr(err, "randwrite, write"));
+	subst(buf, sizeof(buf), src, "endurance_bs_kib = 64", "endurance_bs_kib = 16");
+	write_file(path, buf);
+	assert_int_equal(qs_profile_load(path, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, ":21: [drive] endurance_bs_kib = '16'"));
+	assert_non_null(strstr(err, "whole number of IUs (iu_kib = 64)"));
+
 	unlink(path);
 }
 
@@ -533,6 +579,13 @@ static void test_shipped_profiles_load(void **state)
 		int rc = qs_profile_load(path, &p, err, sizeof(err));
 		if (rc)
 			fail_msg("%s: %s", names[i], err);
+		/* Ratings from drives.md where published: both P5316 capacities. */
+		if (!strncmp(names[i], "p5316", 5)) {
+			assert_int_equal(p.endurance_rw, QS_ENDURANCE_RANDWRITE);
+			assert_int_equal(p.endurance_bs_bytes, p.iu_bytes);
+			assert_true(p.endurance_pbw ==
+				    (strstr(names[i], "30t") ? 22.93 : 10.78));
+		}
 		struct qs_model *m = qs_model_new(&p, (uint64_t)p.iu_bytes << 14);
 		assert_non_null(m);
 		qs_model_free(m);
