@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -592,6 +593,64 @@ static void test_shipped_profiles_load(void **state)
 	}
 }
 
+/*
+ * A curve's points are paced at 10%, 20%, ... of the maximum measured: with
+ * -v calibrate prints each point's rate; the low points run at their rate
+ * (within 10%), not at the maximum.
+ */
+static void test_calibrate_curve_pacing(void **state)
+{
+	(void)state;
+	char ini[] = "/tmp/qs_test_cur_XXXXXX.ini", outp[] = "/tmp/qs_test_cur_XXXXXX.txt";
+	int fd = mkstemps(ini, 4);
+	assert_true(fd >= 0);
+	close(fd);
+	fd = mkstemps(outp, 4);
+	assert_true(fd >= 0);
+	char text[2048];
+	snprintf(text, sizeof(text),
+		 "%s\n[method.m]\nspan_pct = 25\nreport = curve\nfirst_s = 4\n"
+		 "[test.1]\nmethod = m\nname = 64K random write\nrw = randwrite\n"
+		 "bs_kib = 64\nqd = 8\nmbps = 100\n",
+		 good_ini);
+	write_file(ini, text);
+	fflush(stdout);
+	int saved = dup(1);
+	assert_true(saved >= 0);
+	assert_true(dup2(fd, 1) >= 0);
+	char *argv[] = {"calibrate", "--profile", ini, "--scale-gib", "0.25", "-v", NULL};
+	int rc = qs_cmd_bench_calibrate(6, argv);
+	fflush(stdout);
+	dup2(saved, 1);
+	close(saved);
+	close(fd);
+	assert_int_equal(rc, 0);
+	FILE *f = fopen(outp, "r");
+	assert_non_null(f);
+	char line[1024];
+	double pt[13];
+	int got = 0;
+	while (fgets(line, sizeof(line), f)) {
+		const char *p = strstr(line, "120% of it:");
+		if (!p)
+			continue;
+		p += strlen("120% of it:");
+		for (int k = 0; k < 13; k++) {
+			int used = 0;
+			assert_int_equal(sscanf(p, "%lf%n", &pt[k], &used), 1);
+			p += used;
+		}
+		got = 1;
+	}
+	fclose(f);
+	assert_true(got);
+	assert_true(pt[0] > 0);
+	for (int k = 1; k <= 5; k++)
+		assert_true(fabs(pt[k] - pt[0] * k / 10) < 0.1 * pt[0] * k / 10);
+	unlink(ini);
+	unlink(outp);
+}
+
 /* calibrate end to end on a tiny drive: the table and the JSON come out,
  * and a bad test definition is refused with its section named. */
 static void test_calibrate_cmd(void **state)
@@ -655,6 +714,36 @@ static void test_calibrate_cmd(void **state)
 		write_file(ini, text);
 		assert_int_equal(qs_cmd_bench_calibrate(7, argv), i ? 1 : 0);
 	}
+
+	/*
+	 * report = curve (a vdbench curve: the maximum, then paced points)
+	 * with repeat = 2, and goal = 0 marking the points as outside the
+	 * goal in the JSON; a curve needs first_s, repeat is 1..16, goal 0/1.
+	 */
+	static const char *const curve[] = {
+		"report = curve\nfirst_s = 2\nrepeat = 2\ngoal = 0\n",
+		"report = curve\n", "report = curve\nfirst_s = 2\nrepeat = 0\n",
+		"goal = 2\n"};
+	for (int i = 0; i < 4; i++) {
+		snprintf(text, sizeof(text),
+			 "%s\n[method.m]\nspan_pct = 25\nrun_s = 8\n%s"
+			 "[test.1]\nmethod = m\nname = 64K random write\nrw = randwrite\n"
+			 "bs_kib = 64\nqd = 16\nmbps = 100\n",
+			 good_ini, curve[i]);
+		write_file(ini, text);
+		assert_int_equal(qs_cmd_bench_calibrate(7, argv), i ? 1 : 0);
+	}
+	f = fopen(json, "r");
+	assert_non_null(f);
+	n = fread(out, 1, sizeof(out) - 1, f);
+	fclose(f);
+	out[n] = 0;
+	assert_non_null(strstr(out, "m: 64K random write"));
+	assert_non_null(strstr(out, "\"goal\": false"));
+	assert_null(strstr(out, "\"goal\": true"));
+	double curve_mbps = 0;
+	assert_int_equal(sscanf(strstr(out, "\"model\": ") + 9, "%lf", &curve_mbps), 1);
+	assert_true(curve_mbps > 0);
 	unlink(ini);
 	unlink(json);
 }
@@ -675,6 +764,7 @@ int main(void)
 		cmocka_unit_test(test_profile_loader),
 		cmocka_unit_test(test_shipped_profiles_load),
 		cmocka_unit_test(test_calibrate_cmd),
+		cmocka_unit_test(test_calibrate_curve_pacing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
