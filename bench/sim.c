@@ -3,6 +3,7 @@
 #include "sim.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +20,16 @@ struct qs_sim {
 	struct ev *heap;
 	size_t n, cap;
 	int stop;
-	/* Engine timer: one deadline; a newer one supersedes older events. */
-	uint64_t timer_gen;
+	/*
+	 * Engine timer: one deadline, kept beside the heap rather than in it
+	 * (the engine re-arms it far more often than it fires, and superseded
+	 * deadlines left in the heap made it grow to tens of thousands of
+	 * entries). It is ordered with the events by the same (time, sequence
+	 * number) key, taken when it was set, so it runs exactly where an
+	 * event scheduled then would.
+	 */
+	bool timer_on;
+	uint64_t timer_t, timer_seq;
 	void (*timer_fn)(void *);
 	void *timer_arg;
 	struct qs_env_ops ops;
@@ -76,18 +85,31 @@ static struct ev pop(struct qs_sim *s)
 	return top;
 }
 
-static void timer_fire(void *arg, int gen);
+/* The timer's deadline comes before the first event in the heap. */
+static inline bool timer_first(const struct qs_sim *s)
+{
+	return s->timer_on && (!s->n || s->timer_t < s->heap[0].t ||
+			       (s->timer_t == s->heap[0].t && s->timer_seq < s->heap[0].seq));
+}
 
 static uint64_t run(struct qs_sim *s, uint64_t until, int bounded)
 {
 	uint64_t n = 0;
 	s->stop = 0;
-	while (s->n && !s->stop) {
+	while ((s->n || s->timer_on) && !s->stop) {
+		if (timer_first(s)) {
+			if (bounded && s->timer_t > until)
+				break;
+			s->timer_on = false;
+			s->now = s->timer_t;
+			if (s->timer_fn)
+				s->timer_fn(s->timer_arg);
+			n++;
+			continue;
+		}
 		if (bounded && s->heap[0].t > until)
 			break;
 		struct ev e = pop(s);
-		if (e.fn == timer_fire && (uint32_t)e.result != (uint32_t)s->timer_gen)
-			continue; /* a replaced or cancelled deadline: not an event */
 		s->now = e.t;
 		e.fn(e.arg, e.result);
 		n++;
@@ -114,7 +136,7 @@ void qs_sim_stop(struct qs_sim *s)
 
 uint64_t qs_sim_pending(const struct qs_sim *s)
 {
-	return s->n;
+	return s->n + (s->timer_on ? 1 : 0);
 }
 
 uint64_t qs_sim_now(const struct qs_sim *s)
@@ -133,26 +155,26 @@ static uint64_t env_now(void *ctx)
 	return ((struct qs_sim *)ctx)->now;
 }
 
-/* A timer event carries the generation it was set for; stale ones do nothing. */
-static void timer_fire(void *arg, int gen)
-{
-	struct qs_sim *s = arg;
-	if ((uint32_t)gen != (uint32_t)s->timer_gen || !s->timer_fn)
-		return;
-	s->timer_fn(s->timer_arg);
-}
-
+/* Set (or with 0 cancel) the one deadline; a past one fires from the loop
+ * at the current time, like an event scheduled in the past. */
 static void env_timer_set(void *ctx, uint64_t deadline)
 {
 	struct qs_sim *s = ctx;
-	s->timer_gen = (uint32_t)(s->timer_gen + 1) & 0x7fffffff;
-	if (deadline)
-		qs_sim_schedule(s, deadline, timer_fire, s, (int)s->timer_gen);
+	s->timer_on = deadline != 0;
+	if (deadline) {
+		s->timer_t = deadline < s->now ? s->now : deadline;
+		s->timer_seq = s->seq++;
+	}
 }
 
 static void *env_alloc(void *ctx, size_t size, size_t align)
 {
 	void *p = NULL;
+	/* malloc aligns blocks of 16 bytes or more to 16 (glibc, and
+	 * jemalloc's size classes above 8) and is much cheaper than
+	 * posix_memalign for the engine's small per-request objects. */
+	if (align <= 16)
+		return malloc(size < 16 ? 16 : size);
 	if (align < sizeof(void *))
 		align = sizeof(void *);
 	if (posix_memalign(&p, align, size ? size : 1))
@@ -211,6 +233,8 @@ struct store {
 	size_t cap, n;
 };
 
+struct plain;
+
 struct qs_sim_vol {
 	struct qs_vol vol;
 	struct qs_sim *sim;
@@ -218,6 +242,7 @@ struct qs_sim_vol {
 	enum qs_sim_data mode;
 	struct store st;
 	uint64_t inflight;
+	struct plain *free_plain; /* completion records to reuse */
 };
 
 /* A request that must touch data when it completes. */
@@ -359,10 +384,13 @@ static void vol_done(void *a, int result)
 	cb(arg, result);
 }
 
+/* The completion of an op with no data to move; kept on a free list
+ * (at most as many as were ever in flight at once). */
 struct plain {
 	struct qs_sim_vol *v;
 	qs_io_cb cb;
 	void *arg;
+	struct plain *next;
 };
 
 static void plain_done(void *a, int result)
@@ -371,7 +399,8 @@ static void plain_done(void *a, int result)
 	struct qs_sim_vol *v = p->v;
 	qs_io_cb cb = p->cb;
 	void *arg = p->arg;
-	free(p);
+	p->next = v->free_plain;
+	v->free_plain = p;
 	v->inflight--;
 	cb(arg, result);
 }
@@ -419,9 +448,13 @@ static void vol_submit(struct qs_sim_vol *v, int op, uint64_t off, uint64_t len,
 		}
 		err = -ENOMEM;
 	}
-	struct plain *p = malloc(sizeof(*p));
+	struct plain *p = v->free_plain;
+	if (p)
+		v->free_plain = p->next;
+	else
+		p = malloc(sizeof(*p));
 	if (p) {
-		*p = (struct plain){v, cb, arg};
+		*p = (struct plain){v, cb, arg, NULL};
 		if (!qs_sim_schedule(s, err ? s->now : t, plain_done, p, err))
 			return;
 		free(p);
@@ -490,6 +523,11 @@ void qs_sim_vol_free(struct qs_sim_vol *v)
 	if (!v)
 		return;
 	st_free(&v->st);
+	while (v->free_plain) {
+		struct plain *p = v->free_plain;
+		v->free_plain = p->next;
+		free(p);
+	}
 	free(v);
 }
 
