@@ -189,9 +189,12 @@ build/man/%: man/%.scd
 PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
 MANDIR  ?= $(PREFIX)/share/man
-# Drive profiles: the daemon's emulated QLC (qlc = emu:NAME) looks for
-# NAME.ini in PREFIX/share/qlcshape/profiles, next to its bin/ directory.
+# Drive profiles and bench jobs: the programs look for them in ./conf/ and
+# then in ../share/qlcshape/ next to their own bin/ directory (so BINDIR
+# must stay PREFIX/bin for that): the emulated QLC (qlc = emu:NAME),
+# bench --profile NAME and bench ab's default job.
 PROFDIR := $(PREFIX)/share/qlcshape/profiles
+JOBDIR := $(PREFIX)/share/qlcshape/bench
 CONFDIR ?= /etc/qlcshape
 ifeq ($(PREFIX),/usr)
 UNITDIR ?= /lib/systemd/system
@@ -205,6 +208,8 @@ install: all man
 	install -m 755 $(DAEMON) $(DESTDIR)$(BINDIR)/qlcshaped
 	install -d $(DESTDIR)$(PROFDIR)
 	install -m 644 conf/profiles/*.ini $(DESTDIR)$(PROFDIR)/
+	install -d $(DESTDIR)$(JOBDIR)
+	install -m 644 conf/bench/*.fio $(DESTDIR)$(JOBDIR)/
 	sed 's|@BINDIR@|$(BINDIR)|g' systemd/qlcshaped@.service >$(DESTDIR)$(UNITDIR)/qlcshaped@.service
 	chmod 644 $(DESTDIR)$(UNITDIR)/qlcshaped@.service
 	@if [ -e $(DESTDIR)$(CONFDIR)/example.ini ]; then \
@@ -225,6 +230,7 @@ install: all man
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/qlcshape $(DESTDIR)$(BINDIR)/qlcshaped
 	rm -f $(addprefix $(DESTDIR)$(PROFDIR)/,$(notdir $(wildcard conf/profiles/*.ini)))
+	rm -f $(addprefix $(DESTDIR)$(JOBDIR)/,$(notdir $(wildcard conf/bench/*.fio)))
 	rm -f $(DESTDIR)$(UNITDIR)/qlcshaped@.service
 	rm -f $(foreach p,$(notdir $(MAN_PAGES)),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(p)))/$(p))
 	@if cmp -s conf/qlcshaped.ini $(DESTDIR)$(CONFDIR)/example.ini; then \

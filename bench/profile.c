@@ -3,12 +3,14 @@
 #include "profile.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <iniparser.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 enum key_type { K_U32, K_U64, K_DBL, K_NS, K_MEDIA, K_ERW };
 
@@ -70,15 +72,81 @@ const char *qs_profile_endurance_rw_name(enum qs_endurance_rw rw)
 	return "none";
 }
 
+/* PREFIX/share/qlcshape for a program installed as PREFIX/bin/NAME. */
+static bool pf_share_dir(char *buf, size_t len)
+{
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0)
+		return false;
+	exe[n] = 0;
+	for (int i = 0; i < 2; i++) {
+		char *slash = strrchr(exe, '/');
+		if (!slash)
+			return false;
+		*slash = 0;
+	}
+	n = snprintf(buf, len, "%s/share/qlcshape", exe);
+	return n > 0 && (size_t)n < len;
+}
+
+int qs_data_find(const char *file, char *path, size_t pathlen, char *err, size_t errlen)
+{
+	char share[4096], first[4200];
+
+	snprintf(path, pathlen, "conf/%s", file);
+	if (access(path, R_OK) == 0)
+		return 0;
+	snprintf(first, sizeof(first), "%s", path);
+	if (pf_share_dir(share, sizeof(share))) {
+		snprintf(path, pathlen, "%s/%s", share, file);
+		if (access(path, R_OK) == 0)
+			return 0;
+		snprintf(err, errlen, "neither %s nor %s exists", first, path);
+	} else {
+		snprintf(err, errlen, "%s does not exist", first);
+	}
+	snprintf(path, pathlen, "%s", first);
+	return -ENOENT;
+}
+
+int qs_profile_find(const char *name, char *path, size_t pathlen, char *err, size_t errlen)
+{
+	const char *dir = getenv("QS_PROFILE_DIR");
+	char file[512], why[8600];
+	size_t n = strlen(name);
+	int ret;
+
+	if (strchr(name, '/') || (n > 4 && !strcmp(name + n - 4, ".ini"))) {
+		snprintf(path, pathlen, "%s", name);
+		if (access(path, R_OK) == 0)
+			return 0;
+		ret = -errno;
+		snprintf(err, errlen, "profile %s: %s", name, strerror(errno));
+		return ret;
+	}
+	if (dir && *dir) {
+		snprintf(path, pathlen, "%s/%s.ini", dir, name);
+		if (access(path, R_OK) == 0)
+			return 0;
+		snprintf(err, errlen, "profile '%s': %s does not exist ($QS_PROFILE_DIR)", name,
+			 path);
+		return -ENOENT;
+	}
+	snprintf(file, sizeof(file), "profiles/%s.ini", name);
+	ret = qs_data_find(file, path, pathlen, why, sizeof(why));
+	if (ret)
+		snprintf(err, errlen, "profile '%s': %s (set QS_PROFILE_DIR, or give a path)", name,
+			 why);
+	return ret;
+}
+
 void qs_profile_path(const char *name, char *buf, size_t buflen)
 {
-	size_t n = strlen(name);
-	if (strchr(name, '/') || (n > 4 && !strcmp(name + n - 4, ".ini"))) {
-		snprintf(buf, buflen, "%s", name);
-		return;
-	}
-	const char *dir = getenv("QS_PROFILE_DIR");
-	snprintf(buf, buflen, "%s/%s.ini", dir && *dir ? dir : "conf/profiles", name);
+	char err[256];
+
+	(void)qs_profile_find(name, buf, buflen, err, sizeof(err));
 }
 
 /*

@@ -70,9 +70,27 @@ int qs_profile_load(const char *path, struct qs_profile *p, char *err,
 		    size_t errlen);
 
 /*
- * Resolve a profile name to a file: NAME itself when it contains a '/' or
- * ends in ".ini", else "$QS_PROFILE_DIR/NAME.ini" (QS_PROFILE_DIR defaults
- * to conf/profiles). Writes the path into buf.
+ * Find a shipped data file, file (e.g. "profiles/p5316-30t.ini" or
+ * "bench/default.fio"), in the places it can be: ./conf/FILE (a source
+ * tree, or a copy the user edits), then PREFIX/share/qlcshape/FILE for a
+ * program running as PREFIX/bin/NAME (where `make install` puts conf/'s
+ * profiles and jobs; found from /proc/self/exe, so no path is compiled
+ * in). Writes the path found into path and returns 0; else -ENOENT, with
+ * both places tried named in err. Any time, any thread.
+ */
+int qs_data_find(const char *file, char *path, size_t pathlen, char *err, size_t errlen);
+
+/*
+ * Find a profile: NAME itself when it contains a '/' or ends in ".ini";
+ * else NAME.ini in $QS_PROFILE_DIR when that is set, else through
+ * qs_data_find("profiles/NAME.ini"). Writes the path into path. Returns 0,
+ * or -ENOENT with the places tried in err.
+ */
+int qs_profile_find(const char *name, char *path, size_t pathlen, char *err, size_t errlen);
+
+/*
+ * qs_profile_find without the error: the path found, or the first place
+ * tried (so that loading it reports the missing file by name).
  */
 void qs_profile_path(const char *name, char *buf, size_t buflen);
 

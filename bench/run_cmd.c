@@ -71,7 +71,8 @@ static int rc_usage(FILE *f, enum rc_kind kind)
 {
 	if (kind == RC_AB)
 		fprintf(f, "usage: qlcshape bench ab [OPTIONS]\n"
-			   "  Runs " RC_DEFAULT_JOB " with shaping off and on (same as\n"
+			   "  Runs the default job, " RC_DEFAULT_JOB " (installed: PREFIX/share/\n"
+			   "  qlcshape/bench/default.fio), with shaping off and on (same as\n"
 			   "  'qlcshape bench run " RC_DEFAULT_JOB " --shaping both').\n");
 	else if (kind == RC_CURVE)
 		fprintf(f, "usage: qlcshape bench curve JOB [OPTIONS]\n"
@@ -327,7 +328,14 @@ static int rc_parse(int argc, char **argv, struct rc_opts *o)
 				o->cmd, argv[optind], RC_DEFAULT_JOB);
 			return 2;
 		}
-		o->job_path = RC_DEFAULT_JOB;
+		static char job[4096];
+		char err[8600];
+
+		if (qs_data_find("bench/default.fio", job, sizeof(job), err, sizeof(err)) < 0) {
+			fprintf(stderr, "qlcshape %s: the default job: %s\n", o->cmd, err);
+			return 1;
+		}
+		o->job_path = job;
 	} else {
 		if (optind + 1 != argc) {
 			fprintf(stderr, "qlcshape %s: %s\n", o->cmd,

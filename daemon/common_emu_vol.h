@@ -145,15 +145,4 @@ uint64_t qs_emu_faithful_bytes(const struct qs_profile *p);
 const char *qs_emu_backing_name(enum qs_emu_backing b);
 const char *qs_emu_precond_name(enum qs_emu_precond p);
 
-/*
- * Find the profile file for name: a path (contains '/') is taken as it is;
- * a name NAME is looked up as NAME.ini in $QS_PROFILE_DIR when set, else in
- * PREFIX/share/qlcshape/profiles for a program running as PREFIX/bin/NAME
- * (where `make install` puts conf/profiles/), else in ./conf/profiles (a
- * source tree). Writes the path found into path. Returns 0, or -ENOENT
- * with a message listing the places tried in err.
- */
-int qs_emu_profile_find(const char *name, char *path, size_t pathlen, char *err,
-			size_t errlen);
-
 #endif

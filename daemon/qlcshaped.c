@@ -747,7 +747,7 @@ static int d_emu_profile(struct daemon *d, struct qs_profile *p)
 	char path[4096], err[512];
 	int ret;
 
-	ret = qs_emu_profile_find(d->cfg.qlc + 4, path, sizeof(path), err, sizeof(err));
+	ret = qs_profile_find(d->cfg.qlc + 4, path, sizeof(path), err, sizeof(err));
 	if (!ret)
 		ret = qs_profile_load(path, p, err, sizeof(err));
 	if (ret) {

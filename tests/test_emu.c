@@ -598,20 +598,20 @@ static void test_profile_find(void **state)
 	fputs("[drive]\n", fp);
 	fclose(fp);
 	setenv("QS_PROFILE_DIR", dir, 1);
-	assert_int_equal(qs_emu_profile_find("x1", path, sizeof(path), err, sizeof(err)), 0);
+	assert_int_equal(qs_profile_find("x1", path, sizeof(path), err, sizeof(err)), 0);
 	assert_string_equal(path, file);
-	assert_int_equal(qs_emu_profile_find("nope", path, sizeof(path), err, sizeof(err)),
+	assert_int_equal(qs_profile_find("nope", path, sizeof(path), err, sizeof(err)),
 			 -ENOENT);
 	assert_non_null(strstr(err, "nope.ini"));
 	assert_non_null(strstr(err, dir));
 	/* A path is taken as it is. */
-	assert_int_equal(qs_emu_profile_find(file, path, sizeof(path), err, sizeof(err)), 0);
+	assert_int_equal(qs_profile_find(file, path, sizeof(path), err, sizeof(err)), 0);
 	assert_string_equal(path, file);
-	assert_int_equal(qs_emu_profile_find("/nonexistent/p.ini", path, sizeof(path), err,
+	assert_int_equal(qs_profile_find("/nonexistent/p.ini", path, sizeof(path), err,
 					     sizeof(err)), -ENOENT);
 	unsetenv("QS_PROFILE_DIR");
-	/* Without the variable: the installed directory, then ./conf/profiles. */
-	assert_int_equal(qs_emu_profile_find("nope", path, sizeof(path), err, sizeof(err)),
+	/* Without the variable: ./conf/profiles, then the installed directory. */
+	assert_int_equal(qs_profile_find("nope", path, sizeof(path), err, sizeof(err)),
 			 -ENOENT);
 	assert_non_null(strstr(err, "conf/profiles/nope.ini"));
 	unlink(file);
