@@ -64,8 +64,18 @@ void busy_del(struct qs_engine *e, uint64_t iu)
 
 /* ---- dirty IUs --------------------------------------------------------------- */
 
+/*
+ * The bucket lists (dirty IUs by count, newest link first) serve only the
+ * fullest-first order, and keeping them costs a few cache misses on every
+ * cached block. So they are kept only while that order is in force
+ * (buckets_on); otherwise each IU only records when it would have been
+ * linked (lseq), and buckets_rebuild() links them again in exactly the
+ * order continuous upkeep would have left.
+ */
 static void bucket_unlink(struct qs_engine *e, uint32_t i)
 {
+	if (!e->buckets_on)
+		return;
 	struct diu *d = &e->dius[i];
 	if (d->bprev != NIL)
 		e->dius[d->bprev].bnext = d->bnext;
@@ -75,7 +85,7 @@ static void bucket_unlink(struct qs_engine *e, uint32_t i)
 		e->dius[d->bnext].bprev = d->bprev;
 }
 
-static void bucket_link(struct qs_engine *e, uint32_t i)
+static void bucket_push(struct qs_engine *e, uint32_t i)
 {
 	struct diu *d = &e->dius[i];
 	d->bprev = NIL;
@@ -85,34 +95,90 @@ static void bucket_link(struct qs_engine *e, uint32_t i)
 	e->bucket_head[d->count] = i;
 }
 
-static int diu_grow(struct qs_engine *e)
+static void bucket_link(struct qs_engine *e, uint32_t i)
 {
-	uint32_t cap = e->diu_cap ? e->diu_cap * 2 : 1024;
+	e->dius[i].lseq = ++e->bucket_seq;
+	if (e->buckets_on)
+		bucket_push(e, i);
+}
+
+static int cmp_lseq(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Link every dirty IU into its bucket, oldest link first, so each list
+ * ends up newest first as if it had been kept all along. */
+static int buckets_rebuild(struct qs_engine *e)
+{
+	/* (lseq, slot) pairs in one uint64_t each would not fit: two words */
+	uint64_t *v = e->ndius ? eng_alloc(e, (size_t)e->ndius * 2 * sizeof(uint64_t), 64) : NULL;
+	if (e->ndius && !v)
+		return -ENOMEM;
+	uint32_t n = 0;
+	for (uint32_t i = e->fifo_first; i != NIL; i = e->dius[i].fnext, n++) {
+		v[2 * n] = e->dius[i].lseq;
+		v[2 * n + 1] = i;
+	}
+	if (n)
+		qsort(v, n, 2 * sizeof(uint64_t), cmp_lseq);
+	for (uint32_t c = 0; c <= e->iu_blocks; c++)
+		e->bucket_head[c] = NIL;
+	for (uint32_t k = 0; k < n; k++)
+		bucket_push(e, (uint32_t)v[2 * k + 1]);
+	eng_free(e, v);
+	e->buckets_on = true;
+	return 0;
+}
+
+void dst_policy_changed(struct qs_engine *e)
+{
+	e->sweep_n = e->sweep_at = 0; /* rebuild the sweep order */
+	if (e->conf.policy.order != QS_ORDER_FULLEST)
+		e->buckets_on = false; /* rebuilt when fullest-first comes back */
+}
+
+/*
+ * Dirty-IU slots: freed slots are reused last freed first, then the slots
+ * never used yet in increasing order (from diu_hw), which are not touched
+ * before that: a large pool costs memory only as it is used.
+ */
+static int diu_grow(struct qs_engine *e, uint32_t cap)
+{
 	struct diu *n = eng_alloc(e, (size_t)cap * sizeof(*n), 64);
 	if (!n)
 		return -ENOMEM;
-	if (e->diu_cap)
-		memcpy(n, e->dius, (size_t)e->diu_cap * sizeof(*n));
-	for (uint32_t i = e->diu_cap; i < cap; i++) {
-		n[i].count = 0;
-		n[i].fnext = i + 1 < cap ? i + 1 : e->diu_free;
-	}
-	e->diu_free = e->diu_cap;
+	if (e->diu_hw)
+		memcpy(n, e->dius, (size_t)e->diu_hw * sizeof(*n));
 	eng_free(e, e->dius);
 	e->dius = n;
 	e->diu_cap = cap;
 	return 0;
 }
 
+/* A slot for a new dirty IU; NIL without memory. */
+static uint32_t diu_take(struct qs_engine *e)
+{
+	uint32_t i = e->diu_free;
+	if (i != NIL) {
+		e->diu_free = e->dius[i].fnext;
+		return i;
+	}
+	if (e->diu_hw == e->diu_cap && diu_grow(e, e->diu_cap * 2) < 0)
+		return NIL;
+	e->dius[e->diu_hw].count = 0;
+	return e->diu_hw++;
+}
+
 void dst_diu_add(struct qs_engine *e, uint64_t iu)
 {
 	uint32_t i;
 	if (!qs_index_get(&e->diu_map, iu, &i)) {
-		if (e->diu_free == NIL && diu_grow(e) < 0)
+		i = diu_take(e);
+		if (i == NIL)
 			return; /* the index still holds the block; only ordering suffers */
-		i = e->diu_free;
 		struct diu *d = &e->dius[i];
-		e->diu_free = d->fnext;
 		d->iu = iu;
 		d->count = 0;
 		d->born_ms = eng_ms(e);
@@ -168,6 +234,7 @@ int dst_init(struct qs_engine *e)
 		return -ENOMEM;
 	for (uint32_t c = 0; c <= e->iu_blocks; c++)
 		e->bucket_head[c] = NIL;
+	e->buckets_on = e->conf.policy.order == QS_ORDER_FULLEST;
 	memset(e->dst, 0, e->conf.destage_qd * sizeof(struct destage));
 	for (uint32_t i = 0; i < e->conf.destage_qd; i++) {
 		struct destage *d = &e->dst[i];
@@ -177,10 +244,16 @@ int dst_init(struct qs_engine *e)
 		if (!d->buf || !d->snap)
 			return -ENOMEM;
 	}
-	int rc = qs_index_init(&e->diu_map, &e->env, 1024);
+	/* Sized for a log full of whole dirty IUs; both grow if IUs are sparser. */
+	uint64_t ius = e->log_blocks / e->iu_blocks;
+	if (ius < 1024)
+		ius = 1024;
+	if (ius > UINT32_MAX / 4)
+		ius = UINT32_MAX / 4;
+	int rc = qs_index_init(&e->diu_map, &e->env, ius);
 	if (rc)
 		return rc;
-	return diu_grow(e);
+	return diu_grow(e, (uint32_t)ius);
 }
 
 void dst_fini(struct qs_engine *e)
@@ -195,7 +268,7 @@ void dst_fini(struct qs_engine *e)
 	eng_free(e, e->bucket_head);
 	eng_free(e, e->dius);
 	eng_free(e, e->sweep);
-	if (e->diu_map.keys)
+	if (e->diu_map.slots)
 		qs_index_fini(&e->diu_map);
 	for (uint32_t h = 0; h < BUSY_BUCKETS; h++)
 		while (e->busy[h]) {
@@ -235,10 +308,39 @@ static bool eligible(struct qs_engine *e, const struct diu *d, bool urgent)
 
 #define PICK_SCAN_MAX 4096u /* bound the work of one pick */
 
-static int cmp_u64(const void *a, const void *b)
+/*
+ * Sort n entries by IU: an LSD radix sort, 11 bits a pass, as many passes
+ * as the largest IU needs (two for 2^22 IUs). The IUs are distinct, so any
+ * correct sort gives the same order; this one is linear, where qsort cost
+ * a few thousand instructions per destaged IU. tmp holds n entries.
+ */
+#define SWEEP_RADIX_BITS 11u
+static void sweep_sort(struct sweep_ent *a, struct sweep_ent *tmp, uint64_t n)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
+	uint64_t max = 0;
+	for (uint64_t i = 0; i < n; i++)
+		if (a[i].iu > max)
+			max = a[i].iu;
+	uint32_t cnt[1u << SWEEP_RADIX_BITS];
+	struct sweep_ent *src = a, *dst = tmp;
+	for (unsigned sh = 0; sh < 64 && (sh == 0 || (max >> sh)); sh += SWEEP_RADIX_BITS) {
+		memset(cnt, 0, sizeof(cnt));
+		for (uint64_t i = 0; i < n; i++)
+			cnt[(src[i].iu >> sh) & ((1u << SWEEP_RADIX_BITS) - 1)]++;
+		uint32_t sum = 0;
+		for (uint32_t d = 0; d < (1u << SWEEP_RADIX_BITS); d++) {
+			uint32_t c = cnt[d];
+			cnt[d] = sum;
+			sum += c;
+		}
+		for (uint64_t i = 0; i < n; i++)
+			dst[cnt[(src[i].iu >> sh) & ((1u << SWEEP_RADIX_BITS) - 1)]++] = src[i];
+		struct sweep_ent *t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != a)
+		memcpy(a, src, n * sizeof(*a));
 }
 
 static int sweep_rebuild(struct qs_engine *e)
@@ -246,7 +348,8 @@ static int sweep_rebuild(struct qs_engine *e)
 	if (e->sweep_cap < e->ndius) {
 		eng_free(e, e->sweep);
 		e->sweep_cap = e->ndius + e->ndius / 2 + 64;
-		e->sweep = eng_alloc(e, e->sweep_cap * sizeof(uint64_t), 64);
+		/* the snapshot, then as much room for the sort */
+		e->sweep = eng_alloc(e, 2 * e->sweep_cap * sizeof(*e->sweep), 64);
 		if (!e->sweep) {
 			e->sweep_cap = 0;
 			return -ENOMEM;
@@ -254,8 +357,8 @@ static int sweep_rebuild(struct qs_engine *e)
 	}
 	e->sweep_n = 0;
 	for (uint32_t i = e->fifo_first; i != NIL; i = e->dius[i].fnext)
-		e->sweep[e->sweep_n++] = e->dius[i].iu;
-	qsort(e->sweep, e->sweep_n, sizeof(uint64_t), cmp_u64);
+		e->sweep[e->sweep_n++] = (struct sweep_ent){e->dius[i].iu, i};
+	sweep_sort(e->sweep, e->sweep + e->sweep_cap, e->sweep_n);
 	e->sweep_at = 0;
 	return 0;
 }
@@ -275,6 +378,8 @@ static uint32_t pick(struct qs_engine *e, bool urgent, bool space)
 				return i;
 		return NIL;
 	case QS_ORDER_FULLEST:
+		if (!e->buckets_on && buckets_rebuild(e) < 0)
+			return NIL;
 		for (uint32_t c = e->iu_blocks; c >= 1; c--)
 			for (uint32_t i = e->bucket_head[c]; i != NIL && n < PICK_SCAN_MAX;
 			     i = e->dius[i].bnext, n++)
@@ -286,11 +391,15 @@ static uint32_t pick(struct qs_engine *e, bool urgent, bool space)
 			if (e->sweep_at >= e->sweep_n && sweep_rebuild(e) < 0)
 				return NIL;
 			while (e->sweep_at < e->sweep_n && n < PICK_SCAN_MAX) {
-				uint32_t i;
-				uint64_t iu = e->sweep[e->sweep_at++];
+				const struct sweep_ent *s = &e->sweep[e->sweep_at++];
+				uint32_t i = s->idx;
 				n++;
-				if (qs_index_get(&e->diu_map, iu, &i) &&
-				    eligible(e, &e->dius[i], urgent))
+				/* Its slot then still holds it (a live slot of that IU
+				 * is the only one the map can name), or look it up. */
+				if ((i >= e->diu_hw || !e->dius[i].count || e->dius[i].iu != s->iu) &&
+				    !qs_index_get(&e->diu_map, s->iu, &i))
+					continue;
+				if (eligible(e, &e->dius[i], urgent))
 					return i;
 			}
 			if (n >= PICK_SCAN_MAX)
@@ -426,6 +535,9 @@ static void dst_start(struct qs_engine *e, uint32_t di)
 	d->cached = 0;
 	e->dst_active++;
 	uint32_t tombs = 0;
+	/* The blocks' index slots are scattered: let their misses overlap. */
+	for (uint32_t b = 0; b < e->iu_blocks; b++)
+		qs_index_prefetch(&e->idx, lba0 + b);
 	for (uint32_t b = 0; b < e->iu_blocks; b++) {
 		uint32_t v;
 		if (qs_index_get(&e->idx, lba0 + b, &v)) {
@@ -494,6 +606,9 @@ static void dst_write_cb(void *arg, int res)
 		dst_failed(e, d, res);
 	} else {
 		uint64_t lba0 = d->iu * e->iu_blocks;
+		for (uint32_t b = 0; b < e->iu_blocks; b++)
+			if (d->snap[b] != NIL)
+				qs_index_prefetch(&e->idx, lba0 + b);
 		for (uint32_t b = 0; b < e->iu_blocks; b++) {
 			uint32_t v;
 			if (d->snap[b] != NIL && qs_index_get(&e->idx, lba0 + b, &v) &&

@@ -82,10 +82,17 @@ struct rec {
 /* A dirty IU: an IU with at least one cached block. */
 struct diu {
 	uint64_t iu;
+	uint64_t lseq;		/* when it was last (re)linked into its bucket */
 	uint32_t fprev, fnext;	/* FIFO list, oldest first */
-	uint32_t bprev, bnext;	/* bucket list by count */
+	uint32_t bprev, bnext;	/* bucket list by count (while buckets_on) */
 	uint32_t count;		/* cached blocks */
 	uint32_t born_ms;	/* when it became dirty, engine ms */
+};
+
+/* An entry of the sweep snapshot: an IU and its dirty-IU slot then. */
+struct sweep_ent {
+	uint64_t iu;
+	uint32_t idx;
 };
 
 /* An IU with a QLC operation in flight (destage, bypass, discard). */
@@ -164,9 +171,12 @@ struct qs_engine {
 	struct qs_index diu_map; /* iu -> diu pool index */
 	struct diu *dius;
 	uint32_t diu_cap, diu_free, ndius;
+	uint32_t diu_hw;	/* slots [diu_hw, diu_cap) never used yet: free */
 	uint32_t fifo_first, fifo_last;
 	uint32_t *bucket_head; /* [iu_blocks + 1] */
-	uint64_t *sweep;       /* sorted IU snapshot for the sweep policy */
+	bool buckets_on;       /* bucket lists kept (fullest-first order only) */
+	uint64_t bucket_seq;   /* last diu.lseq handed out */
+	struct sweep_ent *sweep; /* sorted IU snapshot for the sweep policy */
 	uint64_t sweep_n, sweep_at, sweep_cap;
 
 	/* QLC ops in flight, per IU */
@@ -263,6 +273,8 @@ void dst_fini(struct qs_engine *e);
 void dst_diu_add(struct qs_engine *e, uint64_t iu);
 void dst_diu_sub(struct qs_engine *e, uint64_t iu);
 void dst_kick(struct qs_engine *e);
+/* conf.policy changed: drop the sweep order, bucket upkeep if not needed. */
+void dst_policy_changed(struct qs_engine *e);
 void ckpt_kick(struct qs_engine *e, bool force);
 bool busy_has(struct qs_engine *e, uint64_t iu);
 int busy_add(struct qs_engine *e, uint64_t iu);

@@ -6,23 +6,15 @@
 
 static inline uint64_t slot_of(const struct qs_index *ix, uint64_t key)
 {
-	uint64_t h = (key + 1) * 0x9e3779b97f4a7c15ull;
-	h ^= h >> 29;
-	return (uint64_t)(((unsigned __int128)h * ix->cap) >> 64);
+	return qs_index_home(ix, key);
 }
 
 static int alloc_arrays(struct qs_index *ix, uint64_t cap)
 {
-	ix->keys = ix->env->ops->alloc(ix->env->ctx, cap * sizeof(uint64_t), 64);
-	ix->vals = ix->env->ops->alloc(ix->env->ctx, cap * sizeof(uint32_t), 64);
-	if (!ix->keys || !ix->vals) {
-		if (ix->keys)
-			ix->env->ops->free(ix->env->ctx, ix->keys);
-		if (ix->vals)
-			ix->env->ops->free(ix->env->ctx, ix->vals);
+	ix->slots = ix->env->ops->alloc(ix->env->ctx, cap * sizeof(*ix->slots), 64);
+	if (!ix->slots)
 		return -ENOMEM;
-	}
-	memset(ix->keys, 0, cap * sizeof(uint64_t));
+	memset(ix->slots, 0, cap * sizeof(*ix->slots));
 	ix->cap = cap;
 	return 0;
 }
@@ -36,21 +28,18 @@ int qs_index_init(struct qs_index *ix, const struct qs_env *env, uint64_t expect
 
 void qs_index_fini(struct qs_index *ix)
 {
-	if (ix->keys)
-		ix->env->ops->free(ix->env->ctx, ix->keys);
-	if (ix->vals)
-		ix->env->ops->free(ix->env->ctx, ix->vals);
-	ix->keys = NULL;
-	ix->vals = NULL;
+	if (ix->slots)
+		ix->env->ops->free(ix->env->ctx, ix->slots);
+	ix->slots = NULL;
 }
 
 bool qs_index_get(const struct qs_index *ix, uint64_t key, uint32_t *val)
 {
 	uint64_t i = slot_of(ix, key);
 	for (;;) {
-		uint64_t k = ix->keys[i];
+		uint64_t k = ix->slots[i].key;
 		if (k == key + 1) {
-			*val = ix->vals[i];
+			*val = ix->slots[i].val;
 			return true;
 		}
 		if (!k)
@@ -69,8 +58,8 @@ static int grow(struct qs_index *ix)
 	}
 	ix->count = 0;
 	for (uint64_t i = 0; i < old.cap; i++)
-		if (old.keys[i])
-			qs_index_put(ix, old.keys[i] - 1, old.vals[i], NULL);
+		if (old.slots[i].key)
+			qs_index_put(ix, old.slots[i].key - 1, old.slots[i].val, NULL);
 	qs_index_fini(&old);
 	return 0;
 }
@@ -79,11 +68,11 @@ int qs_index_put(struct qs_index *ix, uint64_t key, uint32_t val, uint32_t *old)
 {
 	uint64_t i = slot_of(ix, key);
 	for (;;) {
-		uint64_t k = ix->keys[i];
+		uint64_t k = ix->slots[i].key;
 		if (k == key + 1) {
 			if (old)
-				*old = ix->vals[i];
-			ix->vals[i] = val;
+				*old = ix->slots[i].val;
+			ix->slots[i].val = val;
 			return 0;
 		}
 		if (!k)
@@ -96,8 +85,8 @@ int qs_index_put(struct qs_index *ix, uint64_t key, uint32_t val, uint32_t *old)
 			return -ENOMEM;
 		return qs_index_put(ix, key, val, old);
 	}
-	ix->keys[i] = key + 1;
-	ix->vals[i] = val;
+	ix->slots[i].key = key + 1;
+	ix->slots[i].val = val;
 	ix->count++;
 	return 1;
 }
@@ -106,7 +95,7 @@ bool qs_index_del(struct qs_index *ix, uint64_t key, uint32_t *old)
 {
 	uint64_t i = slot_of(ix, key);
 	for (;;) {
-		uint64_t k = ix->keys[i];
+		uint64_t k = ix->slots[i].key;
 		if (!k)
 			return false;
 		if (k == key + 1)
@@ -115,13 +104,13 @@ bool qs_index_del(struct qs_index *ix, uint64_t key, uint32_t *old)
 			i = 0;
 	}
 	if (old)
-		*old = ix->vals[i];
+		*old = ix->slots[i].val;
 	/* Backward shift: pull later members of the probe run into the hole. */
 	uint64_t hole = i;
 	for (;;) {
 		if (++i == ix->cap)
 			i = 0;
-		uint64_t k = ix->keys[i];
+		uint64_t k = ix->slots[i].key;
 		if (!k)
 			break;
 		uint64_t home = slot_of(ix, k - 1);
@@ -129,17 +118,16 @@ bool qs_index_del(struct qs_index *ix, uint64_t key, uint32_t *old)
 		bool in_range = hole <= i ? (home > hole && home <= i)
 					  : (home > hole || home <= i);
 		if (!in_range) {
-			ix->keys[hole] = k;
-			ix->vals[hole] = ix->vals[i];
+			ix->slots[hole] = ix->slots[i];
 			hole = i;
 		}
 	}
-	ix->keys[hole] = 0;
+	ix->slots[hole].key = 0;
 	ix->count--;
 	return true;
 }
 
 uint64_t qs_index_bytes(const struct qs_index *ix)
 {
-	return ix->cap * (sizeof(uint64_t) + sizeof(uint32_t));
+	return ix->cap * sizeof(*ix->slots);
 }

@@ -318,6 +318,89 @@ static void test_no_data_same_decisions(void **st)
 	assert_int_equal(va[5], 0);
 }
 
+/* The QLC volume's ops, wrapped to record the offsets of its writes in order. */
+static const struct qs_vol_ops *wr_orig;
+static uint64_t wr_off[4096];
+static uint32_t wr_n;
+
+static void wr_read(void *c, uint64_t off, const struct iovec *iov, int n, qs_io_cb cb,
+		    void *a)
+{
+	wr_orig->read(c, off, iov, n, cb, a);
+}
+
+static void wr_write(void *c, uint64_t off, const struct iovec *iov, int n, unsigned fl,
+		     qs_io_cb cb, void *a)
+{
+	if (wr_n < sizeof(wr_off) / sizeof(wr_off[0]))
+		wr_off[wr_n++] = off;
+	wr_orig->write(c, off, iov, n, fl, cb, a);
+}
+
+static void wr_flush(void *c, qs_io_cb cb, void *a)
+{
+	wr_orig->flush(c, cb, a);
+}
+
+static void wr_discard(void *c, uint64_t off, uint64_t len, qs_io_cb cb, void *a)
+{
+	wr_orig->discard(c, off, len, cb, a);
+}
+
+static const struct qs_vol_ops wr_ops = {wr_read, wr_write, wr_flush, wr_discard};
+
+/*
+ * The QLC write order of destage under fullest-first, for an engine that
+ * ran with order first while the log filled (nothing destaged yet) and was
+ * switched to fullest-first just before destage starts.
+ */
+static uint32_t fullest_order(enum qs_order first, uint64_t *out)
+{
+	struct th *h = setup((2 + 1024) * BS, 16 * MiB);
+	h->conf.policy.order = first;
+	h->conf.policy.start_pct = 90;
+	h->conf.policy.urgent_pct = 95;
+	h->conf.policy.max_age_ms = 0;
+	wr_orig = h->qlc.vol.ops;
+	h->qlc.vol.ops = &wr_ops;
+	wr_n = 0;
+	assert_int_equal(th_open(h, true), 0);
+	/* 300 one-block writes over 128 IUs: many IUs share a count, so the
+	 * order among equals (the last one to reach a count first) matters */
+	uint64_t rng = 5;
+	for (uint64_t i = 0; i < 300; i++)
+		write_blocks(h, trng(&rng) % 2048, 1, i + 1, 0);
+	struct qs_policy p;
+	qs_engine_get_policy(h->e, &p);
+	p.order = QS_ORDER_FULLEST;
+	assert_int_equal(qs_engine_set_policy(h->e, &p), 0);
+	assert_int_equal(wr_n, 0);
+	p.start_pct = 0;
+	assert_int_equal(qs_engine_set_policy(h->e, &p), 0);
+	th_run_idle(h);
+	uint32_t n = wr_n;
+	memcpy(out, wr_off, n * sizeof(*out));
+	assert_int_equal(th_close(h), 0);
+	teardown(h);
+	return n;
+}
+
+/* Fullest-first picks the same IUs in the same order whether it was in
+ * force all along or switched to from another order (its bucket lists are
+ * then rebuilt, as they are not kept under the other orders). */
+static void test_fullest_after_switch(void **st)
+{
+	static uint64_t a[4096], b[4096], c[4096];
+	uint32_t na = fullest_order(QS_ORDER_FULLEST, a);
+	uint32_t nb = fullest_order(QS_ORDER_FIFO, b);
+	uint32_t nc = fullest_order(QS_ORDER_SWEEP, c);
+	assert_true(na > 50);
+	assert_int_equal(na, nb);
+	assert_int_equal(na, nc);
+	assert_memory_equal(a, b, na * sizeof(*a));
+	assert_memory_equal(a, c, na * sizeof(*a));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -331,6 +414,7 @@ int main(void)
 		cmocka_unit_test(test_bad_requests),
 		cmocka_unit_test(test_drain),
 		cmocka_unit_test(test_no_data_same_decisions),
+		cmocka_unit_test(test_fullest_after_switch),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
