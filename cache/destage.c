@@ -641,7 +641,8 @@ void dst_kick(struct qs_engine *e)
 		return;
 	const struct qs_policy *p = &e->conf.policy;
 	uint64_t use = (e->alloc_pos - e->tail_pos) * 100 / e->log_blocks;
-	bool space = e->space_head != NULL;
+	/* Writers wait for log room (not merely for a free record slot). */
+	bool space = e->space_head && e->log_full;
 	/* The common case on the write path: below the watermark, nothing
 	 * time-based configured: no clock read. */
 	if (!e->draining && !space && use < p->start_pct && !p->idle_ms && !p->max_age_ms &&
@@ -826,7 +827,7 @@ void ckpt_kick(struct qs_engine *e, bool force)
 	uint64_t reclaim = pos - e->tail_pos;
 	uint64_t min = e->log_blocks / 8 > e->seg_blocks ? e->log_blocks / 8 : e->seg_blocks;
 	bool idle = e->conf.policy.idle_ms && eng_idle(e, eng_now(e));
-	if (!force && !e->space_head && !e->draining && !idle && reclaim < min)
+	if (!force && !(e->space_head && e->log_full) && !e->draining && !idle && reclaim < min)
 		return;
 	e->ckpt_active = true;
 	e->ckpt_pos = pos;

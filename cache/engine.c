@@ -625,13 +625,18 @@ static bool log_append(struct qs_engine *e, struct req *r)
 			return true;
 		}
 		struct rec *rec = rec_open(e);
-		if (!rec)
+		if (!rec) {
+			/* With a free record slot, what is missing is room. */
+			e->log_full = e->free_recs != NULL;
 			return false;
+		}
 		if (kind == QS_EXT_DATA) {
 			uint32_t room = rec_room(e, rec);
 			if (!room) {
-				if (!rec->hdr->nextents)
-					return false; /* an empty record has no room: log full */
+				if (!rec->hdr->nextents) {
+					e->log_full = true; /* an empty record has no room */
+					return false;
+				}
 				rec_close(e);
 				continue;
 			}
@@ -668,10 +673,13 @@ static bool wants_data(const struct req *r)
 	return r->type == REQ_WRITE && !r->qop_ius && r->appended < r->nblocks;
 }
 
-/* Park r until log room frees up; it keeps one pending part meanwhile. */
+/*
+ * Park r until log room or a record slot frees up; it keeps one pending
+ * part meanwhile. Only a wait for room counts as a throttled write.
+ */
 static void space_wait(struct qs_engine *e, struct req *r)
 {
-	if (wants_data(r))
+	if (wants_data(r) && e->log_full)
 		e->st.throttled_writes++;
 	r->waiting = true;
 	r->next = NULL;
@@ -692,6 +700,7 @@ void eng_space_kick(struct qs_engine *e)
 {
 	struct req **pp = &e->space_head, *last = NULL;
 	bool data_blocked = false;
+	e->log_full = false; /* the appends below say again */
 	while (*pp) {
 		struct req *r = *pp;
 		bool done;
@@ -711,7 +720,7 @@ void eng_space_kick(struct qs_engine *e)
 			if (!done && wants_data(r))
 				data_blocked = true;
 		}
-		if (!done && wants_data(r) && e->dst_fail_streak >= DST_FAIL_GIVE_UP) {
+		if (!done && wants_data(r) && e->log_full && e->dst_fail_streak >= DST_FAIL_GIVE_UP) {
 			/*
 			 * The log is full and destage keeps failing (the QLC is
 			 * failing): waiting would hang the block device. The write
@@ -1265,7 +1274,7 @@ int qs_engine_write(struct qs_engine *e, uint64_t off, uint64_t len, const void 
 	} else if (e->space_head || !log_append(e, r)) {
 		space_wait(e, r); /* keeps the submission's part until appended */
 		dst_kick(e);
-		ckpt_kick(e, true);
+		ckpt_kick(e, e->log_full);
 	} else {
 		eng_req_part_done(e, r, 0);
 	}

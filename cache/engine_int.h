@@ -209,7 +209,14 @@ struct qs_engine {
 	uint32_t ckpt_fail_streak;
 
 	/* waits */
-	struct req *space_head, *space_tail; /* writes waiting for log space */
+	struct req *space_head, *space_tail; /* appends waiting: see log_full */
+	/*
+	 * Why the appends wait: true when the last append that could not be
+	 * made found no log room (destage and checkpoint must free some);
+	 * false when it only found every record slot in flight (log_qd
+	 * writes), which the next record completion ends by itself.
+	 */
+	bool log_full;
 	struct req *flush_cur, *flush_next;  /* flush pipeline */
 	bool flush_inflight;
 	struct req *ready_head, *ready_tail; /* completions to deliver */

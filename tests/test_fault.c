@@ -48,6 +48,14 @@ static void run_fault(bool on_fast, bool persistent, uint64_t n, struct outcome 
 	w.whole_ius = true;
 	twork_run(&w, OPS);
 	twork_quiesce(&w);
+	/*
+	 * The clients are done, but the engine's own I/O (destage, checkpoint)
+	 * may still be queued, the faulted one among them: let what is queued
+	 * complete (no timers, so retries after a backoff do not start) before
+	 * the error counts are read.
+	 */
+	for (int i = 0; i < 1000000 && (h.fast.queue || h.qlc.queue) && th_step(&h); i++)
+		;
 	o->hit = dev->fault_hit;
 	o->failed_reqs = w.failed;
 	struct qs_engine_stats st;
