@@ -21,47 +21,7 @@
 
 #include "../bench/cmds.h"
 #include "../bench/run.h"
-
-/* 1 GB QLC: 4 dies, 64 KiB IU, fast enough for ASan. */
-static const char *qlc_ini =
-	"[drive]\n"
-	"name = tinyqlc\n"
-	"media = nand\n"
-	"capacity_gb = 1\n"
-	"iu_kib = 64\n"
-	"op_pct = 7\n"
-	"channels = 2\n"
-	"dies_per_channel = 2\n"
-	"unit_ius = 4\n"
-	"t_read_us = 100\n"
-	"t_prog_us = 2000\n"
-	"channel_mbps = 800\n"
-	"link_read_mbps = 7000\n"
-	"link_write_mbps = 7000\n"
-	"ctrl_units = 1\n"
-	"ctrl_ns = 1000\n"
-	"write_buffer_mib = 8\n"
-	"plp = 1\n";
-
-static const char *fast_ini =
-	"[drive]\n"
-	"name = tinyscm\n"
-	"media = scm\n"
-	"capacity_gb = 1\n"
-	"iu_kib = 4\n"
-	"op_pct = 0\n"
-	"channels = 4\n"
-	"dies_per_channel = 1\n"
-	"unit_ius = 1\n"
-	"t_read_us = 3\n"
-	"t_prog_us = 5\n"
-	"channel_mbps = 20000\n"
-	"link_read_mbps = 7000\n"
-	"link_write_mbps = 6000\n"
-	"ctrl_units = 1\n"
-	"ctrl_ns = 1300\n"
-	"write_buffer_mib = 0\n"
-	"plp = 1\n";
+#include "tprof.h"
 
 /* 4K random writes on 25% of the drive (256 MB) with a 16 MB log: the log
  * fills and destage runs; plus a mix, so reads are covered too. */
@@ -97,8 +57,8 @@ static void write_tmp(char *path, size_t n, const char *suffix, const char *text
 static int setup(void **state)
 {
 	(void)state;
-	write_tmp(qlc_path, sizeof(qlc_path), ".ini", qlc_ini);
-	write_tmp(fast_path, sizeof(fast_path), ".ini", fast_ini);
+	write_tmp(qlc_path, sizeof(qlc_path), ".ini", tprof_tiny_qlc);
+	write_tmp(fast_path, sizeof(fast_path), ".ini", tprof_tiny_scm);
 	write_tmp(job_path, sizeof(job_path), ".fio", job_fio);
 	return 0;
 }
@@ -302,7 +262,7 @@ static void test_life_rating(void **state)
 	char rated[64];
 	char text[1024];
 	snprintf(text, sizeof(text), "%sendurance_pbw = 0.5\nendurance_rw = randwrite\n"
-		 "endurance_bs_kib = 64\n", qlc_ini);
+		 "endurance_bs_kib = 64\n", tprof_tiny_qlc);
 	write_tmp(rated, sizeof(rated), ".ini", text);
 	double r0, r1, r2;
 	double none = life_with(qlc_path, 0, &r0);

@@ -32,32 +32,12 @@
 #include "../daemon/common_env.h"
 #include "../daemon/common_uloop.h"
 #include "../daemon/common_uring_vol.h"
+#include "tprof.h"
 
 #define MIB (1024ull * 1024)
 #define QLC_BYTES (64 * MIB)
 #define FAST_BYTES (16 * MIB)
 #define SEED 7
-
-/* Only the IU matters in dev mode; the rest makes a valid profile. */
-static const char *prof_ini =
-	"[drive]\n"
-	"name = tinyqlc\n"
-	"media = nand\n"
-	"capacity_gb = 1\n"
-	"iu_kib = 64\n"
-	"op_pct = 7\n"
-	"channels = 2\n"
-	"dies_per_channel = 2\n"
-	"unit_ius = 4\n"
-	"t_read_us = 100\n"
-	"t_prog_us = 2000\n"
-	"channel_mbps = 800\n"
-	"link_read_mbps = 7000\n"
-	"link_write_mbps = 7000\n"
-	"ctrl_units = 1\n"
-	"ctrl_ns = 1000\n"
-	"write_buffer_mib = 8\n"
-	"plp = 1\n";
 
 /*
  * Not time based: each job ends after one pass over its 6 MiB span (1536
@@ -92,27 +72,6 @@ static const char *mix_fio =
 	"ramp_time=50ms\n"
 	"time_based=1\n";
 
-/* A tiny Optane-class fast tier for emu mode. */
-static const char *fast_ini =
-	"[drive]\n"
-	"name = tinyscm\n"
-	"media = scm\n"
-	"capacity_gb = 1\n"
-	"iu_kib = 4\n"
-	"op_pct = 0\n"
-	"channels = 4\n"
-	"dies_per_channel = 1\n"
-	"unit_ius = 1\n"
-	"t_read_us = 3\n"
-	"t_prog_us = 5\n"
-	"channel_mbps = 20000\n"
-	"link_read_mbps = 7000\n"
-	"link_write_mbps = 6000\n"
-	"ctrl_units = 1\n"
-	"ctrl_ns = 1300\n"
-	"write_buffer_mib = 0\n"
-	"plp = 1\n";
-
 static char dir[64], prof_path[96], fprof_path[96], qlc_path[96], fast_path[96];
 
 static void write_file(const char *path, const char *text)
@@ -143,10 +102,10 @@ static int setup(void **state)
 		return -1;
 	snprintf(prof_path, sizeof(prof_path), "%s/tiny.ini", dir);
 	snprintf(fprof_path, sizeof(fprof_path), "%s/tinyscm.ini", dir);
-	write_file(fprof_path, fast_ini);
+	write_file(fprof_path, tprof_tiny_scm);
 	snprintf(qlc_path, sizeof(qlc_path), "%s/qlc.img", dir);
 	snprintf(fast_path, sizeof(fast_path), "%s/fast.img", dir);
-	write_file(prof_path, prof_ini);
+	write_file(prof_path, tprof_tiny_qlc);
 	return 0;
 }
 

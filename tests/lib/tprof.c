@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/* Tiny drive profiles for the bench tests; see tprof.h. */
+#include "tprof.h"
+
+const char tprof_tiny_qlc[] =
+	"[drive]\n"
+	"name = tinyqlc\n"
+	"media = nand\n"
+	"capacity_gb = 1\n"
+	"iu_kib = 64\n"
+	"op_pct = 7\n"
+	"channels = 2\n"
+	"dies_per_channel = 2\n"
+	"unit_ius = 4\n"
+	"t_read_us = 100\n"
+	"t_prog_us = 2000\n"
+	"channel_mbps = 800\n"
+	"link_read_mbps = 7000\n"
+	"link_write_mbps = 7000\n"
+	"ctrl_units = 1\n"
+	"ctrl_ns = 1000\n"
+	"write_buffer_mib = 8\n"
+	"plp = 1\n";
+
+const char tprof_tiny_scm[] =
+	"[drive]\n"
+	"name = tinyscm\n"
+	"media = scm\n"
+	"capacity_gb = 1\n"
+	"iu_kib = 4\n"
+	"op_pct = 0\n"
+	"channels = 4\n"
+	"dies_per_channel = 1\n"
+	"unit_ius = 1\n"
+	"t_read_us = 3\n"
+	"t_prog_us = 5\n"
+	"channel_mbps = 20000\n"
+	"link_read_mbps = 7000\n"
+	"link_write_mbps = 6000\n"
+	"ctrl_units = 1\n"
+	"ctrl_ns = 1300\n"
+	"write_buffer_mib = 0\n"
+	"plp = 1\n";
