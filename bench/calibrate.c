@@ -612,7 +612,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: qlcshape bench calibrate --profile NAME [--json FILE] [--scale-gib N] "
 		"[-v]\n"
-		"  --profile NAME   conf/profiles/NAME.ini (or a path to an .ini)\n"
+		"  --profile NAME   NAME.ini in conf/profiles, else in the installed\n"
+		"                   PREFIX/share/qlcshape/profiles (or a path to an .ini)\n"
 		"  --json FILE      also write the points as JSON\n"
 		"  --scale-gib N    model capacity in GiB (default: 2^20 IUs, or enough for\n"
 		"                   the profile's superblock count)\n"

@@ -85,7 +85,8 @@ static int rc_usage(FILE *f, enum rc_kind kind)
 			   "  prints them side by side.\n");
 	fprintf(f,
 		"options:\n"
-		"  --profile NAME     QLC drive profile (default p5316-30t; conf/profiles/NAME.ini)\n"
+		"  --profile NAME     QLC drive profile (default p5316-30t): NAME.ini in\n"
+		"                     conf/profiles, else in PREFIX/share/qlcshape/profiles\n"
 		"  --fast NAME        fast-tier (log) profile (default optane)\n"
 		"  --cache SIZE       log size at the real drive's scale (default 400g; k/m/g/t\n"
 		"                     are decimal here); scaled with the drive model\n"
