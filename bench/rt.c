@@ -141,8 +141,7 @@ static void rt_count_model(const struct rt_count *a, const struct rt_count *b,
 
 struct rt_dev {
 	char *path;
-	int excl_fd;	   /* O_EXCL claim of a block device, held to the end; -1 */
-	struct qs_uvol *uv;
+	struct qs_uvol *uv; /* a block device claimed exclusively (QS_UVOL_EXCL) */
 	struct stat st;
 };
 
@@ -163,19 +162,17 @@ struct qs_rt_world {
 };
 
 /*
- * Open path as a device of the run. A block device is first claimed with
- * O_EXCL: the kernel refuses that claim while the device (or a partition
- * of it) is mounted, is part of LVM, MD or device-mapper, or is held by
- * another exclusive opener, which is exactly the set of devices a
- * benchmark that overwrites must not touch. The claim is kept open until
- * the world is freed, so nothing can mount the device during the runs;
- * the io_uring volume then opens it again (a plain open is allowed beside
- * one's own claim).
+ * Open path as a device of the run. A block device is claimed with O_EXCL
+ * (the volume's QS_UVOL_EXCL): the kernel refuses that claim while the
+ * device (or a partition of it) is mounted, is part of LVM, MD or
+ * device-mapper, or is held by another exclusive opener, which is exactly
+ * the set of devices a benchmark that overwrites must not touch. The claim
+ * lasts as long as the volume, until the world is freed, so nothing can
+ * mount the device during the runs.
  */
 static int rt_dev_open(struct qs_rt_world *w, struct rt_dev *d, const char *opt,
 		       const char *path, char *err, size_t errlen)
 {
-	d->excl_fd = -1;
 	if (stat(path, &d->st) < 0) {
 		int rc = -errno;
 		snprintf(err, errlen,
@@ -184,22 +181,7 @@ static int rt_dev_open(struct qs_rt_world *w, struct rt_dev *d, const char *opt,
 			 path, strerror(errno), path);
 		return rc;
 	}
-	if (S_ISBLK(d->st.st_mode)) {
-		d->excl_fd = open(path, O_RDONLY | O_EXCL | O_CLOEXEC);
-		if (d->excl_fd < 0) {
-			int rc = -errno;
-			if (errno == EBUSY)
-				snprintf(err, errlen,
-					 "%s %s: the device is in use (a mounted file system on it or "
-					 "on one of its partitions, LVM, MD or device-mapper, or another "
-					 "program holding it exclusively): refused, dev mode overwrites "
-					 "the device; unmount or release it, or pick another", opt, path);
-			else
-				snprintf(err, errlen, "%s %s: cannot claim the device (O_EXCL): %s",
-					 opt, path, strerror(errno));
-			return rc;
-		}
-	} else if (!S_ISREG(d->st.st_mode)) {
+	if (!S_ISBLK(d->st.st_mode) && !S_ISREG(d->st.st_mode)) {
 		snprintf(err, errlen, "%s %s: neither a block device nor a regular file", opt, path);
 		return -ENODEV;
 	}
@@ -209,21 +191,23 @@ static int rt_dev_open(struct qs_rt_world *w, struct rt_dev *d, const char *opt,
 		return -ENOMEM;
 	}
 	char uerr[512];
-	int rc = qs_uvol_open(&d->uv, &w->loop, path, QS_UVOL_BUFFERED_OK, 0, uerr, sizeof(uerr));
-	if (rc) {
+	int rc = qs_uvol_open(&d->uv, &w->loop, path, QS_UVOL_BUFFERED_OK | QS_UVOL_EXCL, 0, uerr,
+			      sizeof(uerr));
+	if (rc == -EBUSY && S_ISBLK(d->st.st_mode))
+		snprintf(err, errlen,
+			 "%s %s: the device is in use (a mounted file system on it or on one of "
+			 "its partitions, LVM, MD or device-mapper, or another program holding it "
+			 "exclusively): refused, dev mode overwrites the device; unmount or "
+			 "release it, or pick another", opt, path);
+	else if (rc)
 		snprintf(err, errlen, "%s %s", opt, uerr);
-		return rc;
-	}
-	return 0;
+	return rc;
 }
 
 static void rt_dev_close(struct rt_dev *d)
 {
 	qs_uvol_close(d->uv);
 	d->uv = NULL;
-	if (d->excl_fd >= 0)
-		close(d->excl_fd);
-	d->excl_fd = -1;
 	free(d->path);
 	d->path = NULL;
 }
@@ -302,7 +286,6 @@ static int rt_world_open(const struct qs_rt_conf *conf, struct qs_rt_world **out
 	if (!w)
 		return -ENOMEM;
 	w->conf = *conf;
-	w->qlc.excl_fd = w->fast.excl_fd = -1;
 	qs_profile_path(conf->profile, w->profile_path, sizeof(w->profile_path));
 	int rc = qs_profile_load(w->profile_path, &w->prof, err, errlen);
 	if (rc)
