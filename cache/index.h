@@ -34,9 +34,15 @@ static inline uint64_t qs_index_home(const struct qs_index *ix, uint64_t key)
 	return (uint64_t)(((unsigned __int128)h * ix->cap) >> 64);
 }
 
-/* Start loading key's home slot into the cache (a hint; no effect on the
- * map). Lets a caller overlap the misses of several lookups. */
-static inline void qs_index_prefetch(const struct qs_index *ix, uint64_t key)
+/*
+ * Start loading key's home slot into the cache (a hint; no effect on the
+ * map). Lets a caller overlap the misses of several lookups.
+ * always_inline is not about speed: GCC 12 judges a function that only
+ * prefetches to be pure, and deletes a call to a pure function whose result
+ * is unused before it inlines it, so every prefetch through this function
+ * was silently dropped (objdump of the tool showed none of them).
+ */
+static inline __attribute__((always_inline)) void qs_index_prefetch(const struct qs_index *ix, uint64_t key)
 {
 	__builtin_prefetch(&ix->slots[qs_index_home(ix, key)], 1);
 }
