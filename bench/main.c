@@ -5,6 +5,20 @@
 
 #include "cmds.h"
 
+#ifndef QS_NO_JEMALLOC
+/*
+ * jemalloc's options for this tool, read at its first allocation: back its
+ * large mappings with transparent huge pages (MADV_HUGEPAGE; the kernel's
+ * default THP mode, "madvise", serves only those that ask). The simulator
+ * is bound by misses in tables of tens of MiB (the engine's block index,
+ * the drive model's bandwidth slots), and 2 MiB pages take the TLB misses
+ * and most page faults out of them: on the 2-core machine of docs/BENCH.md,
+ * 4K random writes simulate about 1.35x faster. With THP off in the kernel
+ * this does nothing. MALLOC_CONF in the environment still overrides it.
+ */
+const char *malloc_conf = "thp:always";
+#endif
+
 struct qs_cmd {
 	const char *group; /* "bench" or NULL for top-level commands */
 	const char *name;
