@@ -240,8 +240,9 @@ int dst_init(struct qs_engine *e)
 		struct destage *d = &e->dst[i];
 		d->e = e;
 		d->buf = eng_alloc(e, e->conf.iu_bytes, QS_BLOCK_SIZE);
+		d->fill = eng_alloc(e, e->conf.iu_bytes, QS_BLOCK_SIZE);
 		d->snap = eng_alloc(e, e->iu_blocks * sizeof(uint32_t), 16);
-		if (!d->buf || !d->snap)
+		if (!d->buf || !d->fill || !d->snap)
 			return -ENOMEM;
 	}
 	/* Sized for a log full of whole dirty IUs; both grow if IUs are sparser. */
@@ -261,6 +262,7 @@ void dst_fini(struct qs_engine *e)
 	if (e->dst)
 		for (uint32_t i = 0; i < e->conf.destage_qd; i++) {
 			eng_free(e, e->dst[i].buf);
+			eng_free(e, e->dst[i].fill);
 			eng_free(e, e->dst[i].snap);
 		}
 	eng_free(e, e->dst);
@@ -491,6 +493,12 @@ static void piece_cb(void *arg, int res)
 			e->st.qlc_errors++;
 		if (!d->result)
 			d->result = res;
+	} else if (p->fill && !e->no_data) {
+		/* Only the gaps: the cached blocks in between come from the log. */
+		for (uint32_t b = p->b; b < p->b + p->n; b++)
+			if (d->snap[b] == NIL)
+				memcpy(d->buf + (size_t)b * QS_BLOCK_SIZE,
+				       d->fill + (size_t)b * QS_BLOCK_SIZE, QS_BLOCK_SIZE);
 	}
 	eng_free(e, p);
 	if (--d->pending == 0)
@@ -498,6 +506,8 @@ static void piece_cb(void *arg, int res)
 	eng_leave_deliver(e);
 }
 
+/* Read blocks b..b+n-1 of d's IU: from the log at off (pinning segment pin),
+ * or with vol == e->qlc the IU's own blocks, into d->fill. */
 static void piece_read(struct qs_engine *e, struct destage *d, struct qs_vol *vol,
 		       uint64_t off, uint32_t b, uint32_t n, uint64_t pin)
 {
@@ -510,7 +520,10 @@ static void piece_read(struct qs_engine *e, struct destage *d, struct qs_vol *vo
 	p->d = d;
 	p->seg = pin;
 	p->log = vol == e->fast;
-	p->iov.iov_base = d->buf + (size_t)b * QS_BLOCK_SIZE;
+	p->fill = !p->log;
+	p->b = b;
+	p->n = n;
+	p->iov.iov_base = (p->fill ? d->fill : d->buf) + (size_t)b * QS_BLOCK_SIZE;
 	p->iov.iov_len = (size_t)n * QS_BLOCK_SIZE;
 	if (pin != UINT64_MAX)
 		e->seg_pins[pin]++;
@@ -559,17 +572,27 @@ static void dst_start(struct qs_engine *e, uint32_t di)
 		return;
 	}
 	d->pending = 1; /* held until every read is issued */
+	/*
+	 * The gaps (blocks not in the log) come from the QLC in one read, from
+	 * the first gap to the last, cached blocks in between included: the
+	 * drive reads a whole IU for any part of it, so a read per gap would
+	 * cost it a NAND read per gap (and a command each) for the same page.
+	 */
+	uint32_t g0 = 0, g1 = e->iu_blocks;
+	while (g0 < g1 && d->snap[g0] != NIL)
+		g0++;
+	while (g1 > g0 && d->snap[g1 - 1] != NIL)
+		g1--;
+	if (g0 < g1) {
+		e->st.qlc_reads++;
+		e->st.qlc_read_bytes += (uint64_t)(g1 - g0) * QS_BLOCK_SIZE;
+		e->st.read_fill_bytes += (uint64_t)(g1 - g0) * QS_BLOCK_SIZE;
+		piece_read(e, d, e->qlc, (lba0 + g0) * QS_BLOCK_SIZE, g0, g1 - g0, UINT64_MAX);
+	}
 	for (uint32_t b = 0; b < e->iu_blocks;) {
 		uint32_t v = d->snap[b];
 		if (v == NIL) {
-			uint32_t j = b + 1;
-			while (j < e->iu_blocks && d->snap[j] == NIL)
-				j++;
-			e->st.qlc_reads++;
-			e->st.qlc_read_bytes += (uint64_t)(j - b) * QS_BLOCK_SIZE;
-			e->st.read_fill_bytes += (uint64_t)(j - b) * QS_BLOCK_SIZE;
-			piece_read(e, d, e->qlc, (lba0 + b) * QS_BLOCK_SIZE, b, j - b, UINT64_MAX);
-			b = j;
+			b++;
 		} else if (v & SLOT_TOMB) {
 			if (!e->no_data)
 				memset(d->buf + (size_t)b * QS_BLOCK_SIZE, 0, QS_BLOCK_SIZE);

@@ -108,6 +108,7 @@ struct destage {
 	uint64_t iu;
 	int pending, result;
 	unsigned char *buf;	/* iu_bytes, aligned */
+	unsigned char *fill;	/* iu_bytes: the QLC read of the gaps lands here */
 	uint32_t *snap;		/* per block: slot|TOMB, or NIL */
 	uint32_t cached;
 	bool discard;
@@ -119,6 +120,8 @@ struct dpiece {
 	struct destage *d;
 	uint64_t seg; /* pinned segment, or UINT64_MAX */
 	bool log;
+	bool fill;    /* the QLC read of blocks b..b+n-1 into d->fill */
+	uint32_t b, n;
 	struct iovec iov;
 };
 

@@ -88,7 +88,8 @@ static void test_destage_whole_ius(void **st)
 	qs_engine_get_stats(h->e, &s);
 	assert_int_equal(s.destage_ius, 2);
 	assert_int_equal(s.destage_full_ius, 1);
-	assert_int_equal(s.read_fill_bytes, 14 * BS);
+	/* one read, gap 16 to gap 19..31, cached 17..18 between included */
+	assert_int_equal(s.read_fill_bytes, 16 * BS);
 	assert_int_equal(s.cached_blocks, 0);
 	assert_int_equal(h->qlc.iu_violations, 0);
 	assert_true(h->qlc.writes >= 2);
@@ -225,6 +226,52 @@ static void flag_cb(void *arg, int res)
 	struct flag *f = arg;
 	f->done = true;
 	f->res = res;
+}
+
+/*
+ * A partial IU's gaps come from the QLC in one read spanning them, and only
+ * the gaps are taken from it: the cached blocks in between keep the log's
+ * newer data, not the QLC's older copy that the same read brought in.
+ */
+static void test_destage_fill_one_read(void **st)
+{
+	struct th *h = setup(2 * MiB, 16 * MiB);
+	h->conf.policy.start_pct = 100; /* destage only when drained */
+	h->conf.policy.urgent_pct = 100;
+	assert_int_equal(th_open(h, true), 0);
+	write_blocks(h, 16, 16, 1, 0); /* IU 1 whole, version 1 */
+	struct flag f = {0};
+	assert_int_equal(qs_engine_drain(h->e, flag_cb, &f), 0);
+	th_wait(h, &f.done);
+	assert_int_equal(f.res, 0);
+	struct qs_engine_stats s0, s;
+	qs_engine_get_stats(h->e, &s0);
+	assert_int_equal(s0.destage_full_ius, 1);
+	write_blocks(h, 18, 1, 2, 0); /* gaps 16..17, 19..20, 23..31 */
+	write_blocks(h, 21, 2, 3, 0);
+	f = (struct flag){0};
+	assert_int_equal(qs_engine_drain(h->e, flag_cb, &f), 0);
+	th_wait(h, &f.done);
+	assert_int_equal(f.res, 0);
+	qs_engine_get_stats(h->e, &s);
+	assert_int_equal(s.destage_partial_ius - s0.destage_partial_ius, 1);
+	assert_int_equal(s.qlc_reads - s0.qlc_reads, 1);
+	assert_int_equal(s.read_fill_bytes - s0.read_fill_bytes, 16 * BS);
+	assert_int_equal(s.cached_blocks, 0);
+	assert_int_equal(h->qlc.iu_violations, 0);
+	static const uint64_t want[16] = {1, 1, 2, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+	for (uint64_t b = 0; b < 16; b++) {
+		uint64_t v;
+		assert_int_equal(tblk_decode(h->qlc.cur + (16 + b) * BS, 16 + b, &v), 0);
+		assert_int_equal(v, want[b]);
+	}
+	check_blocks(h, 16, 2, 1);
+	check_blocks(h, 18, 1, 2);
+	check_blocks(h, 19, 2, 1);
+	check_blocks(h, 21, 2, 3);
+	check_blocks(h, 23, 9, 1);
+	assert_int_equal(th_close(h), 0);
+	teardown(h);
 }
 
 static void test_drain(void **st)
@@ -406,6 +453,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_write_read_overlay),
 		cmocka_unit_test(test_destage_whole_ius),
+		cmocka_unit_test(test_destage_fill_one_read),
 		cmocka_unit_test(test_discard),
 		cmocka_unit_test(test_bypass),
 		cmocka_unit_test(test_flush_durable),

@@ -162,7 +162,8 @@ struct qs_engine_stats {
 	uint64_t qlc_iu_whole_writes; /* aligned, whole number of IUs */
 	uint64_t qlc_reads, qlc_read_bytes;
 	uint64_t qlc_discards, qlc_flushes;
-	uint64_t read_fill_bytes;  /* QLC reads done to complete a partial IU */
+	uint64_t read_fill_bytes;  /* read from the QLC to complete partial IUs (one read
+				      an IU, first gap to last, cached blocks between) */
 	uint64_t bypass_writes, bypass_bytes;
 	uint64_t destage_ius, destage_full_ius, destage_partial_ius;
 	uint64_t destage_bytes;
