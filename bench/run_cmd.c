@@ -10,10 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cmds.h"
+#include "par.h"
 #include "rt.h"
 #include "run.h"
 
@@ -39,6 +41,7 @@ struct rc_opts {
 	const char *qlc_dev, *fast_dev; /* dev mode */
 	bool yes_overwrite;
 	bool fast_set, scale_set, rating_set; /* given on the command line */
+	unsigned workers; /* runs at once (sim mode); 0 = not given */
 };
 
 /* The world the runs use: the simulator's, or the real-time driver's. */
@@ -107,8 +110,12 @@ static int rc_usage(FILE *f, enum rc_kind kind)
 		"                     profile's endurance_pbw)\n"
 		"  --runtime T        every job's runtime (and time_based=1), e.g. 10s, 500ms\n"
 		"  --ramp-time T      every job's ramp_time\n"
+		"  --workers N        sim: runs at once, each in its own process (default: the\n"
+		"                     CPUs, %u here; 1 = one after another in this process);\n"
+		"                     the figures do not depend on it\n"
 		"  --json F, --csv F, --svg F   also write the runs as JSON, CSV, SVG\n"
-		"  --quiet            no table and no progress (files only)\n");
+		"  --quiet            no table and no progress (files only)\n",
+		qs_par_default_workers());
 	return f == stdout ? 0 : 2;
 }
 
@@ -121,6 +128,12 @@ static int rc_check_mode(const struct rc_opts *o)
 		      o->yes_overwrite ? "--yes-overwrite" : NULL;
 	if (bad) {
 		fprintf(stderr, "qlcshape %s: %s: only with --mode dev\n", o->cmd, bad);
+		return 2;
+	}
+	if (o->mode != RC_SIM && o->workers > 1) {
+		/* real time: parallel runs would share the devices and the clock */
+		fprintf(stderr, "qlcshape %s: --workers %u: only with --mode sim (emu and dev "
+				"runs go one at a time)\n", o->cmd, o->workers);
 		return 2;
 	}
 	if (o->mode != RC_DEV)
@@ -173,6 +186,7 @@ static int rc_parse(int argc, char **argv, struct rc_opts *o)
 		{"qlc-dev", required_argument, NULL, 'Q'},
 		{"fast-dev", required_argument, NULL, 'F'},
 		{"yes-overwrite", no_argument, NULL, 'Y'},
+		{"workers", required_argument, NULL, 'W'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -300,6 +314,16 @@ static int rc_parse(int argc, char **argv, struct rc_opts *o)
 		case 'Y':
 			o->yes_overwrite = true;
 			break;
+		case 'W': {
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (*optarg < '0' || *optarg > '9' || *end || v < 1 || v > 256) {
+				fprintf(stderr, "qlcshape %s: --workers '%s': allowed 1 to 256\n",
+					o->cmd, optarg);
+				return 2;
+			}
+			o->workers = (unsigned)v;
+			break;
+		}
 		case 'T':
 		case 'R': {
 			uint64_t t;
@@ -515,10 +539,15 @@ static double rc_wall(void)
 	return rc_clock(CLOCK_MONOTONIC);
 }
 
-/* The speed line. CPU time is printed too: on a shared machine the wall
- * clock also counts time the process waited for a core. */
+/*
+ * The speed line. CPU time is printed too: on a shared machine the wall
+ * clock also counts time the process waited for a core. With several
+ * workers the CPU time is theirs added up, and the line says how many runs
+ * shared how many workers (the per-CPU figure is then the one that
+ * compares with a single run's).
+ */
 static void rc_speed(const struct rc_opts *o, uint64_t ios, double sim_s, double wall_s,
-		     double cpu_s)
+		     double cpu_s, size_t runs, unsigned workers)
 {
 	if (o->quiet)
 		return;
@@ -528,10 +557,14 @@ static void rc_speed(const struct rc_opts *o, uint64_t ios, double sim_s, double
 		       "%.2f s CPU\n", (unsigned long long)ios, sim_s, wall_s, cpu_s);
 		return;
 	}
+	char par[64] = "";
+	if (workers > 1 && runs > 1)
+		snprintf(par, sizeof(par), "; %zu runs, %u at a time", runs,
+			 workers < runs ? workers : (unsigned)runs);
 	printf("\nsimulated %llu client I/Os (%.2f s of virtual time) in %.2f s wall, %.2f s CPU: "
-	       "%.0f simulated I/Os per wall-clock second (%.0f per CPU second)\n",
+	       "%.0f simulated I/Os per wall-clock second (%.0f per CPU second%s)\n",
 	       (unsigned long long)ios, sim_s, wall_s, cpu_s, wall_s > 0 ? (double)ios / wall_s : 0,
-	       cpu_s > 0 ? (double)ios / cpu_s : 0);
+	       cpu_s > 0 ? (double)ios / cpu_s : 0, par);
 }
 
 /*
@@ -585,6 +618,50 @@ static const char *rc_variant_name(const struct qs_report_run *r)
 	return r->shaping ? r->policy : "shaping off";
 }
 
+/* One run of rc_run: a group of jobs (between stonewalls) in one variant. */
+struct rc_task {
+	size_t g, gn, k; /* first job, jobs, variant */
+};
+
+struct rc_tasks {
+	const struct rc_opts *o;
+	struct rc_world *w;
+	const struct qs_job_file *jf;
+	const struct rc_task *t;
+	struct qs_rt_late (*late)[2]; /* per task (real-time modes, in process) */
+};
+
+static struct qs_bench_variant rc_variant(const struct rc_opts *o, size_t k)
+{
+	struct qs_bench_variant v = {0};
+	v.shaping = !(o->off && k == 0);
+	v.order = o->pol[v.shaping ? k - (o->off ? 1 : 0) : 0];
+	return v;
+}
+
+/* qs_par_fn: run task i into out (its group's results, first job first). */
+static int rc_task_run(void *ctx, size_t i, void *out, char *err, size_t errlen)
+{
+	struct rc_tasks *c = ctx;
+	const struct rc_task *t = &c->t[i];
+	struct qs_bench_variant v = rc_variant(c->o, t->k);
+	int rc = rc_group(c->w, &c->jf->jobs[t->g], t->gn, &v, c->o->seed, out, err, errlen);
+	if (!rc && c->w->rt) /* the group's, kept at its first job */
+		qs_rt_world_late(c->w->rt, &c->late[i][0], &c->late[i][1]);
+	return rc;
+}
+
+/* CPU seconds of this process and of its children that have been reaped. */
+static double rc_cpu(void)
+{
+	struct rusage ru;
+	double t = rc_clock(CLOCK_PROCESS_CPUTIME_ID);
+	if (getrusage(RUSAGE_CHILDREN, &ru) == 0)
+		t += (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+		     (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	return t;
+}
+
 static int rc_run(struct rc_opts *o)
 {
 	struct rc_world w;
@@ -594,47 +671,57 @@ static int rc_run(struct rc_opts *o)
 		return st;
 	rc_describe(o, &w, jf);
 	size_t per = (o->off ? 1 : 0) + (o->on ? o->npol : 0);
-	struct qs_bench_result *res = calloc(jf->njobs * per, sizeof(*res));
-	struct qs_report_run *reps = calloc(jf->njobs * per, sizeof(*reps));
-	struct qs_bench_result *tmp = calloc(jf->njobs, sizeof(*tmp));
-	struct qs_rt_late (*late)[2] = calloc(jf->njobs * per, sizeof(*late));
-	size_t n = 0;
-	uint64_t ios = 0, sim_ns = 0;
-	double wall0 = rc_wall(), cpu0 = rc_clock(CLOCK_PROCESS_CPUTIME_ID);
-	char err[1024];
-	if (!res || !reps || !tmp || !late) {
-		st = 1;
-		goto out;
-	}
-	/* jobs between stonewalls run together, as in fio */
-	for (size_t g = 0; g < jf->njobs;) {
+	/* jobs between stonewalls run together, as in fio: one task a group
+	 * and variant, variants of a group next to each other */
+	size_t ntask = 0, maxgn = 1;
+	struct rc_task *tasks = calloc(jf->njobs * per, sizeof(*tasks));
+	for (size_t g = 0; tasks && g < jf->njobs;) {
 		size_t gn = 1;
 		while (g + gn < jf->njobs && !jf->jobs[g + gn].stonewall)
 			gn++;
-		for (size_t k = 0; k < per; k++) {
-			struct qs_bench_variant v = {0};
-			v.shaping = !(o->off && k == 0);
-			v.order = o->pol[v.shaping ? k - (o->off ? 1 : 0) : 0];
-			int rc = rc_group(&w, &jf->jobs[g], gn, &v, o->seed, tmp, err, sizeof(err));
-			if (rc) {
-				fprintf(stderr, "qlcshape %s: %s\n", o->cmd, err);
-				st = 1;
-				goto out;
-			}
-			for (size_t i = 0; i < gn; i++) {
-				res[(g + i) * per + k] = tmp[i];
-				ios += tmp[i].ios;
-			}
-			if (w.rt) /* the group's, kept at its first job */
-				qs_rt_world_late(w.rt, &late[g * per + k][0], &late[g * per + k][1]);
-			sim_ns += tmp[0].sim_ns;
-		}
+		for (size_t k = 0; k < per; k++)
+			tasks[ntask++] = (struct rc_task){g, gn, k};
+		if (gn > maxgn)
+			maxgn = gn;
 		g += gn;
+	}
+	struct qs_bench_result *res = calloc(jf->njobs * per, sizeof(*res));
+	struct qs_report_run *reps = calloc(jf->njobs * per, sizeof(*reps));
+	struct qs_bench_result *tmp = calloc(ntask * maxgn, sizeof(*tmp));
+	struct qs_rt_late (*late)[2] = calloc(jf->njobs * per, sizeof(*late));
+	struct qs_rt_late (*tlate)[2] = calloc(ntask ? ntask : 1, sizeof(*tlate));
+	size_t n = 0;
+	uint64_t ios = 0, sim_ns = 0;
+	double wall0 = rc_wall(), cpu0 = rc_cpu();
+	char err[1024];
+	if (!tasks || !res || !reps || !tmp || !late || !tlate) {
+		fprintf(stderr, "qlcshape %s: out of memory\n", o->cmd);
+		st = 1;
+		goto out;
+	}
+	unsigned workers = o->mode != RC_SIM ? 1 : o->workers ? o->workers
+							       : qs_par_default_workers();
+	struct rc_tasks ctx = {o, &w, jf, tasks, tlate};
+	if (qs_par_run(ntask, workers, rc_task_run, &ctx, tmp, maxgn * sizeof(*tmp), err,
+		       sizeof(err), NULL)) {
+		fprintf(stderr, "qlcshape %s: %s\n", o->cmd, err);
+		st = 1;
+		goto out;
+	}
+	for (size_t i = 0; i < ntask; i++) {
+		const struct rc_task *t = &tasks[i];
+		const struct qs_bench_result *r = &tmp[i * maxgn];
+		for (size_t j = 0; j < t->gn; j++) {
+			res[(t->g + j) * per + t->k] = r[j];
+			ios += r[j].ios;
+		}
+		memcpy(late[t->g * per + t->k], tlate[i], sizeof(tlate[i]));
+		sim_ns += r[0].sim_ns;
 	}
 	n = jf->njobs * per;
 	for (size_t i = 0; i < n; i++)
 		reps[i] = res[i].rep;
-	double wall = rc_wall() - wall0, cpu = rc_clock(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
+	double wall = rc_wall() - wall0, cpu = rc_cpu() - cpu0;
 	if (!o->quiet) {
 		printf("\n");
 		qs_report_table(stdout, reps, n);
@@ -647,12 +734,14 @@ static int rc_run(struct rc_opts *o)
 	}
 	struct rc_runs rr = {reps, n, "qlcshape bench: shaping off vs on", NULL, 0};
 	st |= rc_outputs(o, &rr, rc_bars);
-	rc_speed(o, ios, (double)sim_ns / 1e9, wall, cpu);
+	rc_speed(o, ios, (double)sim_ns / 1e9, wall, cpu, ntask, workers);
 out:
+	free(tasks);
 	free(res);
 	free(reps);
 	free(tmp);
 	free(late);
+	free(tlate);
 	qs_job_file_free(jf);
 	rc_world_free(&w);
 	return st;
@@ -674,6 +763,43 @@ static double rc_p99_us(const struct qs_job *j, const struct qs_report_run *r)
 	return (double)d->lat_p99_ns / 1000.0;
 }
 
+/* One run of rc_curve: job j in variant k at a rate (0: the maximum). */
+struct rc_ctask {
+	size_t j, k;
+	unsigned step; /* 0: the maximum; else the rate is step * 10% of it */
+	uint64_t rate; /* rate_iops per clone */
+};
+
+struct rc_ctasks {
+	const struct rc_opts *o;
+	struct rc_world *w;
+	const struct qs_job_file *jf;
+	const struct rc_ctask *t;
+	struct qs_rt_late (*late)[2];
+};
+
+/* qs_par_fn for rc_curve. out's rep.job is left pointing nowhere useful
+ * (at this function's copy of the job): the caller names the run. */
+static int rc_ctask_run(void *ctx, size_t i, void *out, char *err, size_t errlen)
+{
+	struct rc_ctasks *c = ctx;
+	const struct rc_ctask *t = &c->t[i];
+	struct qs_job job = c->jf->jobs[t->j];
+	job.rate_iops = t->rate;
+	struct qs_bench_variant v = rc_variant(c->o, t->k);
+	struct qs_bench_result *res = out;
+	int rc = rc_group(c->w, &job, 1, &v, c->o->seed, res, err, errlen);
+	res->rep.job = NULL;
+	if (!rc && c->w->rt)
+		qs_rt_world_late(c->w->rt, &c->late[i][0], &c->late[i][1]);
+	return rc;
+}
+
+/*
+ * For each job and variant: the maximum rate (closed loop), then rate_iops
+ * at 10%..120% of it. The maximum runs of all variants go first, side by
+ * side; then all the rated runs (each needs only its own maximum).
+ */
 static int rc_curve(struct rc_opts *o)
 {
 	struct rc_world w;
@@ -689,99 +815,128 @@ static int rc_curve(struct rc_opts *o)
 	char (*snames)[QS_JOB_NAME_MAX + 32] = calloc(nvar, sizeof(*snames));
 	struct qs_report_point *pts = calloc(nvar * npts, sizeof(*pts));
 	struct qs_report_series *ser = calloc(nvar, sizeof(*ser));
+	struct rc_ctask *tasks = calloc(nvar * npts, sizeof(*tasks));
+	struct qs_bench_result *res = calloc(nvar * npts, sizeof(*res));
+	struct qs_rt_late (*late)[2] = calloc(nvar * npts, sizeof(*late));
 	size_t n = 0, ns = 0;
 	uint64_t ios = 0, sim_ns = 0;
-	double wall0 = rc_wall(), cpu0 = rc_clock(CLOCK_PROCESS_CPUTIME_ID);
+	double wall0 = rc_wall(), cpu0 = rc_cpu();
 	char err[1024];
-	if (!reps || !names || !snames || !pts || !ser) {
+	if (!reps || !names || !snames || !pts || !ser || !tasks || !res || !late) {
+		fprintf(stderr, "qlcshape %s: out of memory\n", o->cmd);
 		st = 1;
 		goto out;
 	}
+	unsigned workers = o->mode != RC_SIM ? 1 : o->workers ? o->workers
+							       : qs_par_default_workers();
+	/* variant x = j * per + k: its maximum is task x, its step s task
+	 * nvar + x * RC_CURVE_STEPS + s - 1 */
+	for (size_t x = 0; x < nvar; x++)
+		tasks[x] = (struct rc_ctask){x / per, x % per, 0, 0};
+	struct rc_ctasks ctx = {o, &w, jf, tasks, late};
+	size_t ntask = nvar;
+	if (qs_par_run(nvar, workers, rc_ctask_run, &ctx, res, sizeof(*res), err, sizeof(err),
+		       NULL))
+		goto failed;
+	for (size_t x = 0; x < nvar; x++) {
+		double max = rc_total_iops(&res[x].rep);
+		const struct qs_job *job = &jf->jobs[x / per];
+		for (unsigned step = 1; max > 0 && step <= RC_CURVE_STEPS; step++) {
+			double per_clone = max * step * 10 / 100.0 / job->numjobs;
+			uint64_t rate = per_clone < 1 ? 1 : (uint64_t)(per_clone + 0.5);
+			tasks[nvar + x * RC_CURVE_STEPS + step - 1] =
+				(struct rc_ctask){x / per, x % per, step, rate};
+		}
+	}
+	/* variants without a maximum have no steps: their tasks stay rate 0 and
+	 * are skipped below by running only the filled ones */
+	size_t nrated = 0;
+	struct rc_ctask *rated = tasks + nvar;
+	for (size_t i = 0; i < nvar * RC_CURVE_STEPS; i++)
+		if (rated[i].step)
+			rated[nrated++] = rated[i];
+	ctx.t = rated;
+	ctx.late = late + nvar;
+	ntask = nvar + nrated;
+	if (qs_par_run(nrated, workers, rc_ctask_run, &ctx, res + nvar, sizeof(*res), err,
+		       sizeof(err), NULL))
+		goto failed;
 	if (!o->quiet)
 		printf("\n%-24s %-8s %6s %12s %12s %10s %10s %10s %10s\n", "job", "variant", "rate",
 		       "target IOPS", "IOPS", "mean us", "p50 us", "p99 us", "p99.9 us");
-	for (size_t j = 0; j < jf->njobs; j++)
-		for (size_t k = 0; k < per; k++) {
-			struct qs_bench_variant v = {0};
-			v.shaping = !(o->off && k == 0);
-			v.order = o->pol[v.shaping ? k - (o->off ? 1 : 0) : 0];
-			struct qs_job job = jf->jobs[j];
-			struct qs_report_series *s = &ser[ns];
-			snprintf(snames[ns], sizeof(snames[ns]), "%s %s%s%s", job.name,
-				 v.shaping ? "on " : "off", v.shaping ? qs_policy_order_name(v.order) : "",
-				 "");
-			s->name = snames[ns];
-			s->pts = &pts[n];
-			ns++;
-			double max = 0;
-			for (unsigned step = 0; step <= RC_CURVE_STEPS; step++) {
-				unsigned pct = step * 10;
-				job.rate_iops = 0;
-				if (step) {
-					double per_clone = max * pct / 100.0 / job.numjobs;
-					job.rate_iops = per_clone < 1 ? 1 : (uint64_t)(per_clone + 0.5);
-				}
-				struct qs_bench_result res;
-				int rc = rc_group(&w, &job, 1, &v, o->seed, &res, err, sizeof(err));
-				if (rc) {
-					fprintf(stderr, "qlcshape %s: %s\n", o->cmd, err);
-					st = 1;
-					goto out;
-				}
-				ios += res.ios;
-				sim_ns += res.sim_ns;
-				if (!step)
-					max = rc_total_iops(&res.rep);
-				if (step)
-					snprintf(names[n], sizeof(names[n]), "%s@%u%%", job.name, pct);
-				else
-					snprintf(names[n], sizeof(names[n]), "%s@max", job.name);
-				reps[n] = res.rep;
-				reps[n].job = names[n];
-				const struct qs_report_dir *d =
-					qs_job_writes(&job) ? &res.rep.write : &res.rep.read;
-				char rate[16];
-				snprintf(rate, sizeof(rate), step ? "%u%%" : "max", pct);
-				if (!o->quiet)
-					printf("%-24s %-8s %6s %12.0f %12.0f %10.1f %10.1f %10.1f %10.1f\n",
-					       job.name, v.shaping ? qs_policy_order_name(v.order) : "off",
-					       rate, step ? (double)job.rate_iops * job.numjobs : 0,
-					       rc_total_iops(&res.rep), d->lat_mean_ns / 1000,
-					       (double)d->lat_p50_ns / 1000, (double)d->lat_p99_ns / 1000,
-					       (double)d->lat_p999_ns / 1000);
-				rc_note_steady(o, &res, names[n]);
-				if (w.rt) {
-					struct qs_rt_late lq, lf;
-					qs_rt_world_late(w.rt, &lq, &lf);
-					rc_note_late(o, &lq, &lf, names[n], rc_variant_name(&res.rep));
-				}
-				if (step) {
-					pts[n].x = rc_total_iops(&res.rep);
-					pts[n].y = rc_p99_us(&job, &res.rep);
-					if (pts[n].y <= 0)
-						pts[n].y = 0.001; /* log axis: never 0 */
-					s->n++;
-				}
-				n++;
-				if (!step && max <= 0) {
-					fprintf(stderr, "qlcshape %s: job '%s': no I/O completed at the maximum "
-							"rate; no curve\n", o->cmd, job.name);
-					break;
-				}
+	size_t r = nvar; /* next rated result */
+	for (size_t x = 0; x < nvar; x++) {
+		const struct qs_job *job = &jf->jobs[x / per];
+		struct qs_bench_variant v = rc_variant(o, x % per);
+		struct qs_report_series *s = &ser[ns];
+		snprintf(snames[ns], sizeof(snames[ns]), "%s %s%s", job->name,
+			 v.shaping ? "on " : "off", v.shaping ? qs_policy_order_name(v.order) : "");
+		s->name = snames[ns];
+		s->pts = &pts[n];
+		ns++;
+		for (unsigned step = 0; step <= RC_CURVE_STEPS; step++) {
+			size_t i = step ? r : x;
+			if (step && (r >= nvar + nrated || tasks[i].j != x / per ||
+				     tasks[i].k != x % per))
+				break; /* no maximum, so no steps */
+			if (step)
+				r++;
+			const struct qs_bench_result *q = &res[i];
+			unsigned pct = step * 10;
+			ios += q->ios;
+			sim_ns += q->sim_ns;
+			if (step)
+				snprintf(names[n], sizeof(names[n]), "%s@%u%%", job->name, pct);
+			else
+				snprintf(names[n], sizeof(names[n]), "%s@max", job->name);
+			reps[n] = q->rep;
+			reps[n].job = names[n];
+			const struct qs_report_dir *d = qs_job_writes(job) ? &q->rep.write : &q->rep.read;
+			char rate[16];
+			snprintf(rate, sizeof(rate), step ? "%u%%" : "max", pct);
+			if (!o->quiet)
+				printf("%-24s %-8s %6s %12.0f %12.0f %10.1f %10.1f %10.1f %10.1f\n",
+				       job->name, v.shaping ? qs_policy_order_name(v.order) : "off", rate,
+				       step ? (double)tasks[i].rate * job->numjobs : 0,
+				       rc_total_iops(&q->rep), d->lat_mean_ns / 1000,
+				       (double)d->lat_p50_ns / 1000, (double)d->lat_p99_ns / 1000,
+				       (double)d->lat_p999_ns / 1000);
+			rc_note_steady(o, q, names[n]);
+			if (late[i][0].requests || late[i][1].requests)
+				rc_note_late(o, &late[i][0], &late[i][1], names[n],
+					     rc_variant_name(&q->rep));
+			if (step) {
+				pts[n].x = rc_total_iops(&q->rep);
+				pts[n].y = rc_p99_us(job, &q->rep);
+				if (pts[n].y <= 0)
+					pts[n].y = 0.001; /* log axis: never 0 */
+				s->n++;
 			}
-			/* points of a series are contiguous; the max run sits before them */
-			s->pts = s->n ? &pts[n - s->n] : s->pts;
+			n++;
+			if (!step && rc_total_iops(&q->rep) <= 0)
+				fprintf(stderr, "qlcshape %s: job '%s': no I/O completed at the maximum "
+						"rate; no curve\n", o->cmd, job->name);
 		}
-	double wall = rc_wall() - wall0, cpu = rc_clock(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
+		/* points of a series are contiguous; the max run sits before them */
+		s->pts = s->n ? &pts[n - s->n] : s->pts;
+	}
+	double wall = rc_wall() - wall0, cpu = rc_cpu() - cpu0;
 	struct rc_runs rr = {reps, n, "qlcshape bench curve: p99 latency against IOPS", ser, ns};
 	st |= rc_outputs(o, &rr, rc_lines);
-	rc_speed(o, ios, (double)sim_ns / 1e9, wall, cpu);
+	rc_speed(o, ios, (double)sim_ns / 1e9, wall, cpu, ntask, workers);
+	goto out;
+failed:
+	fprintf(stderr, "qlcshape %s: %s\n", o->cmd, err);
+	st = 1;
 out:
 	free(reps);
 	free(names);
 	free(snames);
 	free(pts);
 	free(ser);
+	free(tasks);
+	free(res);
+	free(late);
 	qs_job_file_free(jf);
 	rc_world_free(&w);
 	return st;

@@ -88,15 +88,18 @@ static char *slurp(const char *path, size_t *len)
 	return b;
 }
 
-static int run_cmd(const char *json, const char *seed)
+static int run_cmd(const char *json, const char *seed, const char *workers)
 {
 	char *argv[] = {"run", job_path, "--profile", qlc_path, "--fast", fast_path,
 			"--cache", "16m", "--seed", (char *)seed, "--quiet",
-			"--policy", "sweep", "--policy", "fifo", "--json", (char *)json, NULL};
+			"--policy", "sweep", "--policy", "fifo", "--json", (char *)json,
+			"--workers", (char *)workers, NULL};
 	return qs_cmd_bench_run((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv);
 }
 
-/* Same job, profiles and seed: byte-identical JSON; another seed differs. */
+/* Same job, profiles and seed: byte-identical JSON, whether the runs go one
+ * after another in this process or three at a time in child processes;
+ * another seed differs. */
 static void test_deterministic_json(void **state)
 {
 	(void)state;
@@ -104,9 +107,9 @@ static void test_deterministic_json(void **state)
 	write_tmp(a, sizeof(a), ".json", "");
 	write_tmp(b, sizeof(b), ".json", "");
 	write_tmp(c, sizeof(c), ".json", "");
-	assert_int_equal(run_cmd(a, "7"), 0);
-	assert_int_equal(run_cmd(b, "7"), 0);
-	assert_int_equal(run_cmd(c, "8"), 0);
+	assert_int_equal(run_cmd(a, "7", "1"), 0);
+	assert_int_equal(run_cmd(b, "7", "3"), 0);
+	assert_int_equal(run_cmd(c, "8", "2"), 0);
 	size_t na, nb, nc;
 	char *ja = slurp(a, &na), *jb = slurp(b, &nb), *jc = slurp(c, &nc);
 	assert_true(na > 500);
@@ -338,6 +341,12 @@ static void test_arg_errors(void **state)
 	assert_int_equal(run_args(4, a14), 2);
 	char *a15[] = {"run", job_path, "--ramp-time", "soon", NULL};
 	assert_int_equal(run_args(4, a15), 2);
+	char *a16[] = {"run", job_path, "--workers", "0", NULL};
+	assert_int_equal(run_args(4, a16), 2);
+	char *a17[] = {"run", job_path, "--workers", "2x", NULL};
+	assert_int_equal(run_args(4, a17), 2);
+	char *a18[] = {"run", job_path, "--mode", "emu", "--workers", "2", NULL};
+	assert_int_equal(run_args(6, a18), 2); /* real time runs go one at a time */
 	char *a12[] = {"ab", "extra", NULL};
 	assert_int_equal(qs_cmd_bench_ab(2, a12), 2);
 	/* a bad job file: named key and line come from the loader */
