@@ -43,14 +43,17 @@ struct stream {
  */
 #define BW_SLOT_NS 16000u
 #define BW_SLOTS (1u << 15) /* 524 ms ahead */
+#define BW_RING (2 * BW_SLOTS) /* ring entries: see bwres.clr */
+#define BW_CLEAR 4096u	       /* slots zeroed at a time */
 
 /*
  * One slot of a bandwidth resource, 4 bytes: the ring is the simulator's
  * hottest table (every transfer walks it), and at 4 bytes a slot the 18
  * rings of a 16-channel drive take 2.3 MiB, not the 9 MiB of the 16-byte
- * slots with a lap tag they replace. The ring holds exactly the slots
- * [base, base + BW_SLOTS); bw_advance zeroes a slot as base passes it, so
- * a slot needs no tag to tell whether it belongs to this lap.
+ * slots with a lap tag they replace (4.6 MiB with the ring twice the
+ * window, below). Only the slots [base, base + BW_SLOTS) are used, and
+ * bw_advance zeroes ring entries ahead of that window before it reaches
+ * them, so a slot needs no tag to tell whether it belongs to this lap.
  */
 struct bwslot {
 	uint16_t used; /* ns used in the slot */
@@ -59,11 +62,20 @@ struct bwslot {
 };
 _Static_assert(sizeof(struct bwslot) == 4, "bandwidth slot is 4 bytes");
 _Static_assert(BW_SLOT_NS <= UINT16_MAX && BW_SLOTS <= UINT16_MAX, "slot fields fit");
+_Static_assert(BW_SLOTS % BW_CLEAR == 0 && BW_CLEAR <= BW_SLOTS, "zeroing blocks tile the ring");
 
 struct bwres {
 	uint64_t base;	/* first slot still kept (absolute slot number) */
 	uint64_t tail;	/* end of the last transfer (beyond-horizon fallback) */
-	struct bwslot *s; /* ring indexed by slot % BW_SLOTS */
+	/*
+	 * Ring entries of slots below clr are zeroed or in use; from clr on
+	 * they still hold slot k - BW_RING, dead by then. clr >= base +
+	 * BW_SLOTS always. The ring is twice the window so that the zeroing
+	 * can run ahead in BW_CLEAR blocks (a memset) rather than a slot at a
+	 * time as the clock moves.
+	 */
+	uint64_t clr;
+	struct bwslot *s; /* ring indexed by slot % BW_RING */
 };
 
 /* A program unit of host data in the write buffer, freed when programmed. */
@@ -161,33 +173,40 @@ static inline uint64_t xfer_ns(double ns_per_byte, uint64_t bytes)
 }
 
 /*
- * Forget slots behind time now: no transfer can start before it. Their
- * ring entries become the slots one lap ahead, which nothing has used yet:
- * zero them (they were the current slots a moment ago, so still in cache).
+ * Forget slots behind time now: no transfer can start before it. The
+ * window moves on with it, and the ring entries it now reaches are zeroed
+ * first: they held slots a lap of the ring behind, long dead.
  */
 static void bw_advance(struct bwres *r, uint64_t now)
 {
 	uint64_t s = now / BW_SLOT_NS;
 	if (s <= r->base)
 		return;
-	/* Usually one slot or two: the clock moves a few us per request. */
-	uint64_t n = s - r->base < BW_SLOTS ? s - r->base : BW_SLOTS;
-	for (uint64_t k = r->base; k < r->base + n; k++)
-		r->s[k % BW_SLOTS] = (struct bwslot){0, 0};
 	r->base = s;
+	if (s > r->clr) { /* idle for longer than the ring: all of it is dead */
+		memset(r->s, 0, BW_RING * sizeof(*r->s));
+		r->clr = (s + BW_RING) / BW_CLEAR * BW_CLEAR; /* blocks stay aligned */
+		return;
+	}
+	/* A block at a time: its entries are at most clr + BW_CLEAR - BW_RING
+	 * < base - BW_SLOTS + BW_CLEAR < base, dead. */
+	while (r->clr < s + BW_SLOTS) {
+		memset(&r->s[r->clr % BW_RING], 0, BW_CLEAR * sizeof(*r->s));
+		r->clr += BW_CLEAR;
+	}
 }
 
 /* The used time of absolute slot k, base <= k < base + BW_SLOTS. */
 static inline uint16_t *bw_slot(struct bwres *r, uint64_t k)
 {
-	return &r->s[k % BW_SLOTS].used;
+	return &r->s[k % BW_RING].used;
 }
 
 /* Is absolute slot k (>= base) full? */
 static inline int bw_full(struct bwres *r, uint64_t k)
 {
 	/* Beyond the ring nothing is reserved (the caller falls back). */
-	return k < r->base + BW_SLOTS && r->s[k % BW_SLOTS].used >= BW_SLOT_NS;
+	return k < r->base + BW_SLOTS && r->s[k % BW_RING].used >= BW_SLOT_NS;
 }
 
 /*
@@ -199,10 +218,10 @@ static uint64_t bw_skip(struct bwres *r, uint64_t k)
 {
 	uint64_t e = k;
 	while (bw_full(r, e))
-		e += r->s[e % BW_SLOTS].hint;
+		e += r->s[e % BW_RING].hint;
 	while (k < e && bw_full(r, k)) {
-		uint64_t nx = k + r->s[k % BW_SLOTS].hint;
-		r->s[k % BW_SLOTS].hint = (uint16_t)(e - k);
+		uint64_t nx = k + r->s[k % BW_RING].hint;
+		r->s[k % BW_RING].hint = (uint16_t)(e - k);
 		k = nx;
 	}
 	return e;
@@ -246,7 +265,7 @@ static uint64_t bw_xfer(struct qs_model *m, struct bwres *r, uint64_t t, uint64_
 				end = from + c;
 		}
 		if (*u >= BW_SLOT_NS)
-			r->s[k % BW_SLOTS].hint = 1;
+			r->s[k % BW_RING].hint = 1;
 		k++;
 	}
 	if (end > r->tail)
@@ -746,7 +765,8 @@ uint64_t qs_model_fill_seq(struct qs_model *m, uint64_t now, uint64_t off, uint6
 
 static int bw_init(struct bwres *r)
 {
-	r->s = calloc(BW_SLOTS, sizeof(*r->s));
+	r->s = calloc(BW_RING, sizeof(*r->s));
+	r->clr = BW_RING;
 	return r->s ? 0 : -ENOMEM;
 }
 
@@ -757,8 +777,9 @@ static void bw_fini(struct bwres *r)
 
 static void bw_copy(struct bwres *d, const struct bwres *s)
 {
-	memcpy(d->s, s->s, BW_SLOTS * sizeof(*s->s));
+	memcpy(d->s, s->s, BW_RING * sizeof(*s->s));
 	d->base = s->base;
+	d->clr = s->clr;
 	d->tail = s->tail;
 }
 

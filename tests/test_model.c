@@ -121,6 +121,38 @@ static void test_rmw_slower_than_whole(void **state)
 	assert_true(bps[0] * 4 < bps[1]);
 }
 
+/*
+ * The bandwidth rings forget what lies behind the clock: after a burst that
+ * fills channel and link slots ahead, then idle time of any length (within
+ * a lap of the ring, across zeroing blocks, or several laps), a read takes
+ * exactly as long as on the drive before the burst. Stale reservations
+ * left in the ring would make it slower.
+ */
+static void test_bandwidth_ring_idle(void **state)
+{
+	(void)state;
+	struct qs_profile p = small_qlc();
+	uint64_t t;
+	struct qs_model *m = new_filled(&p, &t);
+	t += 1000000000ull; /* let the fill's programs finish */
+	uint64_t lat0 = qs_model_submit(m, t, QS_OP_READ, 0, 64 * KIB) - t;
+	assert_true(lat0 > 0);
+	static const uint64_t gap_ms[] = {50, 70, 300, 520, 600, 1100, 1500, 10000, 100000, 60};
+	for (size_t g = 0; g < sizeof(gap_ms) / sizeof(gap_ms[0]); g++) {
+		t += 1000000000ull;
+		uint64_t end = t;
+		for (uint64_t i = 0; i < 200; i++) { /* a burst: slots reserved ahead */
+			uint64_t e = qs_model_submit(m, t, QS_OP_READ, (i * 7 % 200) * 64 * KIB,
+						     64 * KIB);
+			end = e > end ? e : end;
+		}
+		assert_true(end - t > 20 * lat0);
+		t = end + gap_ms[g] * 1000000ull;
+		assert_int_equal(qs_model_submit(m, t, QS_OP_READ, 0, 64 * KIB) - t, lat0);
+	}
+	qs_model_free(m);
+}
+
 static void test_gc_validity(void **state)
 {
 	(void)state;
@@ -753,6 +785,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_whole_iu_no_rmw),
 		cmocka_unit_test(test_rmw_slower_than_whole),
+		cmocka_unit_test(test_bandwidth_ring_idle),
 		cmocka_unit_test(test_gc_validity),
 		cmocka_unit_test(test_determinism_and_clone),
 		cmocka_unit_test(test_snapshot_clones),
