@@ -619,9 +619,15 @@ static const char *rc_variant_name(const struct qs_report_run *r)
 	return r->shaping ? r->policy : "shaping off";
 }
 
-/* One run of rc_run: a group of jobs (between stonewalls) in one variant. */
+/*
+ * One run: a group of jobs (between stonewalls) in one variant; for
+ * rc_curve one job at a rate (0: closed loop, the maximum).
+ */
 struct rc_task {
 	size_t g, gn, k; /* first job, jobs, variant */
+	bool curve;	 /* run job g alone at rate_iops = rate */
+	unsigned step;	 /* curve: 0 for the maximum, else rate is step * 10% of it */
+	uint64_t rate;	 /* curve: rate_iops per clone */
 };
 
 struct rc_tasks {
@@ -640,13 +646,26 @@ static struct qs_bench_variant rc_variant(const struct rc_opts *o, size_t k)
 	return v;
 }
 
-/* qs_par_fn: run task i into out (its group's results, first job first). */
+/*
+ * qs_par_fn: run task i into out (its group's results, first job first). A
+ * curve run's rep.job is left NULL (it would point at this function's copy
+ * of the job): the caller names the run.
+ */
 static int rc_task_run(void *ctx, size_t i, void *out, char *err, size_t errlen)
 {
 	struct rc_tasks *c = ctx;
 	const struct rc_task *t = &c->t[i];
 	struct qs_bench_variant v = rc_variant(c->o, t->k);
-	int rc = rc_group(c->w, &c->jf->jobs[t->g], t->gn, &v, c->o->seed, out, err, errlen);
+	const struct qs_job *jobs = &c->jf->jobs[t->g];
+	struct qs_job one;
+	if (t->curve) {
+		one = *jobs;
+		one.rate_iops = t->rate;
+		jobs = &one;
+	}
+	int rc = rc_group(c->w, jobs, t->gn, &v, c->o->seed, out, err, errlen);
+	if (t->curve)
+		((struct qs_bench_result *)out)->rep.job = NULL;
 	if (!rc && c->w->rt) /* the group's, kept at its first job */
 		qs_rt_world_late(c->w->rt, &c->late[i][0], &c->late[i][1]);
 	return rc;
@@ -701,7 +720,7 @@ static int rc_run(struct rc_opts *o)
 		while (g + gn < jf->njobs && !jf->jobs[g + gn].stonewall)
 			gn++;
 		for (size_t k = 0; k < per; k++)
-			tasks[ntask++] = (struct rc_task){g, gn, k};
+			tasks[ntask++] = (struct rc_task){g, gn, k, false, 0, 0};
 		if (gn > maxgn)
 			maxgn = gn;
 		g += gn;
@@ -783,38 +802,6 @@ static double rc_p99_us(const struct qs_job *j, const struct qs_report_run *r)
 	return (double)d->lat_p99_ns / 1000.0;
 }
 
-/* One run of rc_curve: job j in variant k at a rate (0: the maximum). */
-struct rc_ctask {
-	size_t j, k;
-	unsigned step; /* 0: the maximum; else the rate is step * 10% of it */
-	uint64_t rate; /* rate_iops per clone */
-};
-
-struct rc_ctasks {
-	const struct rc_opts *o;
-	struct rc_world *w;
-	const struct qs_job_file *jf;
-	const struct rc_ctask *t;
-	struct qs_rt_late (*late)[2];
-};
-
-/* qs_par_fn for rc_curve. out's rep.job is left pointing nowhere useful
- * (at this function's copy of the job): the caller names the run. */
-static int rc_ctask_run(void *ctx, size_t i, void *out, char *err, size_t errlen)
-{
-	struct rc_ctasks *c = ctx;
-	const struct rc_ctask *t = &c->t[i];
-	struct qs_job job = c->jf->jobs[t->j];
-	job.rate_iops = t->rate;
-	struct qs_bench_variant v = rc_variant(c->o, t->k);
-	struct qs_bench_result *res = out;
-	int rc = rc_group(c->w, &job, 1, &v, c->o->seed, res, err, errlen);
-	res->rep.job = NULL;
-	if (!rc && c->w->rt)
-		qs_rt_world_late(c->w->rt, &c->late[i][0], &c->late[i][1]);
-	return rc;
-}
-
 /*
  * For each job and variant: the maximum rate (closed loop), then rate_iops
  * at 10%..120% of it. The maximum runs of all variants go first, side by
@@ -835,7 +822,7 @@ static int rc_curve(struct rc_opts *o)
 	char (*snames)[QS_JOB_NAME_MAX + 32] = calloc(nvar, sizeof(*snames));
 	struct qs_report_point *pts = calloc(nvar * npts, sizeof(*pts));
 	struct qs_report_series *ser = calloc(nvar, sizeof(*ser));
-	struct rc_ctask *tasks = calloc(nvar * npts, sizeof(*tasks));
+	struct rc_task *tasks = calloc(nvar * npts, sizeof(*tasks));
 	struct qs_bench_result *res = calloc(nvar * npts, sizeof(*res));
 	struct qs_rt_late (*late)[2] = calloc(nvar * npts, sizeof(*late));
 	size_t n = 0, ns = 0;
@@ -851,10 +838,10 @@ static int rc_curve(struct rc_opts *o)
 	/* variant x = j * per + k: its maximum is task x, its step s task
 	 * nvar + x * RC_CURVE_STEPS + s - 1 */
 	for (size_t x = 0; x < nvar; x++)
-		tasks[x] = (struct rc_ctask){x / per, x % per, 0, 0};
-	struct rc_ctasks ctx = {o, &w, jf, tasks, late};
+		tasks[x] = (struct rc_task){x / per, 1, x % per, true, 0, 0};
+	struct rc_tasks ctx = {o, &w, jf, tasks, late};
 	size_t ntask = nvar;
-	if (qs_par_run(nvar, workers, rc_ctask_run, &ctx, res, sizeof(*res), err, sizeof(err),
+	if (qs_par_run(nvar, workers, rc_task_run, &ctx, res, sizeof(*res), err, sizeof(err),
 		       NULL))
 		goto failed;
 	for (size_t x = 0; x < nvar; x++) {
@@ -864,22 +851,23 @@ static int rc_curve(struct rc_opts *o)
 			double per_clone = max * step * 10 / 100.0 / job->numjobs;
 			uint64_t rate = per_clone < 1 ? 1 : (uint64_t)(per_clone + 0.5);
 			tasks[nvar + x * RC_CURVE_STEPS + step - 1] =
-				(struct rc_ctask){x / per, x % per, step, rate};
+				(struct rc_task){x / per, 1, x % per, true, step, rate};
 		}
 	}
-	/* variants without a maximum have no steps: their tasks stay rate 0 and
-	 * are skipped below by running only the filled ones */
+	/* variants without a maximum have no steps (their entries stay step 0):
+	 * pack the rated runs together */
 	size_t nrated = 0;
-	struct rc_ctask *rated = tasks + nvar;
+	struct rc_task *rated = tasks + nvar;
 	for (size_t i = 0; i < nvar * RC_CURVE_STEPS; i++)
 		if (rated[i].step)
 			rated[nrated++] = rated[i];
 	ctx.t = rated;
 	ctx.late = late + nvar;
 	ntask = nvar + nrated;
-	if (rc_workers(o, nrated) > workers)
-		workers = rc_workers(o, nrated);
-	if (qs_par_run(nrated, rc_workers(o, nrated), rc_ctask_run, &ctx, res + nvar, sizeof(*res), err,
+	unsigned rated_workers = rc_workers(o, nrated);
+	if (rated_workers > workers)
+		workers = rated_workers; /* for the speed line */
+	if (qs_par_run(nrated, rated_workers, rc_task_run, &ctx, res + nvar, sizeof(*res), err,
 		       sizeof(err), NULL))
 		goto failed;
 	if (!o->quiet)
@@ -897,7 +885,7 @@ static int rc_curve(struct rc_opts *o)
 		ns++;
 		for (unsigned step = 0; step <= RC_CURVE_STEPS; step++) {
 			size_t i = step ? r : x;
-			if (step && (r >= nvar + nrated || tasks[i].j != x / per ||
+			if (step && (r >= nvar + nrated || tasks[i].g != x / per ||
 				     tasks[i].k != x % per))
 				break; /* no maximum, so no steps */
 			if (step)
