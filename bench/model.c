@@ -47,13 +47,13 @@ struct stream {
 #define BW_CLEAR 4096u	       /* slots zeroed at a time */
 
 /*
- * One slot of a bandwidth resource, 4 bytes: the ring is the simulator's
- * hottest table (every transfer walks it), and at 4 bytes a slot the 18
- * rings of a 16-channel drive take 2.3 MiB, not the 9 MiB of the 16-byte
- * slots with a lap tag they replace (4.6 MiB with the ring twice the
- * window, below). Only the slots [base, base + BW_SLOTS) are used, and
- * bw_advance zeroes ring entries ahead of that window before it reaches
- * them, so a slot needs no tag to tell whether it belongs to this lap.
+ * One slot of a bandwidth resource, 4 bytes: the rings are the simulator's
+ * hottest tables (every transfer walks one). A 16-channel drive's 18 rings
+ * take 4.6 MiB (each ring is twice the window, see bwres.clr), where the
+ * 16-byte slots with a lap tag they replace took 9 MiB for one window.
+ * Only the slots [base, base + BW_SLOTS) are used, and bw_advance zeroes
+ * ring entries ahead of that window before it reaches them, so a slot
+ * needs no tag to tell whether it belongs to this lap.
  */
 struct bwslot {
 	uint16_t used; /* ns used in the slot */

@@ -493,7 +493,7 @@ static void piece_cb(void *arg, int res)
 			e->st.qlc_errors++;
 		if (!d->result)
 			d->result = res;
-	} else if (p->fill && !e->no_data) {
+	} else if (!p->log && !e->no_data) {
 		/* Only the gaps: the cached blocks in between come from the log. */
 		for (uint32_t b = p->b; b < p->b + p->n; b++)
 			if (d->snap[b] == NIL)
@@ -506,8 +506,8 @@ static void piece_cb(void *arg, int res)
 	eng_leave_deliver(e);
 }
 
-/* Read blocks b..b+n-1 of d's IU: from the log at off (pinning segment pin),
- * or with vol == e->qlc the IU's own blocks, into d->fill. */
+/* Read blocks b..b+n-1 of d's IU: from the log at off into d->buf (pinning
+ * segment pin), or with vol == e->qlc from the QLC at off into d->fill. */
 static void piece_read(struct qs_engine *e, struct destage *d, struct qs_vol *vol,
 		       uint64_t off, uint32_t b, uint32_t n, uint64_t pin)
 {
@@ -520,10 +520,9 @@ static void piece_read(struct qs_engine *e, struct destage *d, struct qs_vol *vo
 	p->d = d;
 	p->seg = pin;
 	p->log = vol == e->fast;
-	p->fill = !p->log;
 	p->b = b;
 	p->n = n;
-	p->iov.iov_base = (p->fill ? d->fill : d->buf) + (size_t)b * QS_BLOCK_SIZE;
+	p->iov.iov_base = (p->log ? d->buf : d->fill) + (size_t)b * QS_BLOCK_SIZE;
 	p->iov.iov_len = (size_t)n * QS_BLOCK_SIZE;
 	if (pin != UINT64_MAX)
 		e->seg_pins[pin]++;

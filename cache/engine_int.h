@@ -119,8 +119,8 @@ struct destage {
 struct dpiece {
 	struct destage *d;
 	uint64_t seg; /* pinned segment, or UINT64_MAX */
-	bool log;
-	bool fill;    /* the QLC read of blocks b..b+n-1 into d->fill */
+	bool log;     /* from the log into d->buf; else the QLC read of the
+			 gaps, blocks b..b+n-1, into d->fill */
 	uint32_t b, n;
 	struct iovec iov;
 };

@@ -42,7 +42,8 @@ static inline uint64_t qs_index_home(const struct qs_index *ix, uint64_t key)
  * is unused before it inlines it, so every prefetch through this function
  * was silently dropped (objdump of the tool showed none of them).
  */
-static inline __attribute__((always_inline)) void qs_index_prefetch(const struct qs_index *ix, uint64_t key)
+static inline __attribute__((always_inline)) void
+qs_index_prefetch(const struct qs_index *ix, uint64_t key)
 {
 	__builtin_prefetch(&ix->slots[qs_index_home(ix, key)], 1);
 }
