@@ -19,8 +19,10 @@
 #include <jemalloc/jemalloc.h>
 #endif
 
+#define PAR_MSG_MAX 1024 /* longest error message of a task */
+
 /* What a worker writes back for each task: this header, then out_size
- * bytes, then the message (msg_len bytes, no NUL). */
+ * bytes, then the message (msg_len <= PAR_MSG_MAX bytes, no NUL). */
 struct par_hdr {
 	int32_t rc;
 	uint32_t msg_len;
@@ -37,8 +39,8 @@ struct par_worker {
 	int cmd;	    /* task numbers to the worker; closed = no more */
 	int res;	    /* results from the worker */
 	size_t task;	    /* task under way, SIZE_MAX when idle */
-	unsigned char *buf; /* the result as read so far */
-	size_t len, cap;
+	unsigned char *buf; /* the result as read so far (room for the longest) */
+	size_t len;
 };
 
 unsigned qs_par_default_workers(void)
@@ -101,25 +103,20 @@ static void worker_main(int cmd, int res, qs_par_fn fn, void *ctx, size_t out_si
 	}
 #endif
 	void *out = malloc(out_size ? out_size : 1);
+	if (!out)
+		_exit(2); /* the parent reports a worker that left without a result */
 	size_t i;
 	int st = 0;
 	while (!st && read_all(cmd, &i, sizeof(i)) == 1) {
-		char msg[1024] = "";
-		struct par_hdr h = {-ENOMEM, 0};
-		if (out) {
-			memset(out, 0, out_size);
-			h.rc = fn(ctx, i, out, msg, sizeof(msg));
-		} else {
-			snprintf(msg, sizeof(msg), "task %zu: out of memory for its result", i);
-		}
+		char msg[PAR_MSG_MAX + 1] = "";
+		memset(out, 0, out_size);
+		struct par_hdr h = {fn(ctx, i, out, msg, sizeof(msg)), 0};
 		if (h.rc)
-			h.msg_len = (uint32_t)strnlen(msg, sizeof(msg));
+			h.msg_len = (uint32_t)strnlen(msg, PAR_MSG_MAX);
 		fflush(stdout);
 		fflush(stderr);
-		if (!out)
-			st = 2; /* no result to send: the parent sees "no result" */
-		else if (write_all(res, &h, sizeof(h)) || write_all(res, out, out_size) ||
-			 write_all(res, msg, h.msg_len))
+		if (write_all(res, &h, sizeof(h)) || write_all(res, out, out_size) ||
+		    write_all(res, msg, h.msg_len))
 			st = 2;
 	}
 	_exit(st);
@@ -169,7 +166,7 @@ static int spawn(struct par_worker *k, const struct par_worker *wk, unsigned nwk
 	}
 	close(c[0]);
 	close(r[1]);
-	*k = (struct par_worker){pid, c[1], r[0], SIZE_MAX, NULL, 0, 0};
+	*k = (struct par_worker){pid, c[1], r[0], SIZE_MAX, NULL, 0};
 	return 0;
 }
 
@@ -211,25 +208,20 @@ static int lost(struct par_worker *k, char *err, size_t errlen)
 static int take(struct par_worker *k, void *outs, size_t out_size, char *err, size_t errlen,
 		int *task_rc)
 {
-	size_t want = sizeof(struct par_hdr) + out_size;
 	struct par_hdr h = {0, 0};
+	if (!k->buf && !(k->buf = malloc(sizeof(h) + out_size + PAR_MSG_MAX))) {
+		snprintf(err, errlen, "out of memory for a task's result");
+		return -ENOMEM;
+	}
+	/* the header first, then what it says follows */
+	size_t want = sizeof(h);
 	if (k->len >= sizeof(h)) {
 		memcpy(&h, k->buf, sizeof(h));
-		want += h.msg_len;
-	}
-	if (k->cap < want + sizeof(h) + 1024) {
-		size_t nc = want + sizeof(h) + 1024;
-		unsigned char *b = realloc(k->buf, nc);
-		if (!b) {
-			snprintf(err, errlen, "out of memory for a task's result");
-			return -ENOMEM;
-		}
-		k->buf = b;
-		k->cap = nc;
+		want += out_size + h.msg_len;
 	}
 	ssize_t r;
 	do
-		r = read(k->res, k->buf + k->len, (k->len < sizeof(h) ? sizeof(h) : want) - k->len);
+		r = read(k->res, k->buf + k->len, want - k->len);
 	while (r < 0 && errno == EINTR);
 	if (r <= 0)
 		return lost(k, err, errlen);
@@ -237,7 +229,7 @@ static int take(struct par_worker *k, void *outs, size_t out_size, char *err, si
 	if (k->len < sizeof(h))
 		return 0;
 	memcpy(&h, k->buf, sizeof(h));
-	if (h.msg_len > 1024) {
+	if (h.msg_len > PAR_MSG_MAX) {
 		snprintf(err, errlen, "task %zu: a result message of %u bytes", k->task, h.msg_len);
 		return -EIO;
 	}
@@ -264,7 +256,7 @@ static void release(struct par_worker *k)
 	if (k->res >= 0)
 		close(k->res);
 	free(k->buf);
-	*k = (struct par_worker){-1, -1, -1, SIZE_MAX, NULL, 0, 0};
+	*k = (struct par_worker){-1, -1, -1, SIZE_MAX, NULL, 0};
 }
 
 int qs_par_run(size_t n, unsigned workers, qs_par_fn fn, void *ctx, void *outs,
@@ -294,7 +286,7 @@ int qs_par_run(size_t n, unsigned workers, qs_par_fn fn, void *ctx, void *outs,
 		return -ENOMEM;
 	}
 	for (unsigned k = 0; k < workers; k++)
-		wk[k] = (struct par_worker){-1, -1, -1, SIZE_MAX, NULL, 0, 0};
+		wk[k] = (struct par_worker){-1, -1, -1, SIZE_MAX, NULL, 0};
 	size_t next = 0, done = 0, bad = 0;
 	int rc = 0;
 	for (unsigned k = 0; k < workers && !rc; k++) {
