@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Engine internals shared by engine.c (client path, log writer), destage.c
- * (dirty IUs, destage, checkpoint) and recover.c (format, recovery, close).
+ * Engine internals shared by its files: engine.c (client API, requests,
+ * open/free), conf.c (configuration), log.c (log writer, index upkeep,
+ * flush pipeline), qop.c (whole-IU QLC operations), destage.c (dirty IUs,
+ * destage, checkpoint) and recover.c (format, recovery, close).
  *
  * Positions: the log is addressed by a monotonic block position `pos` that
  * never wraps; the block on the device is QS_FMT_LOG_START + pos % log_blocks.
@@ -262,20 +264,43 @@ void eng_req_part_done(struct qs_engine *e, struct req *r, int result);
 struct req *eng_req_alloc(struct qs_engine *e);
 void eng_req_free(struct qs_engine *e, struct req *r);
 void eng_arm_timer(struct qs_engine *e);
+void eng_maybe_finish_close(struct qs_engine *e);
+int eng_alloc_log(struct qs_engine *e);
+void eng_fail(struct qs_engine *e, const char *why);
+
+/* log.c: positions, the DRAM ring, index upkeep, log writer, flushes */
+static inline uint32_t pos_slot(const struct qs_engine *e, uint64_t pos)
+{
+	return (uint32_t)(pos % e->log_blocks);
+}
+
+static inline uint64_t slot_seg(const struct qs_engine *e, uint32_t slot)
+{
+	return (slot & SLOT_MASK) / e->seg_blocks;
+}
+
 uint64_t eng_slot_to_pos(const struct qs_engine *e, uint32_t slot);
 uint64_t eng_pos_off(const struct qs_engine *e, uint64_t pos);
-void eng_log_append_inval(struct qs_engine *e, struct req *r);
-void eng_log_kick(struct qs_engine *e);
-void eng_space_kick(struct qs_engine *e);
-void eng_qop_kick(struct qs_engine *e);
 bool eng_ring_has(const struct qs_engine *e, uint64_t pos);
 unsigned char *eng_ring_at(const struct qs_engine *e, uint64_t pos);
 void eng_index_set(struct qs_engine *e, uint64_t lba, uint32_t val);
 void eng_index_drop(struct qs_engine *e, uint64_t lba);
 void eng_apply_extent(struct qs_engine *e, const struct qs_fmt_extent *x,
 		      uint64_t hdr_pos, uint64_t data_pos);
-void eng_maybe_finish_close(struct qs_engine *e);
-int eng_alloc_log(struct qs_engine *e);
+/* Append what r still has to log; false if it must wait for room. */
+bool eng_log_append(struct qs_engine *e, struct req *r);
+/* Park r until log room or a record slot frees up (one pending part). */
+void eng_space_wait(struct qs_engine *e, struct req *r);
+void eng_space_kick(struct qs_engine *e);
+void eng_log_kick(struct qs_engine *e);
+/* r completes once everything completed before now is durable on the log. */
+void eng_flush_enqueue(struct qs_engine *e, struct req *r);
+
+/* qop.c: whole-IU QLC operations */
+void eng_qop_submit(struct qs_engine *e, struct req *r, uint64_t iu, uint64_t ius);
+void eng_qop_kick(struct qs_engine *e);
+void eng_qop_release(struct qs_engine *e, struct req *r);
+void eng_qop_finish(struct qs_engine *e, struct req *r, int res);
 
 /* destage.c */
 int dst_init(struct qs_engine *e);
@@ -300,6 +325,5 @@ void rcv_start(struct qs_engine *e);
 void rcv_write_sb(struct qs_engine *e, uint64_t tail_pos, uint64_t tail_seq, bool clean,
 		  qs_io_cb cb, void *arg);
 void eng_check_drain(struct qs_engine *e);
-void eng_fail(struct qs_engine *e, const char *why);
 
 #endif
