@@ -528,7 +528,7 @@ int qs_engine_set_policy(struct qs_engine *e, const struct qs_policy *p)
 {
 	struct qs_engine_conf c = e->conf;
 	c.policy = *p;
-	int rc = qs_engine_conf_check(&c, NULL, 0);
+	int rc = qs_engine_conf_check(&c, NULL);
 	if (rc)
 		return rc;
 	e->conf.policy = *p;
@@ -571,7 +571,7 @@ struct qs_engine *qs_engine_open(const struct qs_env *env, struct qs_vol *fast,
 	struct qs_engine_conf c = *conf;
 	if (!c.qlc_size)
 		c.qlc_size = qlc->size / c.iu_bytes * c.iu_bytes;
-	if (qs_engine_conf_check(&c, NULL, 0) || c.qlc_size > qlc->size ||
+	if (qs_engine_conf_check(&c, NULL) || c.qlc_size > qlc->size ||
 	    (c.mode == QS_MODE_CACHE && !fast)) {
 		errno = EINVAL;
 		return NULL;
