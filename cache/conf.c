@@ -28,6 +28,10 @@ void qs_engine_conf_default(struct qs_engine_conf *c)
 	c->policy.urgent_pct = 85;
 	c->policy.idle_ms = 2000;
 	c->policy.max_age_ms = 0;
+	c->placement = QS_PLACE_INPLACE;
+	c->op_pct = 20;
+	c->band_bytes = 1ull << 30;
+	c->gc_victim = QS_GC_COST_BENEFIT;
 }
 
 int qs_engine_conf_check(const struct qs_engine_conf *c, struct qs_conf_err *err)
@@ -71,8 +75,104 @@ int qs_engine_conf_check(const struct qs_engine_conf *c, struct qs_conf_err *err
 		BAD(POLICY_WATERMARKS,
 		    "watermarks start %u%%, urgent %u%%: need 0 <= start <= urgent <= 100",
 		    p->start_pct, p->urgent_pct);
+	if (c->placement > QS_PLACE_LOG)
+		BAD(PLACEMENT, "placement %d: must be inplace or log", (int)c->placement);
+	if (c->placement == QS_PLACE_LOG) {
+		if (c->op_pct < 5 || c->op_pct > 50)
+			BAD(OP_PCT, "op_pct %u: must be 5 to 50", c->op_pct);
+		if (c->band_bytes < 2ull * c->iu_bytes || c->band_bytes % c->iu_bytes ||
+		    c->band_bytes > (1ull << 36))
+			BAD(BAND_BYTES, "band_bytes %llu: must be a multiple of iu_bytes (%u), 2 IUs to 64 GiB",
+			    (unsigned long long)c->band_bytes, c->iu_bytes);
+		if (c->bypass_min_bytes)
+			BAD(BYPASS_MIN_BYTES, "bypass_min_bytes %llu: must be 0 with log placement (every write "
+			    "goes through the log)", (unsigned long long)c->bypass_min_bytes);
+		if (c->gc_victim > QS_GC_COST_BENEFIT)
+			BAD(GC_VICTIM, "gc %d: must be greedy or cost-benefit", (int)c->gc_victim);
+	}
 	return 0;
 #undef BAD
+}
+
+/* Spare bands log placement needs: a client and a GC band open, and two
+ * kept free so GC can always finish the band it empties. */
+#define LOG_MIN_SPARE_BANDS 4u
+
+uint64_t qs_engine_conf_client_size(const struct qs_engine_conf *c, uint64_t qlc_bytes)
+{
+	if (c->placement != QS_PLACE_LOG)
+		return c->qlc_size ? c->qlc_size : qlc_bytes / c->iu_bytes * c->iu_bytes;
+	if (!c->band_bytes || !c->iu_bytes)
+		return 0;
+	uint64_t phys = qlc_bytes / c->band_bytes * c->band_bytes;
+	uint64_t avail = phys / 100 * (100 - c->op_pct) + phys % 100 * (100 - c->op_pct) / 100;
+	avail = avail / c->iu_bytes * c->iu_bytes;
+	return c->qlc_size ? c->qlc_size : avail;
+}
+
+int qs_engine_conf_check_qlc(const struct qs_engine_conf *c, uint64_t qlc_bytes,
+			     struct qs_conf_err *err)
+{
+#define BAD(f, ...) do { if (err) { err->field = QS_CONF_FIELD_##f; \
+	snprintf(err->msg, sizeof(err->msg), __VA_ARGS__); } return -EINVAL; } while (0)
+	int rc = qs_engine_conf_check(c, err);
+	if (rc)
+		return rc;
+	uint64_t client = qs_engine_conf_client_size(c, qlc_bytes);
+	if (c->placement != QS_PLACE_LOG) {
+		if (client > qlc_bytes || !client)
+			BAD(QLC_SIZE, "qlc_size %llu: must be 1 IU to the QLC's %llu bytes",
+			    (unsigned long long)client, (unsigned long long)qlc_bytes);
+		return 0;
+	}
+	/*
+	 * GC must gain room by emptying a band: with all but the spare bands
+	 * full, they must hold at most 95% valid blocks on average, or a
+	 * victim would move nearly a band to free one.
+	 */
+	uint64_t bands = qlc_bytes / c->band_bytes;
+	uint64_t need = (client / 95 * 100 + client % 95 * 100 / 95 + c->band_bytes - 1) /
+			c->band_bytes + LOG_MIN_SPARE_BANDS;
+	if (bands < need || !client)
+		BAD(OP_PCT, "op_pct %u, band_bytes %llu: %llu bands, %llu needed (4 spare, "
+		    "95%% full); raise op_pct or make bands smaller", c->op_pct,
+		    (unsigned long long)c->band_bytes, (unsigned long long)bands,
+		    (unsigned long long)need);
+	return 0;
+#undef BAD
+}
+
+static const char *const placement_names[] = {"inplace", "log"};
+static const char *const gc_names[] = {"greedy", "cost-benefit"};
+
+const char *qs_placement_name(enum qs_placement p)
+{
+	return p <= QS_PLACE_LOG ? placement_names[p] : "?";
+}
+
+int qs_placement_parse(const char *name, enum qs_placement *p)
+{
+	for (unsigned i = 0; i < 2; i++)
+		if (!strcmp(name, placement_names[i])) {
+			*p = (enum qs_placement)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+const char *qs_gc_victim_name(enum qs_gc_victim g)
+{
+	return g <= QS_GC_COST_BENEFIT ? gc_names[g] : "?";
+}
+
+int qs_gc_victim_parse(const char *name, enum qs_gc_victim *g)
+{
+	for (unsigned i = 0; i < 2; i++)
+		if (!strcmp(name, gc_names[i])) {
+			*g = (enum qs_gc_victim)i;
+			return 0;
+		}
+	return -EINVAL;
 }
 
 static const char *const order_names[] = {"fifo", "sweep", "fullest"};

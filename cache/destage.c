@@ -302,7 +302,8 @@ static bool eligible(struct qs_engine *e, const struct diu *d, bool urgent)
 	struct failed_iu *f = failed_find(e, d->iu);
 	if (f && eng_now(e) < f->retry_at_ns)
 		return false;
-	if (!urgent && e->conf.policy.partial == QS_PARTIAL_HOLD &&
+	/* Log placement packs blocks of any IUs: nothing to hold out for. */
+	if (!urgent && !e->plc && e->conf.policy.partial == QS_PARTIAL_HOLD &&
 	    d->count < e->iu_blocks && eng_ms(e) - d->born_ms < e->conf.policy.hold_ms)
 		return false;
 	return true;
@@ -365,7 +366,7 @@ static int sweep_rebuild(struct qs_engine *e)
 	return 0;
 }
 
-static uint32_t pick(struct qs_engine *e, bool urgent, bool space)
+uint32_t dst_pick(struct qs_engine *e, bool urgent, bool space)
 {
 	uint32_t n = 0;
 	enum qs_order order = e->conf.policy.order;
@@ -447,13 +448,7 @@ static void dst_failed(struct qs_engine *e, struct destage *d, int res)
 			backoff *= 2;
 		f->retry_at_ns = eng_now(e) + backoff;
 	}
-	/* A device that fails every I/O must not turn destage into a busy
-	 * loop: all destage pauses, with the same doubling back-off. */
-	e->dst_fail_streak++;
-	uint64_t pause = 10000000ull;
-	for (uint32_t i = 1; i < e->dst_fail_streak && pause < 10000000000ull; i++)
-		pause *= 2;
-	e->dst_pause_until = eng_now(e) + pause;
+	dst_pause(e);
 	e->st.destage_retries++;
 	eng_log(e, QS_LOG_WARN, "destage of IU %llu failed (%s); kept dirty, retry in %llu ms",
 		(unsigned long long)d->iu, strerror(-res),
@@ -461,6 +456,17 @@ static void dst_failed(struct qs_engine *e, struct destage *d, int res)
 	dst_release(e, d);
 	if (e->dst_fail_streak >= DST_FAIL_GIVE_UP)
 		eng_space_kick(e);
+}
+
+void dst_pause(struct qs_engine *e)
+{
+	/* A device that fails every I/O must not turn destage into a busy
+	 * loop: all destage pauses, with a doubling back-off. */
+	e->dst_fail_streak++;
+	uint64_t pause = 10000000ull;
+	for (uint32_t i = 1; i < e->dst_fail_streak && pause < 10000000000ull; i++)
+		pause *= 2;
+	e->dst_pause_until = eng_now(e) + pause;
 }
 
 static void dst_write(struct qs_engine *e, struct destage *d)
@@ -687,11 +693,20 @@ void dst_kick(struct qs_engine *e)
 	/* Age limit: the oldest dirty IU is destaged whatever the fill. */
 	if (p->max_age_ms && e->fifo_first != NIL && e->dst_active < e->conf.destage_qd) {
 		struct diu *d = &e->dius[e->fifo_first];
-		if (eng_ms(e) - d->born_ms >= p->max_age_ms && eligible(e, d, true))
-			dst_start(e, e->fifo_first);
+		if (eng_ms(e) - d->born_ms >= p->max_age_ms && eligible(e, d, true)) {
+			if (e->plc)
+				plc_dst_start(e, e->fifo_first, true, space);
+			else
+				dst_start(e, e->fifo_first);
+		}
+	}
+	if (e->plc) {
+		while (e->dst_active < target && plc_dst_start(e, NIL, urgent, space))
+			;
+		return;
 	}
 	while (e->dst_active < target) {
-		uint32_t i = pick(e, urgent, space);
+		uint32_t i = dst_pick(e, urgent, space);
 		if (i == NIL)
 			break;
 		dst_start(e, i);
@@ -709,6 +724,11 @@ uint64_t dst_next_deadline(struct qs_engine *e)
 		CAND(e->failed_ius[i].retry_at_ns);
 	if (e->ckpt_retry_ns)
 		CAND(e->ckpt_retry_ns);
+	if (e->plc) {
+		CAND(plc_next_deadline(e));
+		if (e->plc->gc_active || e->plc->ndrained)
+			CAND(e->dst_pause_until);
+	}
 	if (e->ndius)
 		CAND(e->dst_pause_until);
 	if (e->ndius) {
@@ -806,6 +826,10 @@ static void ckpt_cb(void *arg, int res)
 		eng_check_drain(e);
 		ckpt_kick(e, false);
 	} else {
+		if (e->ckpt_stage == 2 && e->ckpt_flush_seq > e->durable_seq) {
+			e->durable_seq = e->ckpt_flush_seq;
+			plc_durable(e);
+		}
 		e->ckpt_stage++;
 		ckpt_step(e);
 	}
@@ -814,6 +838,12 @@ static void ckpt_cb(void *arg, int res)
 
 static void ckpt_step(struct qs_engine *e)
 {
+	if (e->ckpt_stage == 0) {
+		/* Log placement: the map pages changed by the records the tail
+		 * is about to pass go to the fast tier first. */
+		plc_map_flush(e, ckpt_cb, e);
+		return;
+	}
 	if (e->ckpt_stage == 1) {
 		if (e->qlc_unflushed && (e->qlc->flags & QS_VOL_VOLATILE_CACHE)) {
 			e->qlc_unflushed = false;
@@ -827,6 +857,7 @@ static void ckpt_step(struct qs_engine *e)
 	if (e->ckpt_stage == 2) {
 		if (e->fast->flags & QS_VOL_VOLATILE_CACHE) {
 			e->st.log_flushes++;
+			e->ckpt_flush_seq = e->done_seq;
 			e->fast->ops->flush(e->fast->ctx, ckpt_cb, e);
 			return;
 		}
@@ -854,7 +885,7 @@ void ckpt_kick(struct qs_engine *e, bool force)
 	e->ckpt_active = true;
 	e->ckpt_pos = pos;
 	e->ckpt_seq = seq;
-	e->ckpt_stage = 1;
+	e->ckpt_stage = e->plc ? 0 : 1;
 	ckpt_step(e);
 }
 

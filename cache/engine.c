@@ -245,6 +245,7 @@ void qs_engine_timer(struct qs_engine *e)
 	e->timer_at = 0;
 	eng_enter(e);
 	if (e->ready && !e->closed) {
+		plc_kick(e);
 		dst_kick(e);
 		ckpt_kick(e, false);
 	}
@@ -311,6 +312,8 @@ static void sub_cb(void *arg, int res)
 	}
 	if (s->seg != UINT64_MAX)
 		e->seg_pins[s->seg]--;
+	if (s->band != UINT64_MAX)
+		plc_band_unpin(e, s->band);
 	struct req *r = s->req;
 	eng_free(e, s);
 	eng_req_part_done(e, r, res);
@@ -320,8 +323,8 @@ static void sub_cb(void *arg, int res)
 }
 
 /* Issue one piece of a client request on vol; s is freed on completion. */
-static int sub_io(struct qs_engine *e, struct req *r, struct qs_vol *vol, int op,
-		  uint64_t off, void *buf, uint64_t len, uint64_t pin_seg)
+int eng_sub_io(struct qs_engine *e, struct req *r, struct qs_vol *vol, int op, uint64_t off,
+	       void *buf, uint64_t len, uint64_t pin_seg, uint64_t pin_band)
 {
 	struct sub *s = eng_alloc(e, sizeof(*s), 16);
 	if (!s)
@@ -329,6 +332,7 @@ static int sub_io(struct qs_engine *e, struct req *r, struct qs_vol *vol, int op
 	s->e = e;
 	s->req = r;
 	s->seg = pin_seg;
+	s->band = pin_band;
 	s->log = vol == e->fast;
 	s->iov.iov_base = buf;
 	s->iov.iov_len = len;
@@ -374,7 +378,7 @@ int qs_engine_read(struct qs_engine *e, uint64_t off, uint64_t len, void *buf,
 	if (e->conf.mode == QS_MODE_PASSTHROUGH) {
 		e->st.qlc_reads++;
 		e->st.qlc_read_bytes += len;
-		rc = sub_io(e, r, e->qlc, 'r', off, buf, len, UINT64_MAX);
+		rc = eng_sub_io(e, r, e->qlc, 'r', off, buf, len, UINT64_MAX, UINT64_MAX);
 		goto out;
 	}
 	/*
@@ -390,10 +394,15 @@ int qs_engine_read(struct qs_engine *e, uint64_t off, uint64_t len, void *buf,
 			uint64_t j = i + 1;
 			while (j < r->nblocks && !qs_index_get(&e->idx, r->lba + j, &v))
 				j++;
+			if (e->plc) {
+				rc = plc_read(e, r, lba, j - i, b + i * QS_BLOCK_SIZE);
+				i = j;
+				continue;
+			}
 			e->st.qlc_reads++;
 			e->st.qlc_read_bytes += (j - i) * QS_BLOCK_SIZE;
-			rc = sub_io(e, r, e->qlc, 'r', lba * QS_BLOCK_SIZE, b + i * QS_BLOCK_SIZE,
-				    (j - i) * QS_BLOCK_SIZE, UINT64_MAX);
+			rc = eng_sub_io(e, r, e->qlc, 'r', lba * QS_BLOCK_SIZE, b + i * QS_BLOCK_SIZE,
+					(j - i) * QS_BLOCK_SIZE, UINT64_MAX, UINT64_MAX);
 			i = j;
 			continue;
 		}
@@ -416,8 +425,8 @@ int qs_engine_read(struct qs_engine *e, uint64_t off, uint64_t len, void *buf,
 		       w == v + (j - i) && slot_seg(e, w) == slot_seg(e, v))
 			j++;
 		e->st.log_read_bytes += (j - i) * QS_BLOCK_SIZE;
-		rc = sub_io(e, r, e->fast, 'r', eng_pos_off(e, pos), b + i * QS_BLOCK_SIZE,
-			    (j - i) * QS_BLOCK_SIZE, slot_seg(e, v));
+		rc = eng_sub_io(e, r, e->fast, 'r', eng_pos_off(e, pos), b + i * QS_BLOCK_SIZE,
+				(j - i) * QS_BLOCK_SIZE, slot_seg(e, v), UINT64_MAX);
 		i = j;
 	}
 out:
@@ -440,7 +449,7 @@ int qs_engine_write(struct qs_engine *e, uint64_t off, uint64_t len, const void 
 	e->st.client_write_bytes += len;
 	if (e->conf.mode == QS_MODE_PASSTHROUGH) {
 		qlc_count_write(e, off, len);
-		rc = sub_io(e, r, e->qlc, 'w', off, r->buf, len, UINT64_MAX);
+		rc = eng_sub_io(e, r, e->qlc, 'w', off, r->buf, len, UINT64_MAX, UINT64_MAX);
 		eng_req_part_done(e, r, rc);
 	} else if (e->conf.bypass_min_bytes && len >= e->conf.bypass_min_bytes &&
 		   off % e->conf.iu_bytes == 0 && len % e->conf.iu_bytes == 0) {
@@ -469,7 +478,7 @@ int qs_engine_flush(struct qs_engine *e, qs_req_cb cb, void *arg)
 	e->st.client_flushes++;
 	if (e->conf.mode == QS_MODE_PASSTHROUGH) {
 		e->st.qlc_flushes++;
-		rc = sub_io(e, r, e->qlc, 'f', 0, NULL, 0, UINT64_MAX);
+		rc = eng_sub_io(e, r, e->qlc, 'f', 0, NULL, 0, UINT64_MAX, UINT64_MAX);
 		eng_req_part_done(e, r, rc);
 	} else {
 		r->pending = 0;
@@ -493,8 +502,18 @@ int qs_engine_discard(struct qs_engine *e, uint64_t off, uint64_t len, qs_req_cb
 	e->st.client_discard_bytes += len;
 	if (e->conf.mode == QS_MODE_PASSTHROUGH) {
 		e->st.qlc_discards++;
-		rc = sub_io(e, r, e->qlc, 'd', off, NULL, len, UINT64_MAX);
+		rc = eng_sub_io(e, r, e->qlc, 'd', off, NULL, len, UINT64_MAX, UINT64_MAX);
 		eng_req_part_done(e, r, rc);
+		leave_submit(e);
+		return 0;
+	}
+	if (e->plc) {
+		/* Log placement: one TRIM in the log unmaps the range; the QLC
+		 * is not told (its bands are rewritten whole anyway). */
+		r->zero_lba[0] = r->lba;
+		r->zero_n[0] = r->nblocks;
+		eng_space_wait(e, r);
+		eng_space_kick(e);
 		leave_submit(e);
 		return 0;
 	}
@@ -555,6 +574,10 @@ void qs_engine_get_stats(const struct qs_engine *e, struct qs_engine_stats *s)
 			 (e->diu_map.slots ? qs_index_bytes(&e->diu_map) : 0) +
 			 (uint64_t)e->diu_cap * sizeof(struct diu);
 	s->failed = e->failed;
+	if (e->plc) {
+		plc_stats(e, s);
+		s->index_bytes += s->map_bytes;
+	}
 }
 
 uint64_t qs_engine_size(const struct qs_engine *e)
@@ -569,9 +592,10 @@ struct qs_engine *qs_engine_open(const struct qs_env *env, struct qs_vol *fast,
 				 unsigned flags, qs_req_cb cb, void *arg)
 {
 	struct qs_engine_conf c = *conf;
-	if (!c.qlc_size)
-		c.qlc_size = qlc->size / c.iu_bytes * c.iu_bytes;
-	if (qs_engine_conf_check(&c, NULL) || c.qlc_size > qlc->size ||
+	if (c.mode == QS_MODE_PASSTHROUGH)
+		c.placement = QS_PLACE_INPLACE;
+	c.qlc_size = qs_engine_conf_client_size(&c, qlc->size);
+	if (qs_engine_conf_check_qlc(&c, qlc->size, NULL) ||
 	    (c.mode == QS_MODE_CACHE && !fast)) {
 		errno = EINVAL;
 		return NULL;
@@ -605,6 +629,7 @@ void qs_engine_free(struct qs_engine *e)
 	if (!e)
 		return;
 	dst_fini(e);
+	plc_fini(e);
 	if (e->recs) {
 		for (uint32_t i = 0; i < e->conf.log_qd + 2; i++)
 			eng_free(e, e->recs[i].hdr);
@@ -730,4 +755,16 @@ void qs_engine_debug_dump(const struct qs_engine *e, char *out, size_t len)
 		 (void *)e->fifo_head, nready, e->dst_active, e->ckpt_active,
 		 (unsigned long long)e->tail_pos, (unsigned long long)e->alloc_pos,
 		 (unsigned long long)e->done_pos, (unsigned long long)e->timer_at);
+	if (e->plc) {
+		size_t o2 = strlen(out);
+		const struct plc *p = e->plc;
+		snprintf(out + o2, len - o2,
+			 " | bands free %llu drained %llu open %lld/%lld gc %u victim %lld@%llu "
+			 "parked %d/%d mf %d dirty pages %llu",
+			 (unsigned long long)p->free_n, (unsigned long long)p->ndrained,
+			 (long long)p->open[0], (long long)p->open[1], p->gc_active,
+			 (long long)p->victim, (unsigned long long)p->victim_at,
+			 p->park_head[0] != NULL, p->park_head[1] != NULL, p->mf_active,
+			 (unsigned long long)p->ndirty);
+	}
 }

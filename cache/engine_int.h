@@ -19,6 +19,7 @@
 #include <sys/uio.h>
 
 #include "index.h"
+#include "place.h"
 #include "qlcshape/engine.h"
 #include "qlcshape/format.h"
 
@@ -52,6 +53,9 @@ struct req {
 	uint64_t inval_done;	/* blocks of INVAL extents appended */
 	uint64_t zero_lba[2], zero_n[2]; /* discard: partial-IU tombstones */
 	struct iovec iov1;
+	/* log placement: MAP/MOVE extents to log (a unit's), or a TRIM */
+	const struct plc_ext *px;
+	uint32_t px_n, px_done;
 	struct qs_engine *owner;
 	struct req *all_prev, *all_next; /* every live request, for teardown */
 };
@@ -60,7 +64,8 @@ struct req {
 struct sub {
 	struct qs_engine *e;
 	struct req *req;
-	uint64_t seg; /* pinned log segment, or UINT64_MAX */
+	uint64_t seg;  /* pinned log segment, or UINT64_MAX */
+	uint64_t band; /* log placement: pinned band, or UINT64_MAX */
 	bool log;
 	struct iovec iov;
 };
@@ -211,6 +216,7 @@ struct qs_engine {
 	qs_io_cb sb_cb;
 	void *sb_arg;
 	uint64_t ckpt_retry_ns;
+	uint64_t ckpt_flush_seq; /* done_seq when its log flush was issued */
 	uint32_t ckpt_fail_streak;
 
 	/* waits */
@@ -224,6 +230,8 @@ struct qs_engine {
 	bool log_full;
 	struct req *flush_cur, *flush_next;  /* flush pipeline */
 	bool flush_inflight;
+	uint64_t flush_seq;   /* done_seq when the flush in flight was issued */
+	uint64_t durable_seq; /* records below this seq are durable (volatile log) */
 	struct req *ready_head, *ready_tail; /* completions to deliver */
 	int depth;			     /* engine call nesting */
 	uint64_t timer_at;
@@ -233,6 +241,8 @@ struct qs_engine {
 	struct req *all_reqs;
 
 	struct qs_engine_stats st;
+
+	struct plc *plc; /* log placement; NULL in place */
 
 	/* recovery scan state */
 	struct qs_fmt_rec *scan_hdr;
@@ -267,6 +277,10 @@ void eng_arm_timer(struct qs_engine *e);
 void eng_maybe_finish_close(struct qs_engine *e);
 int eng_alloc_log(struct qs_engine *e);
 void eng_fail(struct qs_engine *e, const char *why);
+/* Issue one piece of client request r on vol ('r', 'w', 'f', 'd'), pinning
+ * log segment pin_seg or band pin_band (UINT64_MAX: none) until it is done. */
+int eng_sub_io(struct qs_engine *e, struct req *r, struct qs_vol *vol, int op, uint64_t off,
+	       void *buf, uint64_t len, uint64_t pin_seg, uint64_t pin_band);
 
 /* log.c: positions, the DRAM ring, index upkeep, log writer, flushes */
 static inline uint32_t pos_slot(const struct qs_engine *e, uint64_t pos)
@@ -285,6 +299,13 @@ bool eng_ring_has(const struct qs_engine *e, uint64_t pos);
 unsigned char *eng_ring_at(const struct qs_engine *e, uint64_t pos);
 void eng_index_set(struct qs_engine *e, uint64_t lba, uint32_t val);
 void eng_index_drop(struct qs_engine *e, uint64_t lba);
+void eng_index_drop_range(struct qs_engine *e, uint64_t lba, uint64_t n);
+/* Records with a seq below this are durable on the log device. */
+uint64_t eng_durable_seq(const struct qs_engine *e);
+/* Apply a completed record's extents to the index (and the map); runtime
+ * false in recovery. */
+void eng_apply_record(struct qs_engine *e, const struct qs_fmt_rec *h, uint64_t pos,
+		      bool runtime);
 void eng_apply_extent(struct qs_engine *e, const struct qs_fmt_extent *x,
 		      uint64_t hdr_pos, uint64_t data_pos);
 /* Append what r still has to log; false if it must wait for room. */
@@ -311,6 +332,10 @@ void dst_kick(struct qs_engine *e);
 /* conf.policy changed: drop the sweep order, bucket upkeep if not needed. */
 void dst_policy_changed(struct qs_engine *e);
 void ckpt_kick(struct qs_engine *e, bool force);
+/* The next dirty IU the policy would destage, NIL if none eligible. */
+uint32_t dst_pick(struct qs_engine *e, bool urgent, bool space);
+/* After a failed destage or GC unit: pause all destage with a back-off. */
+void dst_pause(struct qs_engine *e);
 bool busy_has(struct qs_engine *e, uint64_t iu);
 int busy_add(struct qs_engine *e, uint64_t iu);
 void busy_del(struct qs_engine *e, uint64_t iu);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Sealing and validation of the on-disk structures (docs/FORMAT.md). */
+#include <stdbool.h>
 #include <string.h>
 
 #include "qlcshape/crc32c.h"
@@ -20,15 +21,22 @@ const char *qs_fmt_status_str(enum qs_fmt_status st)
 	case QS_FMT_BAD_LOG_BLOCKS: return "log_blocks out of range";
 	case QS_FMT_BAD_FAST_SIZE: return "fast_size is not the log device's size";
 	case QS_FMT_BAD_QLC_SIZE: return "qlc_size out of range";
+	case QS_FMT_BAD_PLACEMENT: return "unknown placement";
+	case QS_FMT_BAD_BAND: return "band_blocks or qlc_phys_size out of range";
+	case QS_FMT_BAD_MAP: return "map region out of range";
 	case QS_FMT_BAD_FLAGS: return "unknown flags";
+	case QS_FMT_BAD_TAIL: return "tail_pos, tail_seq, epoch or generation out of range";
 	case QS_FMT_BAD_HEAD_POS: return "head_pos out of range";
-	case QS_FMT_BAD_HEAD_SEQ: return "head_seq before tail_seq";
+	case QS_FMT_BAD_HEAD_SEQ: return "head_seq out of range";
 	case QS_FMT_BAD_RESERVED: return "reserved field not zero";
 	case QS_FMT_BAD_POSITION: return "record position out of place";
 	case QS_FMT_BAD_NEXTENTS: return "nextents out of range";
 	case QS_FMT_BAD_EXTENT_KIND: return "bad extent kind";
 	case QS_FMT_BAD_EXTENT_RANGE: return "extent outside the client device";
+	case QS_FMT_BAD_EXTENT_PHYS: return "map extent's QLC blocks out of range";
 	case QS_FMT_BAD_LENGTH: return "bad record length";
+	case QS_FMT_BAD_PAGE: return "map page number, width or count wrong";
+	case QS_FMT_BAD_ENTRY: return "map entry beyond the QLC";
 	}
 	return "unknown status";
 }
@@ -55,8 +63,55 @@ static int is_pow2(uint64_t x)
 	return x && !(x & (x - 1));
 }
 
+/* The band fields of a log-placement superblock (all zero in place). */
+static enum qs_fmt_status sb_check_band(const struct qs_fmt_sb *sb)
+{
+	if (sb->placement == QS_FMT_PLACE_INPLACE)
+		return sb->band_blocks || sb->qlc_phys_size ? QS_FMT_BAD_BAND : QS_FMT_OK;
+	uint32_t iu_blocks = sb->iu_bytes / QS_BLOCK_SIZE;
+	uint64_t band_bytes = (uint64_t)sb->band_blocks * QS_BLOCK_SIZE;
+	if (sb->band_blocks < 2 * iu_blocks || sb->band_blocks % iu_blocks ||
+	    sb->band_blocks > (1u << 24) || sb->qlc_phys_size % band_bytes ||
+	    sb->qlc_phys_size / band_bytes < 4 || sb->qlc_phys_size <= sb->qlc_size)
+		return QS_FMT_BAD_BAND;
+	return QS_FMT_OK;
+}
+
+static enum qs_fmt_status sb_check_map(const struct qs_fmt_sb *sb, uint64_t fast_size)
+{
+	if (sb->placement == QS_FMT_PLACE_INPLACE)
+		return sb->map_width || sb->map_start || sb->map_pages ? QS_FMT_BAD_MAP
+								       : QS_FMT_OK;
+	uint64_t phys = sb->qlc_phys_size / QS_BLOCK_SIZE;
+	uint32_t width = phys < UINT32_MAX ? 4 : 8;
+	if (sb->map_width != width ||
+	    sb->map_pages != qs_fmt_map_pages(sb->qlc_size / QS_BLOCK_SIZE, width) ||
+	    sb->map_start < sb->log_start + sb->log_blocks ||
+	    sb->map_start > fast_size / QS_BLOCK_SIZE ||
+	    2 * sb->map_pages > fast_size / QS_BLOCK_SIZE - sb->map_start)
+		return QS_FMT_BAD_MAP;
+	return QS_FMT_OK;
+}
+
+static enum qs_fmt_status sb_check_positions(const struct qs_fmt_sb *sb)
+{
+	/* Far from wrapping: positions and sequence numbers only grow. */
+	if (sb->tail_pos >= QS_FMT_MAX_POS || sb->tail_seq >= QS_FMT_MAX_POS ||
+	    sb->epoch >= QS_FMT_MAX_POS || sb->generation >= QS_FMT_MAX_POS)
+		return QS_FMT_BAD_TAIL;
+	/* head_* mean something only in a clean shutdown's copy */
+	if ((sb->flags & QS_SB_CLEAN) &&
+	    (sb->head_pos < sb->tail_pos || sb->head_pos - sb->tail_pos > sb->log_blocks))
+		return QS_FMT_BAD_HEAD_POS;
+	if ((sb->flags & QS_SB_CLEAN) &&
+	    (sb->head_seq < sb->tail_seq || sb->head_seq >= QS_FMT_MAX_POS))
+		return QS_FMT_BAD_HEAD_SEQ;
+	return QS_FMT_OK;
+}
+
 enum qs_fmt_status qs_fmt_sb_check(const struct qs_fmt_sb *sb, uint64_t fast_size)
 {
+	enum qs_fmt_status st;
 	if (sb->magic != QS_FMT_SB_MAGIC)
 		return QS_FMT_BAD_MAGIC;
 	if (sb->version != QS_FMT_VERSION)
@@ -71,25 +126,54 @@ enum qs_fmt_status qs_fmt_sb_check(const struct qs_fmt_sb *sb, uint64_t fast_siz
 		return QS_FMT_BAD_SEGMENT_BLOCKS;
 	if (sb->log_start != QS_FMT_LOG_START)
 		return QS_FMT_BAD_LOG_START;
-	if (sb->log_blocks == 0 || sb->log_blocks % sb->segment_blocks ||
-	    sb->log_blocks > (1ull << 40) ||
+	/* At least four segments: two are kept for header-only records, and
+	 * data needs room beside the record being checkpointed. */
+	if (sb->log_blocks % sb->segment_blocks ||
+	    sb->log_blocks < (uint64_t)QS_FMT_MIN_LOG_SEGMENTS * sb->segment_blocks ||
+	    sb->log_blocks > 0x7fffffffull ||
 	    (sb->log_start + sb->log_blocks) * QS_BLOCK_SIZE > fast_size)
 		return QS_FMT_BAD_LOG_BLOCKS;
 	if (sb->fast_size != fast_size)
 		return QS_FMT_BAD_FAST_SIZE;
 	if (sb->qlc_size == 0 || sb->qlc_size % sb->iu_bytes)
 		return QS_FMT_BAD_QLC_SIZE;
+	if (sb->placement > QS_FMT_PLACE_LOG)
+		return QS_FMT_BAD_PLACEMENT;
+	if ((st = sb_check_band(sb)) != QS_FMT_OK)
+		return st;
+	if ((st = sb_check_map(sb, fast_size)) != QS_FMT_OK)
+		return st;
 	if (sb->flags & ~QS_SB_CLEAN)
 		return QS_FMT_BAD_FLAGS;
-	/* head_* mean something only in a clean shutdown's copy */
-	if ((sb->flags & QS_SB_CLEAN) && (sb->head_pos < sb->tail_pos ||
-					  sb->head_pos - sb->tail_pos > sb->log_blocks))
-		return QS_FMT_BAD_HEAD_POS;
-	if ((sb->flags & QS_SB_CLEAN) && sb->head_seq < sb->tail_seq)
-		return QS_FMT_BAD_HEAD_SEQ;
-	if (sb->reserved[0] || sb->reserved[1])
+	if ((st = sb_check_positions(sb)) != QS_FMT_OK)
+		return st;
+	if (sb->reserved)
 		return QS_FMT_BAD_RESERVED;
 	return QS_FMT_OK;
+}
+
+/* Is kind allowed in a log of this placement? */
+static int kind_ok(const struct qs_fmt_sb *sb, uint32_t kind)
+{
+	bool log = sb->placement == QS_FMT_PLACE_LOG;
+	switch (kind) {
+	case QS_EXT_DATA: return 1;
+	case QS_EXT_ZERO: case QS_EXT_INVAL: return !log;
+	case QS_EXT_MAP: case QS_EXT_MOVE: case QS_EXT_TRIM: return log;
+	}
+	return 0;
+}
+
+/* The payload of the MAP or MOVE extent x found at position pos. */
+static int phys_ok(const struct qs_fmt_sb *sb, const struct qs_fmt_extent *x,
+		   const struct qs_fmt_ext_phys *py, uint64_t pos)
+{
+	uint64_t phys = sb->qlc_phys_size / QS_BLOCK_SIZE;
+	if (py->phys >= phys || x->nblocks > phys - py->phys)
+		return 0;
+	if (x->kind == QS_EXT_MAP) /* the copy destaged lies before this record */
+		return py->from < pos && x->nblocks <= pos - py->from;
+	return py->from < phys && x->nblocks <= phys - py->from;
 }
 
 enum qs_fmt_status qs_fmt_rec_check(const struct qs_fmt_rec *rec,
@@ -113,16 +197,58 @@ enum qs_fmt_status qs_fmt_rec_check(const struct qs_fmt_rec *rec,
 	uint64_t data = 0;
 	for (uint32_t i = 0; i < rec->nextents; i++) {
 		const struct qs_fmt_extent *x = &rec->ext[i];
-		if (x->kind < QS_EXT_DATA || x->kind > QS_EXT_INVAL)
+		if (!kind_ok(sb, x->kind))
 			return QS_FMT_BAD_EXTENT_KIND;
 		if (x->nblocks == 0 || x->lba >= dev_blocks || x->nblocks > dev_blocks - x->lba)
 			return QS_FMT_BAD_EXTENT_RANGE;
 		if (x->kind == QS_EXT_DATA)
 			data += x->nblocks;
+		if (x->kind == QS_EXT_MAP || x->kind == QS_EXT_MOVE) {
+			struct qs_fmt_ext_phys py;
+			if (++i >= rec->nextents)
+				return QS_FMT_BAD_EXTENT_PHYS;
+			memcpy(&py, &rec->ext[i], sizeof(py));
+			if (!phys_ok(sb, x, &py, pos))
+				return QS_FMT_BAD_EXTENT_PHYS;
+		}
 	}
 	uint64_t seg_off = pos % sb->segment_blocks;
 	if ((!(rec->flags & QS_REC_VOID) && data != rec->nblocks) ||
 	    seg_off + 1 + rec->nblocks > sb->segment_blocks)
 		return QS_FMT_BAD_LENGTH;
+	return QS_FMT_OK;
+}
+
+void qs_fmt_map_seal(struct qs_fmt_map_page *pg, uint32_t seed)
+{
+	pg->crc = qs_crc32c(seed, pg, offsetof(struct qs_fmt_map_page, crc));
+}
+
+enum qs_fmt_status qs_fmt_map_check(const struct qs_fmt_map_page *pg,
+				    const struct qs_fmt_sb *sb, uint64_t page_no)
+{
+	if (pg->magic != QS_FMT_MAP_MAGIC)
+		return QS_FMT_BAD_MAGIC;
+	if (pg->version != QS_FMT_VERSION)
+		return QS_FMT_BAD_VERSION;
+	if (pg->crc != qs_crc32c(qs_fmt_rec_seed(sb), pg, offsetof(struct qs_fmt_map_page, crc)))
+		return QS_FMT_BAD_CRC;
+	uint64_t lbas = sb->qlc_size / QS_BLOCK_SIZE;
+	uint32_t per = sb->map_width ? qs_fmt_map_per_page(sb->map_width) : 0;
+	if (!per || pg->page != page_no || page_no >= sb->map_pages || pg->width != sb->map_width)
+		return QS_FMT_BAD_PAGE;
+	uint64_t left = lbas - page_no * per;
+	if (pg->nentries != (left < per ? left : per))
+		return QS_FMT_BAD_PAGE;
+	uint64_t phys = sb->qlc_phys_size / QS_BLOCK_SIZE, none = qs_fmt_map_none(pg->width);
+	for (uint32_t i = 0; i < pg->nentries; i++) {
+		uint64_t v = 0;
+		memcpy(&v, pg->entries + (size_t)i * pg->width, pg->width);
+		if (v != none && v >= phys)
+			return QS_FMT_BAD_ENTRY;
+	}
+	for (size_t b = (size_t)pg->nentries * pg->width; b < QS_FMT_MAP_BYTES; b++)
+		if (pg->entries[b])
+			return QS_FMT_BAD_RESERVED;
 	return QS_FMT_OK;
 }

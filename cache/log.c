@@ -87,7 +87,7 @@ void eng_index_drop(struct qs_engine *e, uint64_t lba)
 	dst_diu_sub(e, lba / e->iu_blocks);
 }
 
-static void index_drop_range(struct qs_engine *e, uint64_t lba, uint64_t n)
+void eng_index_drop_range(struct qs_engine *e, uint64_t lba, uint64_t n)
 {
 	uint64_t iu0 = lba / e->iu_blocks, iu1 = (lba + n + e->iu_blocks - 1) / e->iu_blocks;
 	if (iu1 - iu0 <= 2ull * e->ndius + 4) {
@@ -128,8 +128,41 @@ void eng_apply_extent(struct qs_engine *e, const struct qs_fmt_extent *x,
 			eng_index_set(e, x->lba + i, pos_slot(e, hdr_pos) | SLOT_TOMB);
 		break;
 	case QS_EXT_INVAL:
-		index_drop_range(e, x->lba, x->nblocks);
+		eng_index_drop_range(e, x->lba, x->nblocks);
 		break;
+	case QS_EXT_TRIM:
+		plc_apply(e, x, NULL, true);
+		break;
+	}
+}
+
+/*
+ * A completed record's extents, in order. MAP and MOVE extents take their
+ * payload from the next entry and change the map; in recovery (runtime
+ * false) map changes leave the reverse map and band counts to the rebuild
+ * at the end.
+ */
+void eng_apply_record(struct qs_engine *e, const struct qs_fmt_rec *h, uint64_t pos,
+		      bool runtime)
+{
+	uint64_t data = pos + 1;
+	if (e->plc)
+		e->plc->apply_seq = h->seq;
+	for (uint32_t i = 0; i < h->nextents; i++) {
+		const struct qs_fmt_extent *x = &h->ext[i];
+		if (x->kind == QS_EXT_MAP || x->kind == QS_EXT_MOVE) {
+			struct qs_fmt_ext_phys py;
+			memcpy(&py, &h->ext[++i], sizeof(py));
+			plc_apply(e, x, &py, runtime);
+			continue;
+		}
+		if (x->kind == QS_EXT_TRIM) {
+			plc_apply(e, x, NULL, runtime);
+			continue;
+		}
+		eng_apply_extent(e, x, pos, data);
+		if (x->kind == QS_EXT_DATA)
+			data += x->nblocks;
 	}
 }
 
@@ -189,7 +222,16 @@ static uint32_t rec_room(struct qs_engine *e, struct rec *r)
 	 */
 	uint64_t end = r->pos + 1 + r->nblocks, used = end - e->tail_pos;
 	uint64_t limit = e->log_blocks - 2ull * e->seg_blocks;
-	uint64_t space = used < limit ? limit - used : 0;
+	uint64_t space;
+	if (e->plc) {
+		/* Each data block admitted brings its share of the map records
+		 * that will destage it (see header_room). */
+		uint64_t rsv = plc_log_reserve(e), per = e->plc->rsv_per_unit;
+		limit = limit > rsv ? limit - rsv : 0;
+		space = used < limit ? (limit - used) * e->iu_blocks / (e->iu_blocks + per) : 0;
+	} else {
+		space = used < limit ? limit - used : 0;
+	}
 	return (uint32_t)(room < space ? room : space);
 }
 
@@ -230,6 +272,38 @@ static void rec_add_extent(struct rec *r, uint64_t lba, uint32_t n, uint32_t kin
 		r->iovcnt++;
 		r->nblocks += n;
 	}
+	q->pending++;
+}
+
+/*
+ * May a header-only extent of this kind go into r? In log placement, MAP and
+ * MOVE records always may: they are what lets destage and GC finish, and
+ * the room they need is kept free by admitting data (and TRIMs) only while
+ * the log, plus the map records that destaging everything cached would
+ * take at worst, fits (plc_log_reserve). A record already open costs
+ * nothing more.
+ */
+static bool header_room(struct qs_engine *e, const struct rec *r, uint32_t kind)
+{
+	if (!e->plc || r->hdr->nextents || kind == QS_EXT_MAP || kind == QS_EXT_MOVE)
+		return true;
+	uint64_t rsv = plc_log_reserve(e);
+	return rsv < e->log_blocks && r->pos + 1 - e->tail_pos <= e->log_blocks - rsv;
+}
+
+/* A MAP or MOVE extent and its payload entry (owned by no request). */
+static void rec_add_phys(struct rec *r, const struct plc_ext *px, struct req *q)
+{
+	uint32_t i = r->hdr->nextents;
+	r->hdr->ext[i].lba = px->lba;
+	r->hdr->ext[i].nblocks = px->n;
+	r->hdr->ext[i].kind = px->kind;
+	struct qs_fmt_ext_phys py = {px->phys, px->from};
+	memcpy(&r->hdr->ext[i + 1], &py, sizeof(py));
+	r->ext_req[i] = q;
+	r->ext_req[i + 1] = NULL;
+	r->ext_buf[i] = r->ext_buf[i + 1] = NULL;
+	r->hdr->nextents += 2;
 	q->pending++;
 }
 
@@ -288,11 +362,29 @@ bool eng_log_append(struct qs_engine *e, struct req *r)
 			n = r->nblocks - r->appended;
 			buf = r->buf + r->appended * QS_BLOCK_SIZE;
 			kind = QS_EXT_DATA;
+		} else if (r->px_done < r->px_n) {
+			/* MAP or MOVE: the extent and its payload, in one record */
+			struct rec *rec = rec_open(e);
+			if (!rec) {
+				e->log_full = e->free_recs != NULL;
+				return false;
+			}
+			if (rec->hdr->nextents + 2 > QS_FMT_REC_MAX_EXTENTS) {
+				rec_close(e);
+				continue;
+			}
+			if (!header_room(e, rec, r->px[r->px_done].kind)) {
+				rec_close(e); /* empty: gives its position back */
+				e->log_full = true;
+				return false;
+			}
+			rec_add_phys(rec, &r->px[r->px_done++], r);
+			continue;
 		} else if (r->zero_n[0] || r->zero_n[1]) {
 			int k = r->zero_n[0] ? 0 : 1;
 			lba = r->zero_lba[k];
 			n = r->zero_n[k];
-			kind = QS_EXT_ZERO;
+			kind = e->plc ? QS_EXT_TRIM : QS_EXT_ZERO;
 		} else if (r->inval_todo) {
 			lba = r->qop_iu * e->iu_blocks;
 			n = r->qop_ius * e->iu_blocks;
@@ -324,10 +416,15 @@ bool eng_log_append(struct qs_engine *e, struct req *r)
 				rec_close(e);
 				continue;
 			}
+			if (!header_room(e, rec, kind)) {
+				rec_close(e);
+				e->log_full = true;
+				return false;
+			}
 			/* Extents longer than 32 bits of blocks are split. */
 			if (n > UINT32_MAX)
 				n = UINT32_MAX & ~(uint64_t)(e->iu_blocks - 1);
-			if (kind == QS_EXT_ZERO) {
+			if (kind == QS_EXT_ZERO || kind == QS_EXT_TRIM) {
 				int k = r->zero_n[0] ? 0 : 1;
 				r->zero_lba[k] += n;
 				r->zero_n[k] -= n;
@@ -426,6 +523,8 @@ static void rec_fail_reqs(struct qs_engine *e, struct rec *r)
 {
 	for (uint32_t i = 0; i < r->hdr->nextents; i++) {
 		struct req *q = r->ext_req[i];
+		if (!q)
+			continue; /* a MAP or MOVE payload */
 		if (r->hdr->ext[i].kind == QS_EXT_INVAL)
 			eng_qop_finish(e, q, -EIO);
 		else
@@ -513,15 +612,11 @@ static void rec_complete_in_order(struct qs_engine *e)
 			eng_fail(e, "a log write and its VOID rewrite both failed");
 			continue; /* loop again: fails this record's (empty) requests */
 		} else if (!r->voiding) {
-			uint64_t data = r->pos + 1;
 			prefetch_extents(e, r);
+			eng_apply_record(e, r->hdr, r->pos, true);
 			for (uint32_t i = 0; i < r->hdr->nextents; i++) {
-				const struct qs_fmt_extent *x = &r->hdr->ext[i];
-				eng_apply_extent(e, x, r->pos, data);
-				if (x->kind == QS_EXT_DATA)
-					data += x->nblocks;
-			}
-			for (uint32_t i = 0; i < r->hdr->nextents; i++) {
+				if (!r->ext_req[i])
+					continue; /* a MAP or MOVE payload */
 				if (r->hdr->ext[i].kind == QS_EXT_INVAL)
 					eng_qop_finish(e, r->ext_req[i], 0);
 				else
@@ -580,6 +675,10 @@ static void flush_cb(void *arg, int res)
 	struct req *r = e->flush_cur;
 	e->flush_cur = NULL;
 	e->flush_inflight = false;
+	if (res >= 0 && e->flush_seq > e->durable_seq) {
+		e->durable_seq = e->flush_seq;
+		plc_durable(e);
+	}
 	while (r) {
 		struct req *n = r->next;
 		if (res < 0 && !r->result)
@@ -598,6 +697,7 @@ static void flush_kick(struct qs_engine *e)
 	e->flush_cur = e->flush_next;
 	e->flush_next = NULL;
 	e->flush_inflight = true;
+	e->flush_seq = e->done_seq; /* what this flush makes durable */
 	e->st.log_flushes++;
 	e->fast->ops->flush(e->fast->ctx, flush_cb, e);
 }
@@ -619,4 +719,9 @@ void eng_flush_enqueue(struct qs_engine *e, struct req *r)
 	r->next = e->flush_next;
 	e->flush_next = r;
 	flush_kick(e);
+}
+
+uint64_t eng_durable_seq(const struct qs_engine *e)
+{
+	return (e->fast->flags & QS_VOL_VOLATILE_CACHE) ? e->durable_seq : e->done_seq;
 }

@@ -105,6 +105,19 @@ static void format_cb(void *arg, int res)
 	leave(e);
 }
 
+static void format_map_cb(void *arg, int res)
+{
+	struct qs_engine *e = arg;
+	eng_enter(e);
+	if (res < 0) {
+		eng_log(e, QS_LOG_ERR, "format: zeroing the map region failed: %s", strerror(-res));
+		open_done(e, res);
+	} else {
+		rcv_write_sb(e, 0, 1, false, format_cb, e);
+	}
+	leave(e);
+}
+
 static int geometry_from_sb(struct qs_engine *e)
 {
 	e->seg_blocks = e->sb.segment_blocks;
@@ -114,26 +127,36 @@ static int geometry_from_sb(struct qs_engine *e)
 			(unsigned long long)e->log_blocks);
 		return -EINVAL;
 	}
-	return eng_alloc_log(e);
+	int rc = eng_alloc_log(e);
+	if (!rc && e->sb.placement == QS_FMT_PLACE_LOG)
+		rc = plc_init(e);
+	return rc;
 }
 
 static void format_start(struct qs_engine *e)
 {
 	uint64_t blocks = e->fast->size / QS_BLOCK_SIZE;
 	uint64_t seg = e->conf.segment_blocks;
+	struct qs_fmt_sb *sb = &e->sb;
+	memset(sb, 0, sizeof(*sb));
 	uint64_t log = blocks > QS_FMT_LOG_START ? (blocks - QS_FMT_LOG_START) / seg * seg : 0;
 	if (log > (uint64_t)SLOT_MASK / seg * seg)
 		log = (uint64_t)SLOT_MASK / seg * seg;
-	if (log < 4 * seg) {
+	uint64_t map_blocks = 0;
+	if (e->conf.placement == QS_PLACE_LOG) {
+		log = plc_format_geometry(e, seg);
+		map_blocks = 2 * sb->map_pages;
+	}
+	if (log < QS_FMT_MIN_LOG_SEGMENTS * seg) {
 		eng_log(e, QS_LOG_ERR,
-			"log device of %llu bytes is too small: need at least %llu bytes",
+			"log device of %llu bytes is too small: need at least %llu bytes%s",
 			(unsigned long long)e->fast->size,
-			(unsigned long long)((QS_FMT_LOG_START + 4 * seg) * QS_BLOCK_SIZE));
+			(unsigned long long)((QS_FMT_LOG_START + QS_FMT_MIN_LOG_SEGMENTS * seg +
+					      map_blocks) * QS_BLOCK_SIZE),
+			map_blocks ? " (the log and the map region of log placement)" : "");
 		open_done(e, -ENOSPC);
 		return;
 	}
-	struct qs_fmt_sb *sb = &e->sb;
-	memset(sb, 0, sizeof(*sb));
 	sb->magic = QS_FMT_SB_MAGIC;
 	sb->version = QS_FMT_VERSION;
 	sb->size = sizeof(*sb);
@@ -158,6 +181,12 @@ static void format_start(struct qs_engine *e)
 	}
 	e->tail_pos = e->alloc_pos = e->done_pos = 0;
 	e->tail_seq = e->next_seq = e->done_seq = 1;
+	if (e->plc) {
+		/* The map region must read as never written before a superblock
+		 * names it. */
+		plc_format_map(e, format_map_cb, e);
+		return;
+	}
 	rcv_write_sb(e, 0, 1, false, format_cb, e);
 }
 
@@ -173,8 +202,10 @@ static void ready_cb(void *arg, int res)
 	if (res < 0)
 		eng_log(e, QS_LOG_ERR, "recovery: superblock write failed: %s", strerror(-res));
 	open_done(e, res);
-	if (!res)
+	if (!res) {
+		plc_kick(e);
 		dst_kick(e);
+	}
 	leave(e);
 }
 
@@ -184,6 +215,16 @@ static void scan_end(struct qs_engine *e)
 	e->done_pos = e->alloc_pos;
 	e->done_seq = e->next_seq;
 	e->ring_from = e->ring_hi = e->alloc_pos;
+	if (e->plc) {
+		int rc = plc_rebuild(e);
+		if (rc) {
+			open_done(e, rc);
+			return;
+		}
+		eng_log(e, QS_LOG_INFO, "recovered map: %llu blocks mapped, %llu of %llu bands free",
+			(unsigned long long)e->plc->mapped, (unsigned long long)e->plc->free_n,
+			(unsigned long long)e->plc->nbands);
+	}
 	eng_log(e, QS_LOG_INFO,
 		"recovered log: records %llu..%llu, %llu cached blocks in %u dirty IUs%s",
 		(unsigned long long)e->tail_seq, (unsigned long long)e->next_seq - 1,
@@ -198,14 +239,8 @@ static void scan_apply(struct qs_engine *e)
 	const struct qs_fmt_rec *h = e->scan_hdr;
 	if (e->scan_pos % e->seg_blocks == 0)
 		e->seg_first_seq[(e->scan_pos / e->seg_blocks) % e->nsegs] = h->seq;
-	if (!(h->flags & QS_REC_VOID)) {
-		uint64_t data = e->scan_pos + 1;
-		for (uint32_t i = 0; i < h->nextents; i++) {
-			eng_apply_extent(e, &h->ext[i], e->scan_pos, data);
-			if (h->ext[i].kind == QS_EXT_DATA)
-				data += h->ext[i].nblocks;
-		}
-	}
+	if (!(h->flags & QS_REC_VOID))
+		eng_apply_record(e, h, e->scan_pos, false);
 	e->scan_epoch = h->epoch;
 	e->scan_pos += 1 + h->nblocks;
 	e->scan_seq++;
@@ -298,6 +333,17 @@ static void scan_next(struct qs_engine *e)
 			   scan_hdr_cb, e);
 }
 
+static void map_loaded_cb(void *arg, int res)
+{
+	struct qs_engine *e = arg;
+	eng_enter(e);
+	if (res < 0)
+		open_done(e, res);
+	else
+		scan_next(e);
+	leave(e);
+}
+
 static void sb_read_cb(void *arg, int res)
 {
 	struct sb_read_ctx *c = arg;
@@ -333,6 +379,31 @@ static void sb_read_cb(void *arg, int res)
 		return;
 	}
 	e->sb = *e->sb_read[best];
+	if (e->sb.placement != (uint32_t)e->conf.placement) {
+		eng_log(e, QS_LOG_ERR,
+			"log was formatted for %s placement, but this open asks for %s; set "
+			"placement = %s, or format a new log (destroys what it caches)",
+			e->sb.placement == QS_FMT_PLACE_LOG ? "log" : "in-place",
+			qs_placement_name(e->conf.placement),
+			e->sb.placement == QS_FMT_PLACE_LOG ? "log" : "inplace");
+		open_done(e, -EINVAL);
+		leave(e);
+		return;
+	}
+	if (e->sb.placement == QS_FMT_PLACE_LOG &&
+	    ((uint64_t)e->sb.band_blocks * QS_BLOCK_SIZE != e->conf.band_bytes ||
+	     e->sb.qlc_phys_size > e->qlc->size)) {
+		eng_log(e, QS_LOG_ERR,
+			"log was formatted for bands of %llu bytes over %llu QLC bytes, but this "
+			"open has band_bytes %llu and a QLC of %llu bytes; use the same settings "
+			"and device, or format a new log",
+			(unsigned long long)e->sb.band_blocks * QS_BLOCK_SIZE,
+			(unsigned long long)e->sb.qlc_phys_size,
+			(unsigned long long)e->conf.band_bytes, (unsigned long long)e->qlc->size);
+		open_done(e, -EINVAL);
+		leave(e);
+		return;
+	}
 	if (e->sb.iu_bytes != e->conf.iu_bytes || e->sb.qlc_size != e->conf.qlc_size) {
 		eng_log(e, QS_LOG_ERR,
 			"log was formatted for IU %u bytes and QLC size %llu, but this open "
@@ -359,7 +430,10 @@ static void sb_read_cb(void *arg, int res)
 	e->tail_seq = e->next_seq = e->scan_seq = e->sb.tail_seq;
 	e->scan_clean = e->sb.flags & QS_SB_CLEAN;
 	e->scan_epoch = 0;
-	scan_next(e);
+	if (e->plc)
+		plc_load(e, map_loaded_cb, e); /* the map first, then the log on top */
+	else
+		scan_next(e);
 	leave(e);
 }
 
@@ -398,6 +472,9 @@ void rcv_start(struct qs_engine *e)
 
 /* ---- close ------------------------------------------------------------------------ */
 
+static void close_mapped_cb(void *arg, int res);
+static void close_begin(struct qs_engine *e);
+
 static void close_cb(void *arg, int res)
 {
 	struct qs_engine *e = arg;
@@ -431,7 +508,7 @@ void eng_maybe_finish_close(struct qs_engine *e)
 		return;
 	if (e->st.inflight || e->fifo_head || (e->open && e->open->hdr->nextents) ||
 	    e->dst_active || e->ckpt_active || e->flush_inflight || e->space_head ||
-	    e->qop_wait_head || e->drain_cb)
+	    e->qop_wait_head || e->drain_cb || plc_busy(e))
 		return;
 	e->close_started = true;
 	if (e->open) {
@@ -444,6 +521,31 @@ void eng_maybe_finish_close(struct qs_engine *e)
 		e->free_recs = r;
 	}
 	eng_enter(e);
+	if (e->plc && e->ready && !e->failed)
+		plc_map_flush(e, close_mapped_cb, e); /* the clean open reads it, not the log */
+	else
+		close_begin(e);
+	eng_leave(e);
+}
+
+static void close_mapped_cb(void *arg, int res)
+{
+	struct qs_engine *e = arg;
+	eng_enter(e);
+	if (res < 0) {
+		/* Not clean: the next open replays the log over the older pages. */
+		eng_log(e, QS_LOG_ERR, "close: map page write failed: %s; the next open will "
+			"scan the log", strerror(-res));
+		e->close_stage = 4;
+		close_cb(e, res);
+	} else {
+		close_begin(e);
+	}
+	leave(e);
+}
+
+static void close_begin(struct qs_engine *e)
+{
 	if (e->conf.mode == QS_MODE_PASSTHROUGH || !e->ready || e->failed) {
 		e->close_stage = 4;
 		close_cb(e, e->failed ? -EIO : 0);
@@ -456,7 +558,6 @@ void eng_maybe_finish_close(struct qs_engine *e)
 		e->close_stage = 0;
 		close_cb(e, 0);
 	}
-	eng_leave(e);
 }
 
 int qs_engine_close(struct qs_engine *e, qs_req_cb cb, void *arg)
@@ -474,6 +575,7 @@ int qs_engine_close(struct qs_engine *e, qs_req_cb cb, void *arg)
 		e->draining = false;
 		eng_notify(e, dcb, e->drain_arg, -ECANCELED);
 	}
+	plc_kick(e); /* units waiting for a band give up */
 	eng_log_kick(e);
 	eng_leave(e);
 	if (e->depth == 0) {

@@ -27,8 +27,36 @@
 #define SPAN 512
 #define OPS 1600
 
+static bool log_placement; /* the sweep running: in place or log */
+
+/*
+ * Log placement: 20 bands of 4 IUs, op 40% (768 client blocks), a log of
+ * 256 blocks and the map region's 2: destage packs blocks into bands and
+ * GC runs within the workload, so crash points fall in band open and
+ * close, GC relocation and map page writes.
+ */
+static void setup_log(struct th *h, uint64_t seed)
+{
+	assert_int_equal(th_init(h, (2 + 256 + 2) * 4096ull, 20ull * 4 * 65536, seed), 0);
+	h->conf.placement = QS_PLACE_LOG;
+	h->conf.op_pct = 40;
+	h->conf.band_bytes = 4 * 65536;
+	h->conf.policy.start_pct = 30;
+	h->conf.policy.urgent_pct = 70;
+	h->conf.policy.order = QS_ORDER_FIFO;
+	h->conf.dram_buffer_bytes = 32 * 4096;
+	h->conf.log_qd = 2;
+	h->qlc.check_iu = 65536;
+	h->qlc.check_band = 4 * 65536;
+	h->qlc.tear_unit = 4096; /* as in place: see setup_th */
+}
+
 static void setup_th(struct th *h, uint64_t seed)
 {
+	if (log_placement) {
+		setup_log(h, seed);
+		return;
+	}
 	assert_int_equal(th_init(h, (2 + 128) * 4096ull, 2ull << 20, seed), 0);
 	h->conf.policy.start_pct = 30;
 	h->conf.policy.urgent_pct = 70;
@@ -56,7 +84,7 @@ static uint64_t run_point(uint64_t crash_at, uint64_t *violations, char *why, si
 	uint64_t base = h.w.points;
 	h.w.crash_at = crash_at ? base + crash_at : 0;
 	twork_init(&w, &h, SPAN, 11);
-	w.whole_ius = true;
+	w.whole_ius = !log_placement; /* bypass is for in place only */
 	twork_run(&w, OPS);
 	twork_quiesce(&w);
 	uint64_t points = h.w.points - base;
@@ -111,19 +139,31 @@ out:
 			 (unsigned long long)h.qlc.iu_violations);
 		(*violations)++;
 	}
+	if (h.qlc.band_violations) {
+		snprintf(why, whylen, "%llu QLC writes out of order in their band",
+			 (unsigned long long)h.qlc.band_violations);
+		(*violations)++;
+	}
 	twork_fini(&w);
 	th_fini(&h);
 	return points;
 }
 
-static void test_crash_sweep(void **st)
+static void sweep(const char *name)
 {
 	uint64_t v;
 	char why[512] = "";
 	uint64_t points = run_point(0, &v, why, sizeof(why));
+	if (getenv("QS_CRASH_VERBOSE"))
+		fprintf(stderr, "%s: %llu points\n", name, (unsigned long long)points);
 	uint64_t step = getenv("QS_CRASH_STEP") ? strtoull(getenv("QS_CRASH_STEP"), NULL, 0) : 1;
-	uint64_t violations = 0, swept = 0;
-	for (uint64_t n = 1; n <= points; n += step) {
+	uint64_t violations = 0, swept = 0, first = 1;
+	/* QS_CRASH_ONLY=N: that point alone (to debug it) */
+	if (getenv("QS_CRASH_ONLY")) {
+		first = strtoull(getenv("QS_CRASH_ONLY"), NULL, 0);
+		points = first;
+	}
+	for (uint64_t n = first; n <= points; n += step) {
 		why[0] = 0;
 		run_point(n, &v, why, sizeof(why));
 		swept++;
@@ -133,17 +173,30 @@ static void test_crash_sweep(void **st)
 			violations++;
 		}
 	}
-	printf("crash sweep: %llu points, %llu violations\n", (unsigned long long)swept,
+	printf("crash sweep%s: %llu points, %llu violations\n", name, (unsigned long long)swept,
 	       (unsigned long long)violations);
 	assert_int_equal(violations, 0);
 	if (step == 1)
 		assert_true(swept >= 2000);
 }
 
+static void test_crash_sweep(void **st)
+{
+	log_placement = false;
+	sweep("");
+}
+
+static void test_crash_sweep_log(void **st)
+{
+	log_placement = true;
+	sweep(" (log placement)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_crash_sweep),
+		cmocka_unit_test(test_crash_sweep_log),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

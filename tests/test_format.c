@@ -49,7 +49,7 @@ static enum qs_fmt_status sb_with(void (*mut)(struct qs_fmt_sb *), int reseal)
 }
 
 static void m_magic(struct qs_fmt_sb *s) { s->magic ^= 1; }
-static void m_version(struct qs_fmt_sb *s) { s->version = 2; }
+static void m_version(struct qs_fmt_sb *s) { s->version = 1; } /* the format before log placement */
 static void m_byte(struct qs_fmt_sb *s) { s->tail_pos ^= 0x100; }
 static void m_size(struct qs_fmt_sb *s) { s->size = 64; }
 static void m_iu(struct qs_fmt_sb *s) { s->iu_bytes = 65536 + 4096; }
@@ -67,7 +67,14 @@ static void m_headseq(struct qs_fmt_sb *s) { s->flags = QS_SB_CLEAN; s->head_pos
 static void m_flags(struct qs_fmt_sb *s) { s->flags = 0x8; }
 static void m_head(struct qs_fmt_sb *s) { s->flags = QS_SB_CLEAN; s->head_pos = 50; }
 static void m_headfar(struct qs_fmt_sb *s) { s->flags = QS_SB_CLEAN; s->head_pos = 100 + 497; s->head_seq = 9; }
-static void m_resv(struct qs_fmt_sb *s) { s->reserved[1] = 1; }
+static void m_resv(struct qs_fmt_sb *s) { s->reserved = 1; }
+static void m_logsmall(struct qs_fmt_sb *s) { s->log_blocks = 48; } /* 3 segments */
+static void m_loghuge(struct qs_fmt_sb *s) { s->log_blocks = 1ull << 31; }
+static void m_tail(struct qs_fmt_sb *s) { s->tail_pos = 0xffffffffffffffebull; }
+static void m_tailseq(struct qs_fmt_sb *s) { s->tail_seq = QS_FMT_MAX_POS; }
+static void m_place(struct qs_fmt_sb *s) { s->placement = 2; }
+static void m_band(struct qs_fmt_sb *s) { s->band_blocks = 64; }
+static void m_map(struct qs_fmt_sb *s) { s->map_pages = 1; }
 static void m_none(struct qs_fmt_sb *s) { (void)s; }
 
 static void test_sb_branches(void **st)
@@ -93,6 +100,13 @@ static void test_sb_branches(void **st)
 	assert_int_equal(sb_with(m_headfar, 1), QS_FMT_BAD_HEAD_POS);
 	assert_int_equal(sb_with(m_headseq, 1), QS_FMT_BAD_HEAD_SEQ);
 	assert_int_equal(sb_with(m_resv, 1), QS_FMT_BAD_RESERVED);
+	assert_int_equal(sb_with(m_logsmall, 1), QS_FMT_BAD_LOG_BLOCKS);
+	assert_int_equal(sb_with(m_loghuge, 1), QS_FMT_BAD_LOG_BLOCKS);
+	assert_int_equal(sb_with(m_tail, 1), QS_FMT_BAD_TAIL);
+	assert_int_equal(sb_with(m_tailseq, 1), QS_FMT_BAD_TAIL);
+	assert_int_equal(sb_with(m_place, 1), QS_FMT_BAD_PLACEMENT);
+	assert_int_equal(sb_with(m_band, 1), QS_FMT_BAD_BAND);
+	assert_int_equal(sb_with(m_map, 1), QS_FMT_BAD_MAP);
 	/* magic is checked before version, version before CRC */
 	struct qs_fmt_sb sb = good_sb();
 	sb.magic = 0;
@@ -156,6 +170,118 @@ static void test_rec_branches(void **st)
 	REC_CASE(r->nblocks = 4, 1, QS_FMT_BAD_LENGTH);
 	REC_CASE((r->ext[0].nblocks = 16, r->nblocks = 16), 1, QS_FMT_BAD_LENGTH); /* crosses the segment */
 	REC_CASE((r->flags = QS_REC_VOID, r->nextents = 0), 1, QS_FMT_OK);
+}
+
+/*
+ * A log-placement superblock: a 64 MiB QLC in 16 bands of 4 MiB (1024
+ * blocks), 12 MiB... of client space; the map region after the log.
+ */
+static struct qs_fmt_sb good_log_sb(void)
+{
+	struct qs_fmt_sb sb = good_sb();
+	sb.placement = QS_FMT_PLACE_LOG;
+	sb.qlc_size = 48ull << 20;
+	sb.qlc_phys_size = 64ull << 20;
+	sb.band_blocks = 1024;
+	sb.map_width = 4;
+	sb.map_pages = qs_fmt_map_pages((48ull << 20) / 4096, 4);
+	sb.log_blocks = 480;
+	sb.map_start = QS_FMT_LOG_START + 480;
+	qs_fmt_sb_seal(&sb);
+	return sb;
+}
+
+static void test_log_sb_branches(void **st)
+{
+	struct qs_fmt_sb sb = good_log_sb(), x;
+	assert_int_equal(qs_fmt_sb_check(&sb, FAST), QS_FMT_OK);
+#define LSB(expr, want) do { x = sb; expr; qs_fmt_sb_seal(&x); \
+		assert_int_equal(qs_fmt_sb_check(&x, FAST), want); } while (0)
+	LSB(x.band_blocks = 8, QS_FMT_BAD_BAND);	 /* under 2 IUs */
+	LSB(x.band_blocks = 1000, QS_FMT_BAD_BAND);	 /* not whole IUs */
+	LSB(x.qlc_phys_size += 4096, QS_FMT_BAD_BAND);	 /* not whole bands */
+	LSB(x.qlc_size = x.qlc_phys_size, QS_FMT_BAD_BAND); /* no spare */
+	LSB(x.qlc_phys_size = 3ull << 22, QS_FMT_BAD_BAND); /* 3 bands */
+	LSB(x.map_width = 8, QS_FMT_BAD_MAP);
+	LSB(x.map_pages++, QS_FMT_BAD_MAP);
+	LSB(x.map_start = 100, QS_FMT_BAD_MAP);		 /* inside the log */
+	LSB(x.map_start = FAST / 4096 - 1, QS_FMT_BAD_MAP); /* past the device */
+#undef LSB
+}
+
+static void test_log_rec_branches(void **st)
+{
+	struct qs_fmt_sb sb = good_log_sb(), ip = good_sb();
+	struct qs_fmt_rec *r = calloc(1, sizeof(*r));
+	r->magic = QS_FMT_REC_MAGIC;
+	r->version = QS_FMT_VERSION;
+	r->pos = 200;
+	r->nextents = 3;
+	r->ext[0] = (struct qs_fmt_extent){.lba = 10, .nblocks = 2, .kind = QS_EXT_MAP};
+	struct qs_fmt_ext_phys py = {.phys = 4000, .from = 150};
+	memcpy(&r->ext[1], &py, sizeof(py));
+	r->ext[2] = (struct qs_fmt_extent){.lba = 30, .nblocks = 5, .kind = QS_EXT_TRIM};
+#define LREC(expr, s, want) do { struct qs_fmt_rec c = *r; struct qs_fmt_rec *q = &c; expr; \
+		qs_fmt_rec_seal(q, qs_fmt_rec_seed(&s)); \
+		assert_int_equal(qs_fmt_rec_check(q, &s, 200), want); } while (0)
+	LREC((void)q, sb, QS_FMT_OK);
+	LREC((void)q, ip, QS_FMT_BAD_EXTENT_KIND); /* not in an in-place log */
+	LREC(q->ext[2].kind = QS_EXT_ZERO, sb, QS_FMT_BAD_EXTENT_KIND);
+	LREC(q->nextents = 1, sb, QS_FMT_BAD_EXTENT_PHYS); /* payload missing */
+	py.phys = (64ull << 20) / 4096 - 1; /* runs past the last band */
+	LREC(memcpy(&q->ext[1], &py, sizeof(py)), sb, QS_FMT_BAD_EXTENT_PHYS);
+	py.phys = 4000;
+	py.from = 199; /* the destaged copy must lie before the record */
+	LREC(memcpy(&q->ext[1], &py, sizeof(py)), sb, QS_FMT_BAD_EXTENT_PHYS);
+	py.from = (64ull << 20) / 4096; /* a MOVE from past the QLC */
+	LREC((q->ext[0].kind = QS_EXT_MOVE, memcpy(&q->ext[1], &py, sizeof(py))), sb,
+	     QS_FMT_BAD_EXTENT_PHYS);
+#undef LREC
+	free(r);
+}
+
+static void test_map_page_branches(void **st)
+{
+	struct qs_fmt_sb sb = good_log_sb();
+	uint32_t per = qs_fmt_map_per_page(4);
+	assert_int_equal(per, 1016);
+	struct qs_fmt_map_page *pg = calloc(1, sizeof(*pg)), c;
+	pg->magic = QS_FMT_MAP_MAGIC;
+	pg->version = QS_FMT_VERSION;
+	pg->width = 4;
+	pg->page = 2;
+	pg->wseq = 5;
+	pg->nentries = per;
+	memset(pg->entries, 0xff, per * 4); /* unmapped */
+	uint32_t v = 7;
+	memcpy(pg->entries + 12, &v, 4);
+#define PG(expr, want) do { c = *pg; expr; qs_fmt_map_seal(&c, qs_fmt_rec_seed(&sb)); \
+		assert_int_equal(qs_fmt_map_check(&c, &sb, 2), want); } while (0)
+	PG((void)0, QS_FMT_OK);
+	PG(c.magic = 0, QS_FMT_BAD_MAGIC);
+	PG(c.version = 1, QS_FMT_BAD_VERSION);
+	PG(c.page = 3, QS_FMT_BAD_PAGE);
+	PG(c.width = 8, QS_FMT_BAD_PAGE);
+	PG(c.nentries = per - 1, QS_FMT_BAD_PAGE);
+	v = (64u << 20) / 4096;
+	PG(memcpy(c.entries + 40, &v, 4), QS_FMT_BAD_ENTRY);
+	/* a page of an earlier format of the device: another seed */
+	c = *pg;
+	qs_fmt_map_seal(&c, qs_fmt_rec_seed(&sb) + 1);
+	assert_int_equal(qs_fmt_map_check(&c, &sb, 2), QS_FMT_BAD_CRC);
+	/* the last page holds what is left */
+	uint64_t last = sb.map_pages - 1, left = (48ull << 20) / 4096 - last * per;
+	c = *pg;
+	c.page = last;
+	c.nentries = (uint32_t)left;
+	memset(c.entries + left * 4, 0, QS_FMT_MAP_BYTES - left * 4);
+	qs_fmt_map_seal(&c, qs_fmt_rec_seed(&sb));
+	assert_int_equal(qs_fmt_map_check(&c, &sb, last), QS_FMT_OK);
+	c.entries[QS_FMT_MAP_BYTES - 1] = 1;
+	qs_fmt_map_seal(&c, qs_fmt_rec_seed(&sb));
+	assert_int_equal(qs_fmt_map_check(&c, &sb, last), QS_FMT_BAD_RESERVED);
+#undef PG
+	free(pg);
 }
 
 /* ---- through recovery ---- */
@@ -258,6 +384,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sb_branches),
 		cmocka_unit_test(test_rec_branches),
+		cmocka_unit_test(test_log_sb_branches),
+		cmocka_unit_test(test_log_rec_branches),
+		cmocka_unit_test(test_map_page_branches),
 		cmocka_unit_test(test_recovery_corruption),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -49,6 +49,19 @@ enum qs_partial {
 	QS_PARTIAL_HOLD = 1, /* wait up to hold_ms for the rest to arrive */
 };
 
+/* Where destage puts data on the QLC (docs/ARCHITECTURE.md, Placement). */
+enum qs_placement {
+	QS_PLACE_INPLACE = 0, /* each LBA at its home; partial IUs are read-filled */
+	QS_PLACE_LOG = 1,     /* cached blocks of any LBAs packed into whole IUs,
+				 appended to bands; a map, and GC over op_pct */
+};
+
+/* Log placement: which full band GC empties next. */
+enum qs_gc_victim {
+	QS_GC_GREEDY = 0,	/* fewest valid blocks */
+	QS_GC_COST_BENEFIT = 1, /* most free space gained per block moved, by age */
+};
+
 /* A destage policy: a name plus parameters (see docs/ARCHITECTURE.md). */
 struct qs_policy {
 	enum qs_order order;
@@ -69,8 +82,13 @@ struct qs_engine_conf {
 	uint32_t destage_qd;	       /* destage IUs in flight (urgent) */
 	uint64_t dram_buffer_bytes;    /* recent-data buffer; 0 = none */
 	uint64_t bypass_min_bytes;     /* whole-IU writes this big skip the log; 0 off */
-	uint64_t qlc_size;	       /* client-visible size; 0 = QLC size */
+	uint64_t qlc_size;	       /* client-visible size; 0 = QLC size (in place)
+					  or the QLC's bands less op_pct (log) */
 	struct qs_policy policy;
+	enum qs_placement placement;
+	uint32_t op_pct;	       /* log: share of the QLC kept for GC, 5..50 */
+	uint64_t band_bytes;	       /* log: band size, whole IUs */
+	enum qs_gc_victim gc_victim;   /* log: GC victim choice */
 };
 
 /* Fill conf with the defaults documented in conf/qlcshaped.ini. */
@@ -102,6 +120,10 @@ enum qs_conf_field {
 	QS_CONF_FIELD_POLICY_ORDER,
 	QS_CONF_FIELD_POLICY_PARTIAL,
 	QS_CONF_FIELD_POLICY_WATERMARKS,   /* start_pct and urgent_pct together */
+	QS_CONF_FIELD_PLACEMENT,
+	QS_CONF_FIELD_OP_PCT,		   /* also: too few bands for the QLC */
+	QS_CONF_FIELD_BAND_BYTES,
+	QS_CONF_FIELD_GC_VICTIM,
 };
 
 /* Why qs_engine_conf_check refused a configuration. */
@@ -116,6 +138,23 @@ struct qs_conf_err {
  * reads conf only.
  */
 int qs_engine_conf_check(const struct qs_engine_conf *conf, struct qs_conf_err *err);
+
+/*
+ * Check conf against a QLC of qlc_bytes: log placement needs at least four
+ * bands of spare room (two open, two kept so GC can always finish a band)
+ * and a client size that fits. On error, write a message naming the field.
+ * May be called before open, by config readers that know the device.
+ */
+int qs_engine_conf_check_qlc(const struct qs_engine_conf *conf, uint64_t qlc_bytes,
+			     struct qs_conf_err *err);
+
+/* Client-visible bytes conf gives over a QLC of qlc_bytes (0 if invalid). */
+uint64_t qs_engine_conf_client_size(const struct qs_engine_conf *conf, uint64_t qlc_bytes);
+
+const char *qs_placement_name(enum qs_placement p);
+int qs_placement_parse(const char *name, enum qs_placement *p);
+const char *qs_gc_victim_name(enum qs_gc_victim g);
+int qs_gc_victim_parse(const char *name, enum qs_gc_victim *g);
 
 /* Parse a policy name ("fifo", "sweep", "fullest"); -EINVAL if unknown. */
 int qs_policy_parse_order(const char *name, enum qs_order *order);
@@ -214,6 +253,18 @@ struct qs_engine_stats {
 	uint64_t index_bytes;	   /* memory of index and dirty-IU state */
 	uint32_t inflight;	   /* client requests in flight */
 	bool failed;		   /* log unusable: writes fail with -EIO */
+	/* log placement (zero in place) */
+	uint32_t placement;	   /* enum qs_placement */
+	uint32_t op_pct;
+	uint64_t bands, bands_free, bands_open, bands_full; /* full: closed, holding data */
+	uint64_t band_bytes;
+	uint64_t gc_victims;	   /* bands GC emptied */
+	uint64_t gc_read_bytes;	   /* read from victims */
+	uint64_t gc_write_bytes;   /* relocated (whole IUs, padding included) */
+	uint64_t gc_moved_blocks;  /* blocks whose map now points at their new copy */
+	uint64_t map_bytes;	   /* DRAM of the map and its reverse */
+	uint64_t map_page_writes;  /* map pages written to the fast tier */
+	uint64_t mapped_blocks;	   /* client blocks with a QLC copy */
 };
 
 void qs_engine_get_stats(const struct qs_engine *e, struct qs_engine_stats *s);

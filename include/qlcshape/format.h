@@ -13,6 +13,9 @@
  *   block 0            superblock copy 0
  *   block 1            superblock copy 1
  *   blocks 2 ..        the log: log_blocks blocks, a whole number of segments
+ *   map_start ..       log placement only: the map region, two copies (slots)
+ *                      of each of map_pages map pages, page p at
+ *                      map_start + 2p + slot
  */
 #ifndef QLCSHAPE_FORMAT_H
 #define QLCSHAPE_FORMAT_H
@@ -23,17 +26,53 @@
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "qlcshape's on-disk format is little-endian; big-endian hosts are not supported"
+/* Map entries per page for a given width (4 or 8), and pages for n LBAs. */
+static inline uint32_t qs_fmt_map_per_page(uint32_t width)
+{
+	return QS_FMT_MAP_BYTES / width;
+}
+
+static inline uint64_t qs_fmt_map_pages(uint64_t lbas, uint32_t width)
+{
+	return (lbas + qs_fmt_map_per_page(width) - 1) / qs_fmt_map_per_page(width);
+}
+
+/* The value of an unmapped entry of the given width. */
+static inline uint64_t qs_fmt_map_none(uint32_t width)
+{
+	return width == 4 ? UINT32_MAX : UINT64_MAX;
+}
+
+void qs_fmt_map_seal(struct qs_fmt_map_page *pg, uint32_t seed);
+
+/*
+ * Validate map page copy found for page page_no of the log described by sb:
+ * magic, version, CRC, then page number, width and count, then that every
+ * entry is unmapped or a block of the QLC's bands.
+ */
+enum qs_fmt_status qs_fmt_map_check(const struct qs_fmt_map_page *pg,
+				    const struct qs_fmt_sb *sb, uint64_t page_no);
+
 #endif
 
-#define QS_FMT_VERSION 1u
+#define QS_FMT_VERSION 2u
 #define QS_FMT_SB_MAGIC 0x42535351u  /* "QSSB" */
 #define QS_FMT_REC_MAGIC 0x524c5351u /* "QSLR" */
+#define QS_FMT_MAP_MAGIC 0x504d5351u /* "QSMP" */
 #define QS_FMT_SB_COPIES 2u
 #define QS_FMT_LOG_START 2u /* first log block */
 
 #define QS_SB_CLEAN 0x1u /* written by a clean shutdown; head_* are valid */
 
-/* Superblock: the first 128 bytes of blocks 0 and 1; the rest is zero. */
+/* Where destaged data goes on the QLC (struct qs_fmt_sb.placement). */
+#define QS_FMT_PLACE_INPLACE 0u /* each LBA at its home: the QLC is the client's image */
+#define QS_FMT_PLACE_LOG 1u	/* appended into bands; a map says where each LBA is */
+
+/* Bounds that keep every accepted geometry able to make progress. */
+#define QS_FMT_MIN_LOG_SEGMENTS 4u  /* two are kept for header-only records */
+#define QS_FMT_MAX_POS (1ull << 62) /* positions and seqs stay far from wrapping */
+
+/* Superblock: the first 160 bytes of blocks 0 and 1; the rest is zero. */
 struct qs_fmt_sb {
 	uint32_t magic;		 /* QS_FMT_SB_MAGIC */
 	uint16_t version;	 /* QS_FMT_VERSION */
@@ -52,23 +91,40 @@ struct qs_fmt_sb {
 	uint64_t head_pos;	 /* QS_SB_CLEAN: where the next record goes */
 	uint64_t head_seq;	 /* QS_SB_CLEAN: its sequence number */
 	uint32_t flags;		 /* QS_SB_* */
-	uint32_t reserved[2];	 /* zero */
+	uint32_t placement;	 /* QS_FMT_PLACE_* */
+	/* Log placement only (zero in place): */
+	uint32_t band_blocks;	 /* band size in 4 KiB blocks, whole IUs */
+	uint32_t map_width;	 /* bytes per map entry: 4, or 8 for > 2^32 blocks */
+	uint64_t qlc_phys_size;	 /* QLC bytes holding bands (whole bands) */
+	uint64_t map_start;	 /* first block of the map region */
+	uint64_t map_pages;	 /* map pages; the region is 2 * map_pages blocks */
+	uint32_t reserved;	 /* zero */
 	uint32_t crc;		 /* CRC32C of bytes [0, offsetof(crc)) */
 };
-static_assert(sizeof(struct qs_fmt_sb) == 128, "superblock size");
+static_assert(sizeof(struct qs_fmt_sb) == 160, "superblock size");
 static_assert(offsetof(struct qs_fmt_sb, generation) == 8, "sb layout");
 static_assert(offsetof(struct qs_fmt_sb, uuid) == 16, "sb layout");
 static_assert(offsetof(struct qs_fmt_sb, iu_bytes) == 48, "sb layout");
 static_assert(offsetof(struct qs_fmt_sb, tail_pos) == 72, "sb layout");
 static_assert(offsetof(struct qs_fmt_sb, epoch) == 88, "sb layout");
 static_assert(offsetof(struct qs_fmt_sb, flags) == 112, "sb layout");
-static_assert(offsetof(struct qs_fmt_sb, crc) == 124, "sb layout");
+static_assert(offsetof(struct qs_fmt_sb, placement) == 116, "sb layout");
+static_assert(offsetof(struct qs_fmt_sb, qlc_phys_size) == 128, "sb layout");
+static_assert(offsetof(struct qs_fmt_sb, map_pages) == 144, "sb layout");
+static_assert(offsetof(struct qs_fmt_sb, crc) == 156, "sb layout");
 
 /* Extent kinds in a log record. */
 enum qs_fmt_ext_kind {
 	QS_EXT_DATA = 1,  /* nblocks of data follow in the record's data area */
 	QS_EXT_ZERO = 2,  /* the blocks read as zeroes (partial-IU discard) */
 	QS_EXT_INVAL = 3, /* drop cached copies: the QLC holds newer data */
+	/* Log placement only. MAP and MOVE take two entries: the extent, then
+	 * a struct qs_fmt_ext_phys payload in the next entry. */
+	QS_EXT_MAP = 4,	  /* destaged: lba+i is at phys+i if its cached copy is
+			     still the one at log position src+i */
+	QS_EXT_MOVE = 5,  /* relocated by GC: lba+i moves to phys+i if it is
+			     still mapped at old+i */
+	QS_EXT_TRIM = 6,  /* discarded: unmapped, cached copies dropped */
 };
 
 struct qs_fmt_extent {
@@ -77,6 +133,35 @@ struct qs_fmt_extent {
 	uint32_t kind;	  /* enum qs_fmt_ext_kind */
 };
 static_assert(sizeof(struct qs_fmt_extent) == 16, "extent size");
+
+/* The entry after a MAP or MOVE extent. */
+struct qs_fmt_ext_phys {
+	uint64_t phys; /* first QLC block (4 KiB units) it now lives at */
+	uint64_t from; /* MAP: log position of the copy destaged; MOVE: old QLC block */
+};
+static_assert(sizeof(struct qs_fmt_ext_phys) == 16, "extent payload size");
+
+/*
+ * Map page (log placement): entries for LBAs [page * per_page, + nentries),
+ * each the QLC block the LBA lives at, all ones when unmapped, map_width
+ * bytes little-endian. Written to slot (the one not holding the newest
+ * valid copy) so that a torn write leaves the previous copy; a slot that is
+ * all zeroes was never written since format (the region is zeroed then).
+ */
+#define QS_FMT_MAP_BYTES 4064u
+struct qs_fmt_map_page {
+	uint32_t magic;	   /* QS_FMT_MAP_MAGIC */
+	uint16_t version;  /* QS_FMT_VERSION */
+	uint16_t width;	   /* sb.map_width */
+	uint64_t page;	   /* its page number */
+	uint64_t wseq;	   /* map write sequence: the higher valid copy wins */
+	uint32_t nentries; /* QS_FMT_MAP_BYTES / width, fewer on the last page */
+	uint8_t entries[QS_FMT_MAP_BYTES];
+	uint32_t crc;	   /* CRC32C of bytes [0, offsetof(crc)), seeded as records */
+};
+static_assert(sizeof(struct qs_fmt_map_page) == 4096, "map page size");
+static_assert(offsetof(struct qs_fmt_map_page, entries) == 28, "map page layout");
+static_assert(offsetof(struct qs_fmt_map_page, crc) == 4092, "map page layout");
 
 #define QS_FMT_REC_MAX_EXTENTS 252u
 
@@ -122,20 +207,29 @@ enum qs_fmt_status {
 	QS_FMT_BAD_IU_BYTES,	   /* sb: not a power of two from 4 KiB to 16 MiB */
 	QS_FMT_BAD_SEGMENT_BLOCKS, /* sb: not 2 to 2^20 */
 	QS_FMT_BAD_LOG_START,	   /* sb: not QS_FMT_LOG_START */
-	QS_FMT_BAD_LOG_BLOCKS,	   /* sb: zero, not whole segments, or past the device */
+	QS_FMT_BAD_LOG_BLOCKS,	   /* sb: not whole segments, under 4 segments, over 2^31,
+				      or past the device */
 	QS_FMT_BAD_FAST_SIZE,	   /* sb: not the device's size */
 	QS_FMT_BAD_QLC_SIZE,	   /* sb: zero or not whole IUs */
+	QS_FMT_BAD_PLACEMENT,	   /* sb: no known placement */
+	QS_FMT_BAD_BAND,	   /* sb: band_blocks or qlc_phys_size (log placement) */
+	QS_FMT_BAD_MAP,		   /* sb: map_width, map_start or map_pages */
 	QS_FMT_BAD_FLAGS,	   /* sb or rec: unknown flag bits */
+	QS_FMT_BAD_TAIL,	   /* sb: tail_pos, tail_seq, epoch or generation past 2^62 */
 	QS_FMT_BAD_HEAD_POS,	   /* sb, CLEAN: head_pos before tail_pos or a log ahead */
-	QS_FMT_BAD_HEAD_SEQ,	   /* sb, CLEAN: head_seq before tail_seq */
+	QS_FMT_BAD_HEAD_SEQ,	   /* sb, CLEAN: head_seq before tail_seq, or past 2^62 */
 	QS_FMT_BAD_RESERVED,	   /* nonzero reserved field */
 	QS_FMT_BAD_POSITION,	   /* rec.pos: not where the record was found */
 	QS_FMT_BAD_NEXTENTS,	   /* rec: more than QS_FMT_REC_MAX_EXTENTS */
-	QS_FMT_BAD_EXTENT_KIND,	   /* rec: an extent of no known kind */
+	QS_FMT_BAD_EXTENT_KIND,	   /* rec: an extent of no known kind, or not of this
+				      log's placement */
 	QS_FMT_BAD_EXTENT_RANGE,   /* rec: an extent empty or past the client device */
+	QS_FMT_BAD_EXTENT_PHYS,	   /* rec: a MAP or MOVE payload missing or out of range */
 	QS_FMT_BAD_LENGTH,	   /* rec.nblocks: not the DATA extents' total, or past the segment */
+	QS_FMT_BAD_PAGE,	   /* map page: number, width or entry count */
+	QS_FMT_BAD_ENTRY,	   /* map page: an entry past the QLC's bands */
 };
-#define QS_FMT_STATUS_LAST QS_FMT_BAD_LENGTH
+#define QS_FMT_STATUS_LAST QS_FMT_BAD_ENTRY
 
 const char *qs_fmt_status_str(enum qs_fmt_status st);
 
@@ -164,5 +258,32 @@ enum qs_fmt_status qs_fmt_sb_check(const struct qs_fmt_sb *sb, uint64_t fast_siz
  */
 enum qs_fmt_status qs_fmt_rec_check(const struct qs_fmt_rec *rec,
 				    const struct qs_fmt_sb *sb, uint64_t pos);
+
+/* Map entries per page for a given width (4 or 8), and pages for n LBAs. */
+static inline uint32_t qs_fmt_map_per_page(uint32_t width)
+{
+	return QS_FMT_MAP_BYTES / width;
+}
+
+static inline uint64_t qs_fmt_map_pages(uint64_t lbas, uint32_t width)
+{
+	return (lbas + qs_fmt_map_per_page(width) - 1) / qs_fmt_map_per_page(width);
+}
+
+/* The value of an unmapped entry of the given width. */
+static inline uint64_t qs_fmt_map_none(uint32_t width)
+{
+	return width == 4 ? UINT32_MAX : UINT64_MAX;
+}
+
+void qs_fmt_map_seal(struct qs_fmt_map_page *pg, uint32_t seed);
+
+/*
+ * Validate map page copy found for page page_no of the log described by sb:
+ * magic, version, CRC, then page number, width and count, then that every
+ * entry is unmapped or a block of the QLC's bands.
+ */
+enum qs_fmt_status qs_fmt_map_check(const struct qs_fmt_map_page *pg,
+				    const struct qs_fmt_sb *sb, uint64_t page_no);
 
 #endif

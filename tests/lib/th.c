@@ -107,6 +107,7 @@ int th_io(struct th *h, char op, uint64_t off, uint64_t len, void *buf, unsigned
 	case 'w': rc = qs_engine_write(h->e, off, len, buf, flags, sync_cb, &s); break;
 	case 'f': rc = qs_engine_flush(h->e, sync_cb, &s); break;
 	case 'd': rc = qs_engine_discard(h->e, off, len, sync_cb, &s); break;
+	case 'D': rc = qs_engine_drain(h->e, sync_cb, &s); break;
 	default: return -EINVAL;
 	}
 	if (rc)

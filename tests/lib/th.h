@@ -26,6 +26,7 @@ bool th_step(struct th *h);
 /* Run until *flag is set or nothing is left to do. */
 void th_wait(struct th *h, const bool *flag);
 void th_run_idle(struct th *h);
+/* op: 'r' read, 'w' write, 'f' flush, 'd' discard, 'D' drain; waits. */
 int th_io(struct th *h, char op, uint64_t off, uint64_t len, void *buf, unsigned flags);
 /* Close (clean superblock) and free the engine. */
 int th_close(struct th *h);

@@ -150,6 +150,19 @@ static void tv_read(void *ctx, uint64_t off, const struct iovec *iov, int iovcnt
 	q_push(v, o);
 }
 
+static void band_check(struct tvol *v, uint64_t off, uint64_t len)
+{
+	uint64_t b = off / v->check_band, start = b * v->check_band;
+	if (!v->band_next) {
+		v->band_next = calloc(v->size / v->check_band + 1, sizeof(uint64_t));
+		if (!v->band_next)
+			abort();
+	}
+	if ((off != start && off != v->band_next[b]) || off + len > start + v->check_band)
+		v->band_violations++;
+	v->band_next[b] = off + len;
+}
+
 static void tv_write(void *ctx, uint64_t off, const struct iovec *iov, int iovcnt,
 		     unsigned flags, qs_io_cb cb, void *arg)
 {
@@ -161,6 +174,8 @@ static void tv_write(void *ctx, uint64_t off, const struct iovec *iov, int iovcn
 	v->writes++;
 	if (v->check_iu && (off % v->check_iu || len % v->check_iu || !len))
 		v->iu_violations++;
+	if (v->check_band)
+		band_check(v, off, len);
 	o->data = malloc(len ? len : 1);
 	uint64_t p = 0;
 	for (int i = 0; i < iovcnt; i++) {
@@ -225,6 +240,7 @@ void tvol_fini(struct tvol *v)
 		v->unflushed = o->next;
 		op_free(o);
 	}
+	free(v->band_next);
 	free(v->cur);
 	free(v->durable);
 }

@@ -53,6 +53,11 @@ struct tvol {
 	/* IU checker */
 	uint32_t check_iu;
 	uint64_t iu_violations, writes, flushes, discards;
+	/* band checker (log placement): writes within each check_band-sized
+	 * band must follow one another, or start the band over at its start */
+	uint64_t check_band;
+	uint64_t *band_next;
+	uint64_t band_violations;
 };
 int tvol_init(struct tvol *v, struct tworld *w, uint64_t size, bool volatile_cache);
 void tvol_fini(struct tvol *v);

@@ -309,7 +309,7 @@ void twork_quiesce(struct twork *w)
 			(unsigned long long)st.cached_blocks, (unsigned long long)st.dirty_ius,
 			(unsigned long long)st.throttled_writes, (unsigned long long)st.destage_ius,
 			(unsigned long long)st.checkpoints);
-		char dbg[512];
+		char dbg[2048];
 		qs_engine_debug_dump(w->h->e, dbg, sizeof(dbg));
 		fprintf(stderr, "stall: %s\n", dbg);
 		for (struct top_ctx *c = w->live; c; c = c->next)

@@ -1,0 +1,1234 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Log placement: bands, the map, destage into bands, GC, map pages.
+ *
+ * Durability, in the order things happen (docs/ARCHITECTURE.md, Log
+ * placement):
+ *
+ *  - A unit (destage or GC) is written to its band with FUA (free on a
+ *    drive with power-loss protection), and its MAP or MOVE record is
+ *    appended only once that write completed: a map entry, in the log or
+ *    in a map page, never points at data that a power loss could take.
+ *    The record is applied (map updated, cached copies dropped) when it
+ *    completes in log order. A MAP applies to a block only while its
+ *    cached copy is still the one that was destaged (the log position is
+ *    in the record), at runtime and in recovery alike, so a newer write
+ *    or a TRIM in between wins; recovery leaves the cached copy in place
+ *    (it wins over the map until destaged again). A MOVE applies only
+ *    where the block is still mapped at its old place.
+ *  - A band whose last valid block went away is reused only once the
+ *    record that took it away is durable (a log flush), no read of it is in
+ *    flight and nothing is being written into it.
+ *  - Every checkpoint writes the dirty map pages (each to the slot that
+ *    does not hold its newest copy) before it flushes and moves the tail,
+ *    so a record leaves the log only after the map pages it changed are on
+ *    the fast tier. Recovery reads the map region, then replays the log.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "engine_int.h"
+
+/* ---- map and reverse map ------------------------------------------------ */
+
+static inline uint64_t tbl_get(const struct plc *p, const void *t, uint64_t i)
+{
+	if (p->width == 4) {
+		uint32_t v = ((const uint32_t *)t)[i];
+		return v == UINT32_MAX ? PLC_NONE : v;
+	}
+	return ((const uint64_t *)t)[i];
+}
+
+static inline void tbl_set(const struct plc *p, void *t, uint64_t i, uint64_t v)
+{
+	if (p->width == 4)
+		((uint32_t *)t)[i] = v == PLC_NONE ? UINT32_MAX : (uint32_t)v;
+	else
+		((uint64_t *)t)[i] = v;
+}
+
+static inline uint64_t band_of(const struct plc *p, uint64_t phys)
+{
+	return phys / p->band_blocks;
+}
+
+static void page_dirty(struct plc *p, uint64_t lba)
+{
+	uint64_t pg = lba / p->per_page;
+	if (p->dirty[pg >> 3] & (1u << (pg & 7)))
+		return;
+	p->dirty[pg >> 3] |= (uint8_t)(1u << (pg & 7));
+	p->dirty_list[p->ndirty++] = pg;
+}
+
+static void band_drained(struct qs_engine *e, uint64_t b)
+{
+	struct plc *p = e->plc;
+	struct band *bd = &p->bands[b];
+	if (bd->drained || bd->valid || (bd->state != BAND_FULL && bd->state != BAND_VICTIM))
+		return;
+	bd->drained = true;
+	p->drained[p->ndrained++] = b;
+}
+
+/*
+ * Point lba at phys (or PLC_NONE). At runtime the reverse map and the
+ * bands' valid counts follow; in recovery they are rebuilt at the end.
+ */
+static void map_set(struct qs_engine *e, uint64_t lba, uint64_t phys, bool runtime)
+{
+	struct plc *p = e->plc;
+	uint64_t old = tbl_get(p, p->map, lba);
+	tbl_set(p, p->map, lba, phys);
+	page_dirty(p, lba);
+	if (!runtime)
+		return;
+	if (old != PLC_NONE) {
+		struct band *bd = &p->bands[band_of(p, old)];
+		bd->valid--;
+		bd->drop_seq = p->apply_seq;
+		p->mapped--;
+		if (!bd->valid)
+			band_drained(e, band_of(p, old));
+	}
+	if (phys != PLC_NONE) {
+		tbl_set(p, p->rev, phys, lba);
+		p->bands[band_of(p, phys)].valid++;
+		p->mapped++;
+	}
+}
+
+void plc_apply(struct qs_engine *e, const struct qs_fmt_extent *x,
+	       const struct qs_fmt_ext_phys *py, bool runtime)
+{
+	struct plc *p = e->plc;
+	switch (x->kind) {
+	case QS_EXT_MAP:
+		for (uint32_t i = 0; i < x->nblocks; i++) {
+			uint32_t v;
+			uint64_t lba = x->lba + i;
+			if (!qs_index_get(&e->idx, lba, &v) || (v & SLOT_TOMB) ||
+			    eng_slot_to_pos(e, v) != py->from + i)
+				continue; /* superseded or trimmed since: the copy is garbage */
+			map_set(e, lba, py->phys + i, runtime);
+			/* In recovery the cached copy stays: the QLC write may not
+			 * have been durable, and the copy wins over the map. */
+			if (runtime)
+				eng_index_drop(e, lba);
+		}
+		break;
+	case QS_EXT_MOVE:
+		for (uint32_t i = 0; i < x->nblocks; i++)
+			if (tbl_get(p, p->map, x->lba + i) == py->from + i) {
+				map_set(e, x->lba + i, py->phys + i, runtime);
+				p->gc_moved += runtime;
+			}
+		break;
+	case QS_EXT_TRIM:
+		for (uint64_t i = 0; i < x->nblocks; i++)
+			if (tbl_get(p, p->map, x->lba + i) != PLC_NONE)
+				map_set(e, x->lba + i, PLC_NONE, runtime);
+		eng_index_drop_range(e, x->lba, x->nblocks);
+		break;
+	}
+}
+
+/* ---- set-up ------------------------------------------------------------- */
+
+uint64_t plc_format_geometry(struct qs_engine *e, uint64_t seg)
+{
+	struct qs_fmt_sb *sb = &e->sb;
+	uint64_t band_blocks = e->conf.band_bytes / QS_BLOCK_SIZE;
+	uint64_t phys = e->qlc->size / e->conf.band_bytes * band_blocks;
+	uint32_t width = phys < UINT32_MAX ? 4 : 8;
+	uint64_t pages = qs_fmt_map_pages(e->conf.qlc_size / QS_BLOCK_SIZE, width);
+	uint64_t blocks = e->fast->size / QS_BLOCK_SIZE;
+	if (blocks < QS_FMT_LOG_START + 2 * pages)
+		return 0;
+	uint64_t log = (blocks - QS_FMT_LOG_START - 2 * pages) / seg * seg;
+	if (log > (uint64_t)SLOT_MASK / seg * seg)
+		log = (uint64_t)SLOT_MASK / seg * seg;
+	sb->placement = QS_FMT_PLACE_LOG;
+	sb->band_blocks = (uint32_t)band_blocks;
+	sb->map_width = width;
+	sb->qlc_phys_size = phys * QS_BLOCK_SIZE;
+	sb->map_start = QS_FMT_LOG_START + log;
+	sb->map_pages = pages;
+	return log;
+}
+
+static int bitmap_alloc(struct qs_engine *e, uint8_t **bm, uint64_t bits)
+{
+	size_t n = (size_t)((bits + 7) / 8);
+	if (!(*bm = eng_alloc(e, n, 64)))
+		return -ENOMEM;
+	memset(*bm, 0, n);
+	return 0;
+}
+
+static int units_alloc(struct qs_engine *e, struct unit *u, bool gc)
+{
+	memset(u, 0, sizeof(*u));
+	u->e = e;
+	u->gc = gc;
+	size_t ib = e->iu_blocks;
+	u->lba = eng_alloc(e, ib * sizeof(uint64_t), 16);
+	u->from = eng_alloc(e, ib * sizeof(uint64_t), 16);
+	u->snap = eng_alloc(e, ib * sizeof(uint32_t), 16);
+	u->ius = eng_alloc(e, ib * sizeof(uint64_t), 16);
+	u->x = eng_alloc(e, ib * sizeof(struct plc_ext), 16);
+	u->buf = eng_alloc(e, e->conf.iu_bytes, QS_BLOCK_SIZE);
+	return u->lba && u->from && u->snap && u->ius && u->x && u->buf ? 0 : -ENOMEM;
+}
+
+static void units_free(struct qs_engine *e, struct unit *u)
+{
+	eng_free(e, u->lba);
+	eng_free(e, u->from);
+	eng_free(e, u->snap);
+	eng_free(e, u->ius);
+	eng_free(e, u->x);
+	eng_free(e, u->buf);
+}
+
+static int tbl_alloc(struct qs_engine *e, void **t, uint64_t n)
+{
+	size_t bytes = (size_t)(n ? n : 1) * e->plc->width;
+	if (!(*t = eng_alloc(e, bytes, 64)))
+		return -ENOMEM;
+	memset(*t, 0xff, bytes); /* all unmapped */
+	return 0;
+}
+
+int plc_init(struct qs_engine *e)
+{
+	const struct qs_fmt_sb *sb = &e->sb;
+	struct plc *p = eng_alloc(e, sizeof(*p), 64);
+	if (!p)
+		return -ENOMEM;
+	memset(p, 0, sizeof(*p));
+	e->plc = p;
+	p->lbas = sb->qlc_size / QS_BLOCK_SIZE;
+	p->phys = sb->qlc_phys_size / QS_BLOCK_SIZE;
+	p->band_blocks = sb->band_blocks;
+	p->nbands = p->phys / p->band_blocks;
+	p->width = sb->map_width;
+	p->per_page = qs_fmt_map_per_page(p->width);
+	p->map_start = sb->map_start;
+	p->map_pages = sb->map_pages;
+	p->open[0] = p->open[1] = PLC_NONE;
+	p->victim = PLC_NONE;
+	p->bands = eng_alloc(e, p->nbands * sizeof(struct band), 64);
+	p->freeq = eng_alloc(e, p->nbands * sizeof(uint64_t), 64);
+	p->drained = eng_alloc(e, p->nbands * sizeof(uint64_t), 64);
+	p->dirty_list = eng_alloc(e, p->map_pages * sizeof(uint64_t), 64);
+	p->mf_list = eng_alloc(e, p->map_pages * sizeof(uint64_t), 64);
+	p->gcu = eng_alloc(e, 2 * e->conf.destage_qd * sizeof(struct unit), 64);
+	p->dstu = p->gcu ? p->gcu + e->conf.destage_qd : NULL;
+	if (!p->bands || !p->freeq || !p->drained || !p->dirty_list || !p->mf_list || !p->gcu ||
+	    tbl_alloc(e, &p->map, p->lbas) || tbl_alloc(e, &p->rev, p->phys) ||
+	    bitmap_alloc(e, &p->dirty, p->map_pages) || bitmap_alloc(e, &p->newest, p->map_pages))
+		return -ENOMEM;
+	memset(p->bands, 0, p->nbands * sizeof(struct band));
+	memset(p->gcu, 0, 2 * e->conf.destage_qd * sizeof(struct unit));
+	for (uint32_t i = 0; i < 2 * e->conf.destage_qd; i++)
+		if (units_alloc(e, &p->gcu[i], i < e->conf.destage_qd))
+			return -ENOMEM;
+	for (uint32_t i = 0; i < PLC_MAP_QD; i++) {
+		p->mfw[i].e = e;
+		if (!(p->mfw[i].buf = eng_alloc(e, QS_BLOCK_SIZE, QS_BLOCK_SIZE)))
+			return -ENOMEM;
+	}
+	/*
+	 * Log room for map records (see plc_log_reserve): destaging a unit
+	 * takes one MAP record at worst, and getting it a band may take GC
+	 * moving (100 - op) / op units more, a MOVE record each at worst.
+	 */
+	uint64_t full = p->nbands > 4 ? (p->nbands - 4) * p->band_blocks : 0;
+	if (full <= p->lbas) {
+		eng_log(e, QS_LOG_ERR, "log placement: %llu bands cannot hold %llu client "
+			"blocks with 4 spare; format with a larger op_pct",
+			(unsigned long long)p->nbands, (unsigned long long)p->lbas);
+		return -EINVAL;
+	}
+	/* With all but 4 bands full, the emptiest holds at most v = lbas /
+	 * full valid blocks; gaining a band moves v / (1 - v) bands' worth. */
+	p->rsv_per_unit = (uint32_t)(1 + (p->lbas + (full - p->lbas) - 1) / (full - p->lbas));
+	uint64_t need = (uint64_t)(QS_FMT_MIN_LOG_SEGMENTS + 1) * e->seg_blocks +
+			(uint64_t)(e->conf.destage_qd + 1) * p->rsv_per_unit * 2;
+	if (e->log_blocks < need) {
+		eng_log(e, QS_LOG_ERR,
+			"log of %llu blocks is too small for log placement: it needs at least "
+			"%llu (5 segments and room for map records)",
+			(unsigned long long)e->log_blocks, (unsigned long long)need);
+		return -ENOSPC;
+	}
+	/* A fresh log: every band free, in order. Recovery rebuilds this. */
+	for (uint64_t b = 0; b < p->nbands; b++)
+		p->freeq[b] = b;
+	p->free_n = p->nbands;
+	return 0;
+}
+
+void plc_fini(struct qs_engine *e)
+{
+	struct plc *p = e->plc;
+	if (!p)
+		return;
+	if (p->gcu)
+		for (uint32_t i = 0; i < 2 * e->conf.destage_qd; i++)
+			units_free(e, &p->gcu[i]);
+	for (uint32_t i = 0; i < PLC_MAP_QD; i++)
+		eng_free(e, p->mfw[i].buf);
+	eng_free(e, p->gcu);
+	eng_free(e, p->bands);
+	eng_free(e, p->freeq);
+	eng_free(e, p->drained);
+	eng_free(e, p->dirty_list);
+	eng_free(e, p->mf_list);
+	eng_free(e, p->map);
+	eng_free(e, p->rev);
+	eng_free(e, p->dirty);
+	eng_free(e, p->newest);
+	eng_free(e, p->ld_buf);
+	eng_free(e, p);
+	e->plc = NULL;
+}
+
+/* ---- format: the map region reads back as zeroes (never written) ------- */
+
+struct fmt_ctx {
+	struct qs_engine *e;
+	qs_io_cb cb;
+	void *arg;
+	int stage;
+};
+
+static void format_map_cb(void *arg, int res)
+{
+	struct fmt_ctx *c = arg;
+	struct qs_engine *e = c->e;
+	if (!res && c->stage == 0 && (e->fast->flags & QS_VOL_VOLATILE_CACHE)) {
+		/* The zeroed region must be durable before a superblock points
+		 * at it: stale pages of an older format would fail their CRC
+		 * (seeded with the new uuid), but a page that fails is read as
+		 * torn, not as never written. */
+		c->stage = 1;
+		e->st.log_flushes++;
+		e->fast->ops->flush(e->fast->ctx, format_map_cb, c);
+		return;
+	}
+	qs_io_cb cb = c->cb;
+	void *cbarg = c->arg;
+	eng_free(e, c);
+	cb(cbarg, res);
+}
+
+void plc_format_map(struct qs_engine *e, qs_io_cb cb, void *arg)
+{
+	struct fmt_ctx *c = eng_alloc(e, sizeof(*c), 16);
+	if (!c) {
+		cb(arg, -ENOMEM);
+		return;
+	}
+	c->e = e;
+	c->cb = cb;
+	c->arg = arg;
+	c->stage = 0;
+	e->fast->ops->discard(e->fast->ctx, e->plc->map_start * QS_BLOCK_SIZE,
+			      2 * e->plc->map_pages * QS_BLOCK_SIZE, format_map_cb, c);
+}
+
+/* ---- read path -------------------------------------------------------- */
+
+void plc_band_unpin(struct qs_engine *e, uint64_t band)
+{
+	struct band *bd = &e->plc->bands[band];
+	bd->pins--;
+	if (!bd->pins && bd->drained)
+		plc_kick(e);
+}
+
+int plc_read(struct qs_engine *e, struct req *r, uint64_t lba, uint64_t n, unsigned char *buf)
+{
+	struct plc *p = e->plc;
+	for (uint64_t i = 0; i < n;) {
+		uint64_t ph = tbl_get(p, p->map, lba + i);
+		if (ph == PLC_NONE) {
+			if (!e->no_data)
+				memset(buf + i * QS_BLOCK_SIZE, 0, QS_BLOCK_SIZE);
+			i++;
+			continue;
+		}
+		/* Blocks written together lie together: merge within a band. */
+		uint64_t j = i + 1;
+		while (j < n && tbl_get(p, p->map, lba + j) == ph + (j - i) &&
+		       band_of(p, ph + (j - i)) == band_of(p, ph))
+			j++;
+		e->st.qlc_reads++;
+		e->st.qlc_read_bytes += (j - i) * QS_BLOCK_SIZE;
+		p->bands[band_of(p, ph)].pins++;
+		int rc = eng_sub_io(e, r, e->qlc, 'r', ph * QS_BLOCK_SIZE, buf + i * QS_BLOCK_SIZE,
+				    (j - i) * QS_BLOCK_SIZE, UINT64_MAX, band_of(p, ph));
+		if (rc) {
+			p->bands[band_of(p, ph)].pins--;
+			return rc;
+		}
+		i = j;
+	}
+	return 0;
+}
+
+/* ---- bands ---------------------------------------------------------------- */
+
+/* Reusable: nothing valid, the records that emptied it durable, no read
+ * and no write of it in flight. */
+static bool band_reusable(struct qs_engine *e, const struct band *bd)
+{
+	return !bd->valid && !bd->pins && !bd->inflight &&
+	       bd->drop_seq < eng_durable_seq(e);
+}
+
+/* The log flush bands_reclaim asked for is done (or failed). */
+static void flush_done(void *arg, int res)
+{
+	struct qs_engine *e = arg;
+	eng_enter(e);
+	e->plc->flush_asked = false;
+	/* A failing log device: ask again only after a pause (the timer). */
+	if (res < 0)
+		e->plc->flush_retry_ns = eng_now(e) + 100000000ull;
+	plc_kick(e);
+	eng_leave_deliver(e);
+}
+
+static void bands_reclaim(struct qs_engine *e)
+{
+	if (!e->plc->ndrained)
+		return;
+	struct plc *p = e->plc;
+	bool waiting = false;
+	for (uint64_t i = 0; i < p->ndrained;) {
+		uint64_t b = p->drained[i];
+		struct band *bd = &p->bands[b];
+		if (bd->valid || (bd->state != BAND_FULL && bd->state != BAND_VICTIM)) {
+			bd->drained = false; /* cannot happen: only appends add blocks */
+			p->drained[i] = p->drained[--p->ndrained];
+			continue;
+		}
+		if (!band_reusable(e, bd)) {
+			waiting |= bd->drop_seq >= eng_durable_seq(e);
+			i++;
+			continue;
+		}
+		if (p->victim == b)
+			p->victim = PLC_NONE;
+		bd->drained = false;
+		bd->state = BAND_FREE;
+		p->freeq[(p->free_head + p->free_n) % p->nbands] = b;
+		p->free_n++;
+		p->drained[i] = p->drained[--p->ndrained];
+	}
+	/* Drained bands wait for a log flush that nobody else may issue soon:
+	 * ask for one when bands are short. */
+	if (waiting && !p->flush_asked && p->free_n <= PLC_GC_RESERVE + 2 &&
+	    (!p->flush_retry_ns || eng_now(e) >= p->flush_retry_ns)) {
+		p->flush_retry_ns = 0;
+		struct req *r = eng_req_alloc(e);
+		if (r) {
+			r->type = REQ_INTERNAL;
+			r->owner = e;
+			r->cb = flush_done;
+			r->arg = e;
+			p->flush_asked = true;
+			eng_flush_enqueue(e, r);
+		}
+	}
+}
+
+void plc_durable(struct qs_engine *e)
+{
+	if (e->plc && e->plc->ndrained)
+		plc_kick(e);
+}
+
+/* Can stream s (0 client, 1 GC) take an IU now? Client data may not open
+ * the last free bands: GC needs them to finish emptying a band, which is
+ * what frees more. */
+static bool band_ready(const struct plc *p, int s)
+{
+	return p->open[s] != PLC_NONE || (p->free_n && (s == 1 || p->free_n > PLC_GC_RESERVE));
+}
+
+uint64_t plc_log_reserve(const struct qs_engine *e)
+{
+	const struct plc *p = e->plc;
+	uint64_t blocks = e->st.cached_blocks + (e->alloc_pos - e->done_pos);
+	return (blocks / e->iu_blocks + e->conf.destage_qd + 1) * p->rsv_per_unit + e->seg_blocks;
+}
+
+bool plc_starved(const struct qs_engine *e)
+{
+	return !band_ready(e->plc, 0);
+}
+
+/* Take the next IU of stream s's open band, opening one if needed; only
+ * when band_ready(). */
+static void band_alloc(struct qs_engine *e, int s, uint64_t *phys, uint64_t *band)
+{
+	struct plc *p = e->plc;
+	if (p->open[s] == PLC_NONE) {
+		p->open[s] = p->freeq[p->free_head];
+		p->free_head = (p->free_head + 1) % p->nbands;
+		p->free_n--;
+		p->wp[s] = 0;
+		struct band *bd = &p->bands[p->open[s]];
+		bd->state = BAND_OPEN;
+		bd->valid = 0;
+		bd->drop_seq = 0;
+	}
+	*band = p->open[s];
+	*phys = p->open[s] * p->band_blocks + p->wp[s];
+	p->wp[s] += e->iu_blocks;
+	if (p->wp[s] >= p->band_blocks) {
+		struct band *bd = &p->bands[p->open[s]];
+		bd->state = BAND_FULL;
+		bd->age = ++p->closes;
+		p->open[s] = PLC_NONE;
+		band_drained(e, *band);
+	}
+}
+
+/* ---- units: gather, read, write, log ------------------------------------ */
+
+static void bands_reclaim(struct qs_engine *e);
+
+static void unit_write(struct qs_engine *e, struct unit *u);
+static void unit_logged(void *arg, int res);
+
+static void unit_release(struct qs_engine *e, struct unit *u)
+{
+	struct plc *p = e->plc;
+	if (!u->gc) {
+		for (uint32_t k = 0; k < u->n; k++)
+			e->seg_pins[slot_seg(e, u->snap[k])]--;
+		for (uint32_t i = 0; i < u->nius; i++)
+			busy_del(e, u->ius[i]);
+		e->dst_active--;
+	} else {
+		p->gc_active--;
+	}
+	if (u->band != PLC_NONE) {
+		/* Written into that band: it may be freed only now, once the
+		 * unit's map records applied (or failed), not when the write
+		 * completed, or a late MAP could point into a reused band. */
+		struct band *bd = &p->bands[u->band];
+		bd->inflight--;
+		u->band = PLC_NONE;
+		if (!bd->inflight && bd->drained)
+			bands_reclaim(e);
+	}
+	u->active = false;
+}
+
+static void unit_failed(struct qs_engine *e, struct unit *u, int res)
+{
+	eng_log(e, QS_LOG_WARN, "%s unit of %u blocks failed (%s); kept, retried",
+		u->gc ? "GC" : "destage", u->n, strerror(-res));
+	if (u->gc) {
+		/* Its victims hold blocks still valid: let GC pick them again. */
+		struct plc *p = e->plc;
+		for (uint32_t k = 0; k < u->n; k++) {
+			uint64_t b = band_of(p, u->from[k]);
+			if (b == p->victim)
+				p->victim_at = 0;
+			else if (p->bands[b].state == BAND_VICTIM)
+				p->bands[b].state = BAND_FULL;
+		}
+	}
+	e->st.destage_retries++;
+	dst_pause(e);
+	unit_release(e, u);
+	/* As in place: a full log while the QLC keeps failing fails writes
+	 * rather than hanging the device (eng_space_kick). */
+	if (e->dst_fail_streak >= DST_FAIL_GIVE_UP)
+		eng_space_kick(e);
+}
+
+struct upiece {
+	struct unit *u;
+	uint64_t seg, band;
+	struct iovec iov;
+};
+
+static void upiece_cb(void *arg, int res)
+{
+	struct upiece *pc = arg;
+	struct unit *u = pc->u;
+	struct qs_engine *e = u->e;
+	eng_enter(e);
+	if (pc->seg != UINT64_MAX)
+		e->seg_pins[pc->seg]--;
+	if (pc->band != UINT64_MAX)
+		plc_band_unpin(e, pc->band);
+	if (res < 0) {
+		if (pc->band != UINT64_MAX)
+			e->st.qlc_errors++;
+		else
+			e->st.fast_errors++;
+		if (!u->result)
+			u->result = res;
+	}
+	eng_free(e, pc);
+	if (--u->pending == 0)
+		unit_write(e, u);
+	eng_leave_deliver(e);
+}
+
+/* Read n blocks from vol at off into slot k of u's buffer. */
+static void unit_read(struct qs_engine *e, struct unit *u, struct qs_vol *vol, uint64_t off,
+		      uint32_t k, uint32_t n, uint64_t seg, uint64_t band)
+{
+	struct upiece *pc = eng_alloc(e, sizeof(*pc), 16);
+	if (!pc) {
+		if (!u->result)
+			u->result = -ENOMEM;
+		return;
+	}
+	pc->u = u;
+	pc->seg = seg;
+	pc->band = band;
+	pc->iov.iov_base = u->buf + (size_t)k * QS_BLOCK_SIZE;
+	pc->iov.iov_len = (size_t)n * QS_BLOCK_SIZE;
+	if (seg != UINT64_MAX)
+		e->seg_pins[seg]++;
+	if (band != UINT64_MAX)
+		e->plc->bands[band].pins++;
+	u->pending++;
+	vol->ops->read(vol->ctx, off, &pc->iov, 1, upiece_cb, pc);
+}
+
+/* Destage: the cached blocks of slot k.. from the DRAM buffer or the log. */
+static void unit_read_cached(struct qs_engine *e, struct unit *u)
+{
+	for (uint32_t k = 0; k < u->n;) {
+		uint64_t pos = u->from[k];
+		if (eng_ring_has(e, pos)) {
+			if (!e->no_data)
+				memcpy(u->buf + (size_t)k * QS_BLOCK_SIZE, eng_ring_at(e, pos),
+				       QS_BLOCK_SIZE);
+			k++;
+			continue;
+		}
+		uint32_t j = k + 1;
+		while (j < u->n && u->from[j] == pos + (j - k) &&
+		       slot_seg(e, u->snap[j]) == slot_seg(e, u->snap[k]))
+			j++;
+		e->st.log_read_bytes += (uint64_t)(j - k) * QS_BLOCK_SIZE;
+		unit_read(e, u, e->fast, eng_pos_off(e, pos), k, j - k, UINT64_MAX, UINT64_MAX);
+		k = j;
+	}
+}
+
+static struct unit *unit_take(struct qs_engine *e, bool gc)
+{
+	struct unit *pool = gc ? e->plc->gcu : e->plc->dstu;
+	for (uint32_t i = 0; i < e->conf.destage_qd; i++) {
+		struct unit *u = &pool[i];
+		if (!u->active) {
+			u->active = true;
+			u->n = u->nius = u->nx = 0;
+			u->result = 0;
+			u->band = PLC_NONE;
+			u->pending = 1; /* held until every read is issued */
+			return u;
+		}
+	}
+	return NULL;
+}
+
+/* Add the cached blocks of dirty IU di to u; false when u is full. */
+static bool unit_add_iu(struct qs_engine *e, struct unit *u, uint32_t di)
+{
+	uint64_t iu = e->dius[di].iu, lba0 = iu * e->iu_blocks;
+	busy_add(e, iu);
+	u->ius[u->nius++] = iu;
+	for (uint32_t b = 0; b < e->iu_blocks && u->n < e->iu_blocks; b++) {
+		uint32_t v;
+		if (!qs_index_get(&e->idx, lba0 + b, &v))
+			continue;
+		u->lba[u->n] = lba0 + b;
+		u->snap[u->n] = v;
+		u->from[u->n] = eng_slot_to_pos(e, v);
+		/* Pinned until logged: the slot cannot be reused, so the MAP's
+		 * comparison of positions tells whether it was superseded. */
+		e->seg_pins[slot_seg(e, v)]++;
+		u->n++;
+	}
+	return u->n < e->iu_blocks;
+}
+
+bool plc_dst_start(struct qs_engine *e, uint32_t first, bool urgent, bool space)
+{
+	struct unit *u = unit_take(e, false);
+	if (!u)
+		return false;
+	e->dst_active++;
+	uint32_t di = first != NIL ? first : dst_pick(e, urgent, space);
+	/* Pack whole dirty IUs while they fit; one may be split at the end
+	 * (the rest of it waits until this unit is logged). */
+	while (di != NIL && unit_add_iu(e, u, di))
+		di = dst_pick(e, urgent, space);
+	if (!u->n) {
+		unit_release(e, u);
+		return false;
+	}
+	unit_read_cached(e, u);
+	if (--u->pending == 0)
+		unit_write(e, u);
+	return true;
+}
+
+/* GC: gather the next valid blocks of the victim into u and read them. */
+static void gc_gather(struct qs_engine *e, struct unit *u)
+{
+	struct plc *p = e->plc;
+	uint64_t base = p->victim * p->band_blocks;
+	while (p->victim_at < p->band_blocks && u->n < e->iu_blocks) {
+		uint64_t ph = base + p->victim_at;
+		uint64_t lba = tbl_get(p, p->rev, ph);
+		if (lba == PLC_NONE || tbl_get(p, p->map, lba) != ph) {
+			p->victim_at++;
+			continue;
+		}
+		/* A run of valid blocks, one read. */
+		uint32_t k = u->n;
+		while (p->victim_at < p->band_blocks && u->n < e->iu_blocks) {
+			uint64_t q = base + p->victim_at, l = tbl_get(p, p->rev, q);
+			if (l == PLC_NONE || tbl_get(p, p->map, l) != q)
+				break;
+			u->lba[u->n] = l;
+			u->from[u->n] = q;
+			u->n++;
+			p->victim_at++;
+		}
+		uint32_t n = u->n - k;
+		e->st.qlc_reads++;
+		e->st.qlc_read_bytes += (uint64_t)n * QS_BLOCK_SIZE;
+		p->gc_read_bytes += (uint64_t)n * QS_BLOCK_SIZE;
+		unit_read(e, u, e->qlc, ph * QS_BLOCK_SIZE, k, n, UINT64_MAX, p->victim);
+	}
+}
+
+static void park(struct qs_engine *e, struct unit *u)
+{
+	struct plc *p = e->plc;
+	int s = u->gc;
+	u->next = NULL;
+	if (p->park_tail[s])
+		p->park_tail[s]->next = u;
+	else
+		p->park_head[s] = u;
+	p->park_tail[s] = u;
+}
+
+static void unit_write_cb(void *arg, int res);
+static void unit_issue(struct qs_engine *e, struct unit *u);
+
+/* Reads are done: write the unit, or park it until its stream has a band
+ * (in order: units of a stream reach their band in the order they park). */
+static void unit_write(struct qs_engine *e, struct unit *u)
+{
+	struct plc *p = e->plc;
+	if (u->result < 0) {
+		unit_failed(e, u, u->result);
+		return;
+	}
+	if (p->park_head[u->gc] || !band_ready(p, u->gc)) {
+		park(e, u);
+		return;
+	}
+	unit_issue(e, u);
+}
+
+/* Take the next IU of the stream's band and write the unit there. */
+static void unit_issue(struct qs_engine *e, struct unit *u)
+{
+	struct plc *p = e->plc;
+	band_alloc(e, u->gc, &u->phys, &u->band);
+	if (!e->no_data && u->n < e->iu_blocks)
+		memset(u->buf + (size_t)u->n * QS_BLOCK_SIZE, 0,
+		       (size_t)(e->iu_blocks - u->n) * QS_BLOCK_SIZE);
+	p->bands[u->band].inflight++;
+	e->st.qlc_writes++;
+	e->st.qlc_write_bytes += e->conf.iu_bytes;
+	e->st.qlc_iu_whole_writes++;
+	if (u->gc) {
+		p->gc_write_bytes += e->conf.iu_bytes;
+	} else {
+		e->st.destage_ius++;
+		if (u->n == e->iu_blocks)
+			e->st.destage_full_ius++;
+		else
+			e->st.destage_partial_ius++;
+		e->st.destage_bytes += e->conf.iu_bytes;
+	}
+	u->iov.iov_base = u->buf;
+	u->iov.iov_len = e->conf.iu_bytes;
+	/*
+	 * FUA: a unit is durable before its MAP or MOVE record is logged. For
+	 * GC nothing else holds the data; for destage the cached copy does,
+	 * but only while its DATA record is durable, and the map pages a
+	 * checkpoint writes may already point at the unit when neither that
+	 * record nor a QLC flush has reached the media. (Free on drives with
+	 * power-loss protection, which declare no volatile cache.)
+	 */
+	unsigned fl = (e->qlc->flags & QS_VOL_VOLATILE_CACHE) ? QS_WRITE_FUA : 0;
+	e->qlc->ops->write(e->qlc->ctx, u->phys * QS_BLOCK_SIZE, &u->iov, 1, fl, unit_write_cb, u);
+}
+
+/* The unit's extents: runs of slots with consecutive LBAs and sources. */
+static void unit_extents(struct qs_engine *e, struct unit *u)
+{
+	u->nx = 0;
+	for (uint32_t k = 0; k < u->n;) {
+		uint32_t j = k + 1;
+		while (j < u->n && u->lba[j] == u->lba[k] + (j - k) &&
+		       u->from[j] == u->from[k] + (j - k))
+			j++;
+		struct plc_ext *x = &u->x[u->nx++];
+		x->lba = u->lba[k];
+		x->n = j - k;
+		x->phys = u->phys + k;
+		x->from = u->from[k];
+		x->kind = u->gc ? QS_EXT_MOVE : QS_EXT_MAP;
+		k = j;
+	}
+}
+
+static void unit_write_cb(void *arg, int res)
+{
+	struct unit *u = arg;
+	struct qs_engine *e = u->e;
+	eng_enter(e);
+	if (res < 0) {
+		e->st.qlc_errors++;
+		unit_failed(e, u, res);
+	} else {
+		e->dst_fail_streak = 0;
+		unit_extents(e, u);
+		struct req *r = eng_req_alloc(e);
+		if (!r) {
+			unit_failed(e, u, -ENOMEM);
+		} else {
+			r->type = REQ_INTERNAL;
+			r->owner = e;
+			r->cb = unit_logged;
+			r->arg = u;
+			r->px = u->x;
+			r->px_n = u->nx;
+			r->pending = 1; /* the wait for the append */
+			/* Header-only: it may use the log's reserve, and it is what
+			 * lets the log's tail move. */
+			eng_space_wait(e, r);
+			eng_space_kick(e);
+		}
+	}
+	dst_kick(e);
+	eng_leave_deliver(e);
+}
+
+/* The unit's MAP or MOVE records are in the log (and applied) or failed. */
+static void unit_logged(void *arg, int res)
+{
+	struct unit *u = arg;
+	struct qs_engine *e = u->e;
+	if (res < 0) {
+		unit_failed(e, u, res);
+	} else {
+		unit_release(e, u);
+	}
+	eng_enter(e);
+	plc_kick(e);
+	dst_kick(e);
+	ckpt_kick(e, false);
+	eng_check_drain(e);
+	eng_leave_deliver(e);
+}
+
+/* ---- GC ------------------------------------------------------------------------ */
+
+/* The full band GC should empty next, PLC_NONE if none is worth it. */
+static uint64_t gc_pick(struct qs_engine *e)
+{
+	struct plc *p = e->plc;
+	uint64_t best = PLC_NONE;
+	double best_score = -1;
+	/* Short of bands, free the most now: greedy, whatever the policy. */
+	bool greedy = e->conf.gc_victim == QS_GC_GREEDY || p->free_n + p->ndrained <= PLC_GC_RESERVE + 1;
+	for (uint64_t b = 0; b < p->nbands; b++) {
+		const struct band *bd = &p->bands[b];
+		if (bd->state != BAND_FULL || bd->inflight || !bd->valid ||
+		    bd->valid >= p->band_blocks)
+			continue;
+		double u = (double)bd->valid / p->band_blocks, score;
+		if (greedy) {
+			score = 1.0 - u;
+		} else {
+			/* Rosenblum and Ousterhout's cost-benefit: free space
+			 * gained times its age, per block read and written. */
+			double age = (double)(p->closes - bd->age) + 1.0;
+			score = (1.0 - u) * age / (1.0 + u);
+		}
+		if (score > best_score) {
+			best_score = score;
+			best = b;
+		}
+	}
+	return best;
+}
+
+/* GC units in flight the free bands call for (0: no GC now). */
+static uint32_t gc_target(struct qs_engine *e)
+{
+	struct plc *p = e->plc;
+	uint64_t free = p->free_n + p->ndrained;
+	uint64_t spare = p->nbands - (p->lbas + p->band_blocks - 1) / p->band_blocks;
+	uint64_t start = spare / 4 > PLC_GC_RESERVE + 2 ? spare / 4 : PLC_GC_RESERVE + 2;
+	if (free >= start)
+		return 0;
+	if (free <= PLC_GC_RESERVE + 1 || e->draining)
+		return e->conf.destage_qd;
+	return (e->conf.destage_qd + 1) / 2;
+}
+
+static void gc_kick(struct qs_engine *e)
+{
+	struct plc *p = e->plc;
+	/* After a failed unit GC pauses with destage (dst_pause). */
+	if (e->dst_pause_until && eng_now(e) < e->dst_pause_until)
+		return;
+	uint32_t target = gc_target(e);
+	while (p->gc_active < target) {
+		struct unit *u = unit_take(e, true);
+		if (!u)
+			break;
+		p->gc_active++;
+		/* A unit is filled across victims: padding the end of each one
+		 * would waste what GC is there to gain. */
+		while (u->n < e->iu_blocks) {
+			if (p->victim == PLC_NONE || p->victim_at >= p->band_blocks) {
+				uint64_t v = gc_pick(e);
+				if (v == PLC_NONE)
+					break;
+				p->victim = v;
+				p->victim_at = 0;
+				p->bands[v].state = BAND_VICTIM;
+				p->gc_victims++;
+			}
+			gc_gather(e, u);
+		}
+		if (!u->n) {
+			u->pending = 0;
+			unit_release(e, u);
+			break;
+		}
+		if (--u->pending == 0)
+			unit_write(e, u);
+	}
+}
+
+static void unpark(struct qs_engine *e)
+{
+	struct plc *p = e->plc;
+	for (int s = 1; s >= 0; s--) {
+		while (p->park_head[s] && band_ready(p, s)) {
+			struct unit *u = p->park_head[s];
+			p->park_head[s] = u->next;
+			if (!p->park_head[s])
+				p->park_tail[s] = NULL;
+			unit_issue(e, u);
+		}
+	}
+}
+
+/* Closing, or the log has failed: units waiting for a band give up (their
+ * blocks stay cached or mapped where they were) so close can finish. */
+static void drop_parked(struct qs_engine *e)
+{
+	struct plc *p = e->plc;
+	for (int s = 0; s < 2; s++)
+		while (p->park_head[s]) {
+			struct unit *u = p->park_head[s];
+			p->park_head[s] = u->next;
+			unit_release(e, u);
+		}
+	p->park_tail[0] = p->park_tail[1] = NULL;
+}
+
+void plc_kick(struct qs_engine *e)
+{
+	if (!e->plc || !e->ready || e->closed)
+		return;
+	bands_reclaim(e);
+	unpark(e);
+	if (e->closing || e->failed)
+		drop_parked(e);
+	if (!e->closing)
+		gc_kick(e);
+}
+
+uint64_t plc_next_deadline(const struct qs_engine *e)
+{
+	return e->plc ? e->plc->flush_retry_ns : 0;
+}
+
+bool plc_busy(const struct qs_engine *e)
+{
+	const struct plc *p = e->plc;
+	return p && (p->gc_active || p->mf_active || p->park_head[0] || p->park_head[1]);
+}
+
+/* ---- map pages -------------------------------------------------------------- */
+
+static void mf_issue(struct qs_engine *e);
+
+static void mf_write_cb(void *arg, int res)
+{
+	struct plc_mfw *w = arg;
+	struct qs_engine *e = w->e;
+	struct plc *p = e->plc;
+	eng_enter(e);
+	w->busy = false;
+	p->mf_inflight--;
+	if (res < 0) {
+		e->st.fast_errors++;
+		if (!p->mf_result)
+			p->mf_result = res;
+		page_dirty(p, w->page * p->per_page); /* written again next time */
+	} else {
+		uint8_t bit = (uint8_t)(1u << (w->page & 7));
+		if (w->slot)
+			p->newest[w->page >> 3] |= bit;
+		else
+			p->newest[w->page >> 3] &= (uint8_t)~bit;
+	}
+	mf_issue(e);
+	eng_leave_deliver(e);
+}
+
+/* Fill w's buffer with page pg as it is now and write it to its other slot. */
+static void mf_write(struct qs_engine *e, struct plc_mfw *w, uint64_t pg)
+{
+	struct plc *p = e->plc;
+	struct qs_fmt_map_page *b = w->buf;
+	uint64_t first = pg * p->per_page;
+	uint32_t n = (uint32_t)(p->lbas - first < p->per_page ? p->lbas - first : p->per_page);
+	w->page = pg;
+	w->slot = !(p->newest[pg >> 3] & (1u << (pg & 7)));
+	w->busy = true;
+	if (!e->no_data) {
+		memset(b, 0, sizeof(*b));
+		b->magic = QS_FMT_MAP_MAGIC;
+		b->version = QS_FMT_VERSION;
+		b->width = (uint16_t)p->width;
+		b->page = pg;
+		b->wseq = ++p->wseq;
+		b->nentries = n;
+		memcpy(b->entries, (const uint8_t *)p->map + first * p->width, (size_t)n * p->width);
+		qs_fmt_map_seal(b, e->seed);
+	}
+	w->iov.iov_base = b;
+	w->iov.iov_len = QS_BLOCK_SIZE;
+	p->mf_inflight++;
+	p->map_page_writes++;
+	e->fast->ops->write(e->fast->ctx, (p->map_start + 2 * pg + w->slot) * QS_BLOCK_SIZE,
+			    &w->iov, 1, 0, mf_write_cb, w);
+}
+
+static void mf_issue(struct qs_engine *e)
+{
+	struct plc *p = e->plc;
+	for (uint32_t i = 0; i < PLC_MAP_QD && p->mf_next < p->mf_n; i++)
+		if (!p->mfw[i].busy)
+			mf_write(e, &p->mfw[i], p->mf_list[p->mf_next++]);
+	if (p->mf_next == p->mf_n && !p->mf_inflight && p->mf_active) {
+		p->mf_active = false;
+		p->mf_cb(p->mf_arg, p->mf_result);
+	}
+}
+
+void plc_map_flush(struct qs_engine *e, qs_io_cb cb, void *arg)
+{
+	struct plc *p = e->plc;
+	/* Snapshot the dirty set: pages changed from now on wait for the next. */
+	memcpy(p->mf_list, p->dirty_list, p->ndirty * sizeof(uint64_t));
+	p->mf_n = p->ndirty;
+	p->mf_next = 0;
+	for (uint64_t i = 0; i < p->ndirty; i++)
+		p->dirty[p->dirty_list[i] >> 3] &= (uint8_t)~(1u << (p->dirty_list[i] & 7));
+	p->ndirty = 0;
+	p->mf_result = 0;
+	p->mf_cb = cb;
+	p->mf_arg = arg;
+	p->mf_active = true;
+	mf_issue(e);
+}
+
+/* ---- recovery ------------------------------------------------------------------ */
+
+static bool blank(const void *b)
+{
+	const uint64_t *w = b;
+	for (size_t i = 0; i < QS_BLOCK_SIZE / 8; i++)
+		if (w[i])
+			return false;
+	return true;
+}
+
+/* Take the newest valid copy of page pg from its two slots. */
+static int load_page(struct qs_engine *e, uint64_t pg, const unsigned char *slots)
+{
+	struct plc *p = e->plc;
+	const struct qs_fmt_map_page *c[2] = {(const void *)slots,
+					      (const void *)(slots + QS_BLOCK_SIZE)};
+	enum qs_fmt_status st[2];
+	int best = -1;
+	for (int s = 0; s < 2; s++) {
+		st[s] = qs_fmt_map_check(c[s], &e->sb, pg);
+		if (st[s] == QS_FMT_OK && (best < 0 || c[s]->wseq > c[best]->wseq))
+			best = s;
+	}
+	if (best < 0) {
+		/* Never written since format: one slot at least reads as zeroes
+		 * (a single torn write cannot spoil both). */
+		if (blank(c[0]) || blank(c[1]))
+			return 0;
+		eng_log(e, QS_LOG_ERR, "recovery: map page %llu: both copies invalid (%s, %s)",
+			(unsigned long long)pg, qs_fmt_status_str(st[0]), qs_fmt_status_str(st[1]));
+		return -EBADMSG;
+	}
+	const struct qs_fmt_map_page *b = c[best];
+	memcpy((uint8_t *)p->map + pg * p->per_page * p->width, b->entries,
+	       (size_t)b->nentries * p->width);
+	if (best)
+		p->newest[pg >> 3] |= (uint8_t)(1u << (pg & 7));
+	if (b->wseq > p->wseq)
+		p->wseq = b->wseq;
+	return 0;
+}
+
+static void load_next(struct qs_engine *e);
+
+static void load_cb(void *arg, int res)
+{
+	struct qs_engine *e = arg;
+	struct plc *p = e->plc;
+	if (res < 0) {
+		eng_log(e, QS_LOG_ERR, "recovery: map read at page %llu failed: %s",
+			(unsigned long long)p->ld_page, strerror(-res));
+		p->ld_cb(p->ld_arg, res);
+		return;
+	}
+	uint64_t n = p->map_pages - p->ld_page < PLC_LOAD_PAGES ? p->map_pages - p->ld_page
+								  : PLC_LOAD_PAGES;
+	for (uint64_t i = 0; i < n; i++) {
+		int rc = load_page(e, p->ld_page + i, p->ld_buf + 2 * i * QS_BLOCK_SIZE);
+		if (rc) {
+			p->ld_cb(p->ld_arg, rc);
+			return;
+		}
+	}
+	p->ld_page += n;
+	load_next(e);
+}
+
+static void load_next(struct qs_engine *e)
+{
+	struct plc *p = e->plc;
+	if (p->ld_page >= p->map_pages) {
+		eng_free(e, p->ld_buf);
+		p->ld_buf = NULL;
+		p->ld_cb(p->ld_arg, 0);
+		return;
+	}
+	uint64_t n = p->map_pages - p->ld_page < PLC_LOAD_PAGES ? p->map_pages - p->ld_page
+								  : PLC_LOAD_PAGES;
+	p->ld_iov.iov_base = p->ld_buf;
+	p->ld_iov.iov_len = (size_t)(2 * n * QS_BLOCK_SIZE);
+	e->fast->ops->read(e->fast->ctx, (p->map_start + 2 * p->ld_page) * QS_BLOCK_SIZE,
+			   &p->ld_iov, 1, load_cb, e);
+}
+
+void plc_load(struct qs_engine *e, qs_io_cb cb, void *arg)
+{
+	struct plc *p = e->plc;
+	p->ld_cb = cb;
+	p->ld_arg = arg;
+	p->ld_page = 0;
+	p->ld_buf = eng_alloc(e, 2 * PLC_LOAD_PAGES * QS_BLOCK_SIZE, QS_BLOCK_SIZE);
+	if (!p->ld_buf) {
+		cb(arg, -ENOMEM);
+		return;
+	}
+	load_next(e);
+}
+
+int plc_rebuild(struct qs_engine *e)
+{
+	struct plc *p = e->plc;
+	p->mapped = 0;
+	for (uint64_t b = 0; b < p->nbands; b++)
+		memset(&p->bands[b], 0, sizeof(p->bands[b]));
+	for (uint64_t lba = 0; lba < p->lbas; lba++) {
+		uint64_t ph = tbl_get(p, p->map, lba);
+		if (ph == PLC_NONE)
+			continue;
+		if (tbl_get(p, p->rev, ph) != PLC_NONE) {
+			eng_log(e, QS_LOG_ERR, "recovery: QLC block %llu mapped twice (LBAs %llu, %llu)",
+				(unsigned long long)ph, (unsigned long long)tbl_get(p, p->rev, ph),
+				(unsigned long long)lba);
+			return -EBADMSG;
+		}
+		tbl_set(p, p->rev, ph, lba);
+		p->bands[band_of(p, ph)].valid++;
+		p->mapped++;
+	}
+	/*
+	 * Bands that were open at the crash are taken as full: their write
+	 * pointers are not recorded, and the drive should see bands written
+	 * from their start. GC collects what they waste.
+	 */
+	p->free_n = p->free_head = 0;
+	for (uint64_t b = 0; b < p->nbands; b++) {
+		struct band *bd = &p->bands[b];
+		if (bd->valid) {
+			bd->state = BAND_FULL;
+			bd->age = 0;
+		} else {
+			bd->state = BAND_FREE;
+			p->freeq[p->free_n++] = b;
+		}
+	}
+	return 0;
+}
+
+void plc_stats(const struct qs_engine *e, struct qs_engine_stats *s)
+{
+	const struct plc *p = e->plc;
+	s->placement = QS_PLACE_LOG;
+	s->op_pct = e->conf.op_pct;
+	s->bands = p->nbands;
+	s->bands_free = p->free_n;
+	s->bands_open = (p->open[0] != PLC_NONE) + (p->open[1] != PLC_NONE);
+	s->bands_full = p->nbands - p->free_n - s->bands_open;
+	s->band_bytes = (uint64_t)p->band_blocks * QS_BLOCK_SIZE;
+	s->gc_victims = p->gc_victims;
+	s->gc_read_bytes = p->gc_read_bytes;
+	s->gc_write_bytes = p->gc_write_bytes;
+	s->gc_moved_blocks = p->gc_moved;
+	s->map_bytes = (p->lbas + p->phys) * p->width;
+	s->map_page_writes = p->map_page_writes;
+	s->mapped_blocks = p->mapped;
+}

@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Log placement (engine.placement = log), one feature at a time: packing
+ * of cached blocks into whole IUs appended to bands, reads through the map,
+ * GC over a small over-provisioning, discards, clean and unclean reopen,
+ * and the configuration and format checks that guard it.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "twork.h"
+
+#define IU 65536u
+#define BAND (4 * IU)
+
+/* A QLC of 64 bands of 4 IUs, op 25%: 48 bands' worth of client blocks. */
+static void setup_log(struct th *h, uint64_t seed)
+{
+	assert_int_equal(th_init(h, (2 + 512 + 8) * 4096ull, 64ull * BAND, seed), 0);
+	h->conf.placement = QS_PLACE_LOG;
+	h->conf.op_pct = 25;
+	h->conf.band_bytes = BAND;
+	h->conf.policy.start_pct = 30;
+	h->conf.policy.urgent_pct = 70;
+	h->qlc.check_iu = IU;
+	h->qlc.check_band = BAND;
+}
+
+static void expect_shaped(struct th *h)
+{
+	assert_int_equal(h->qlc.iu_violations, 0);
+	assert_int_equal(h->qlc.band_violations, 0);
+	assert_int_equal(h->qlc.discards, 0);
+}
+
+static void test_size_and_stats(void **st)
+{
+	struct th h;
+	setup_log(&h, 1);
+	assert_int_equal(th_open(&h, true), 0);
+	/* 64 bands of 256 KiB less 25%, in whole IUs */
+	assert_int_equal(qs_engine_size(h.e), 48ull * BAND);
+	struct qs_engine_stats s;
+	qs_engine_get_stats(h.e, &s);
+	assert_int_equal(s.placement, QS_PLACE_LOG);
+	assert_int_equal(s.bands, 64);
+	assert_int_equal(s.bands_free, 64);
+	assert_int_equal(s.band_bytes, BAND);
+	assert_int_equal(s.op_pct, 25);
+	assert_int_equal(s.map_bytes, (48 * BAND + 64 * BAND) / 4096 * 4);
+	assert_int_equal(th_close(&h), 0);
+	th_fini(&h);
+}
+
+/* Writes over the whole client span, destage, GC, reads: all through the
+ * model; then drain, a clean reopen, and the same data. */
+static void test_workload_gc(void **st)
+{
+	for (uint64_t seed = 1; seed <= 4; seed++) {
+		struct th h;
+		struct twork w;
+		setup_log(&h, seed);
+		h.conf.policy.order = (enum qs_order)(seed % 3);
+		h.conf.gc_victim = seed % 2 ? QS_GC_COST_BENEFIT : QS_GC_GREEDY;
+		assert_int_equal(th_open(&h, true), 0);
+		twork_init(&w, &h, qs_engine_size(h.e) / 4096, seed * 31);
+		twork_run(&w, 20000);
+		twork_quiesce(&w);
+		if (w.read_mismatch || w.inflight)
+			fprintf(stderr, "seed %llu: %s\n", (unsigned long long)seed, w.last_error);
+		assert_int_equal(w.read_mismatch, 0);
+		assert_int_equal(twork_verify_all(&w, false), 0);
+		struct qs_engine_stats s;
+		qs_engine_get_stats(h.e, &s);
+		assert_true(s.destage_ius > 0);
+		assert_true(s.gc_victims > 0);
+		assert_true(s.gc_moved_blocks > 0);
+		expect_shaped(&h);
+		assert_int_equal(th_io(&h, 'D', 0, 0, NULL, 0), 0);
+		assert_int_equal(twork_verify_all(&w, false), 0);
+		qs_engine_get_stats(h.e, &s);
+		assert_int_equal(s.cached_blocks, 0);
+		assert_int_equal(th_close(&h), 0);
+		assert_int_equal(th_open(&h, false), 0);
+		assert_int_equal(twork_verify_all(&w, false), 0);
+		twork_run(&w, 500);
+		twork_quiesce(&w);
+		assert_int_equal(w.read_mismatch, 0);
+		expect_shaped(&h);
+		assert_int_equal(th_close(&h), 0);
+		twork_fini(&w);
+		th_fini(&h);
+	}
+}
+
+static void fill_blocks(unsigned char *buf, uint64_t lba, uint64_t n, uint64_t ver)
+{
+	for (uint64_t i = 0; i < n; i++)
+		tblk_fill(buf + i * 4096, lba + i, ver);
+}
+
+static uint64_t count_ver(const unsigned char *buf, uint64_t lba, uint64_t n, uint64_t ver)
+{
+	uint64_t ok = 0, v;
+	for (uint64_t i = 0; i < n; i++)
+		ok += tblk_decode(buf + i * 4096, lba + i, &v) == 0 && v == ver;
+	return ok;
+}
+
+/* Random 4 KiB writes reach the QLC packed: whole IUs, each band written
+ * in order, and a read of adjacent blocks destaged together is one read. */
+static void test_packing(void **st)
+{
+	struct th h;
+	setup_log(&h, 3);
+	assert_int_equal(th_open(&h, true), 0);
+	unsigned char *b = malloc(16 * 4096);
+	/* 16 scattered blocks, one per IU: one unit */
+	for (uint64_t i = 0; i < 16; i++) {
+		fill_blocks(b, i * 16 + 3, 1, 5);
+		assert_int_equal(th_io(&h, 'w', (i * 16 + 3) * 4096, 4096, b, 0), 0);
+	}
+	assert_int_equal(th_io(&h, 'D', 0, 0, NULL, 0), 0);
+	struct qs_engine_stats s;
+	qs_engine_get_stats(h.e, &s);
+	assert_int_equal(s.destage_ius, 1);
+	assert_int_equal(s.destage_full_ius, 1);
+	assert_int_equal(s.mapped_blocks, 16);
+	assert_int_equal(h.qlc.writes, 1);
+	/* 16 adjacent blocks in one write: one unit, read back in one read */
+	fill_blocks(b, 512, 16, 6);
+	assert_int_equal(th_io(&h, 'w', 512 * 4096, 16 * 4096, b, 0), 0);
+	assert_int_equal(th_io(&h, 'D', 0, 0, NULL, 0), 0);
+	memset(b, 0, 16 * 4096);
+	qs_engine_get_stats(h.e, &s);
+	uint64_t reads = s.qlc_reads;
+	assert_int_equal(th_io(&h, 'r', 512 * 4096, 16 * 4096, b, 0), 0);
+	qs_engine_get_stats(h.e, &s);
+	assert_int_equal(s.qlc_reads - reads, 1);
+	assert_int_equal(count_ver(b, 512, 16, 6), 16);
+	/* a never-written block reads as zeroes without a QLC read */
+	assert_int_equal(th_io(&h, 'r', 700 * 4096, 4096, b, 0), 0);
+	assert_int_equal(count_ver(b, 700, 1, 0), 1);
+	qs_engine_get_stats(h.e, &s);
+	assert_int_equal(s.qlc_reads - reads, 1);
+	expect_shaped(&h);
+	assert_int_equal(th_close(&h), 0);
+	free(b);
+	th_fini(&h);
+}
+
+/* A discard unmaps: zeroes at once, after destage, after a reopen, and
+ * after a crash that replays the TRIM over older map pages. */
+static void test_discard(void **st)
+{
+	struct th h;
+	setup_log(&h, 4);
+	assert_int_equal(th_open(&h, true), 0);
+	unsigned char *b = malloc(64 * 4096);
+	fill_blocks(b, 100, 64, 9);
+	assert_int_equal(th_io(&h, 'w', 100 * 4096, 64 * 4096, b, 0), 0);
+	assert_int_equal(th_io(&h, 'D', 0, 0, NULL, 0), 0);
+	/* a checkpoint has written the map pages: the blocks are on the QLC */
+	assert_int_equal(th_io(&h, 'd', 110 * 4096, 20 * 4096, NULL, 0), 0);
+	assert_int_equal(th_io(&h, 'f', 0, 0, NULL, 0), 0);
+	assert_int_equal(th_io(&h, 'r', 100 * 4096, 64 * 4096, b, 0), 0);
+	assert_int_equal(count_ver(b, 100, 10, 9), 10);
+	assert_int_equal(count_ver(b + 10 * 4096, 110, 20, 0), 20);
+	assert_int_equal(count_ver(b + 30 * 4096, 130, 34, 9), 34);
+	th_crash(&h, true);
+	assert_int_equal(th_open(&h, false), 0);
+	memset(b, 0xee, 64 * 4096);
+	assert_int_equal(th_io(&h, 'r', 100 * 4096, 64 * 4096, b, 0), 0);
+	assert_int_equal(count_ver(b, 100, 10, 9), 10);
+	assert_int_equal(count_ver(b + 10 * 4096, 110, 20, 0), 20);
+	assert_int_equal(count_ver(b + 30 * 4096, 130, 34, 9), 34);
+	struct qs_engine_stats s;
+	qs_engine_get_stats(h.e, &s);
+	assert_int_equal(s.mapped_blocks, 44);
+	assert_int_equal(th_close(&h), 0);
+	free(b);
+	th_fini(&h);
+}
+
+/* A log of one placement is refused by a config of the other. */
+static void test_placement_mismatch(void **st)
+{
+	struct th h;
+	setup_log(&h, 5);
+	assert_int_equal(th_open(&h, true), 0);
+	assert_int_equal(th_close(&h), 0);
+	h.conf.placement = QS_PLACE_INPLACE;
+	assert_int_equal(th_open(&h, false), -EINVAL);
+	h.conf.placement = QS_PLACE_LOG;
+	h.conf.band_bytes = 2 * BAND;
+	assert_int_equal(th_open(&h, false), -EINVAL);
+	h.conf.band_bytes = BAND;
+	assert_int_equal(th_open(&h, false), 0);
+	assert_int_equal(th_close(&h), 0);
+	th_fini(&h);
+}
+
+static void test_conf_checks(void **st)
+{
+	struct qs_engine_conf c;
+	struct qs_conf_err err;
+	qs_engine_conf_default(&c);
+	c.placement = QS_PLACE_LOG;
+	assert_int_equal(qs_engine_conf_check(&c, &err), 0);
+	c.op_pct = 4;
+	assert_int_equal(qs_engine_conf_check(&c, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "op_pct 4: must be 5 to 50"));
+	c.op_pct = 20;
+	c.bypass_min_bytes = IU;
+	assert_int_equal(qs_engine_conf_check(&c, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "bypass_min_bytes"));
+	c.bypass_min_bytes = 0;
+	c.band_bytes = IU + 4096;
+	assert_int_equal(qs_engine_conf_check(&c, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "band_bytes"));
+	c.band_bytes = 1ull << 30;
+	/* 8 GiB at op 20% in 1 GiB bands: 8 bands, 7 for clients + 4 spare > 8 */
+	assert_int_equal(qs_engine_conf_check_qlc(&c, 8ull << 30, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "raise op_pct or make bands smaller"));
+	assert_int_equal(err.field, QS_CONF_FIELD_OP_PCT);
+	c.band_bytes = 64ull << 20;
+	assert_int_equal(qs_engine_conf_check_qlc(&c, 8ull << 30, &err), 0);
+	assert_int_equal(qs_engine_conf_client_size(&c, 8ull << 30), (8ull << 30) / 100 * 80 / IU * IU);
+	enum qs_placement p;
+	assert_int_equal(qs_placement_parse("log", &p), 0);
+	assert_int_equal(p, QS_PLACE_LOG);
+	assert_int_equal(qs_placement_parse("logs", &p), -EINVAL);
+	assert_string_equal(qs_placement_name(QS_PLACE_INPLACE), "inplace");
+}
+
+/* A fast device too small for the log and the map region is refused. */
+static void test_fast_too_small(void **st)
+{
+	struct th h;
+	setup_log(&h, 6);
+	tvol_fini(&h.fast);
+	assert_int_equal(tvol_init(&h.fast, &h.w, (2 + 16) * 4096ull, true), 0);
+	assert_int_equal(th_open(&h, true), -ENOSPC);
+	th_fini(&h);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_size_and_stats),
+		cmocka_unit_test(test_packing),
+		cmocka_unit_test(test_workload_gc),
+		cmocka_unit_test(test_discard),
+		cmocka_unit_test(test_placement_mismatch),
+		cmocka_unit_test(test_conf_checks),
+		cmocka_unit_test(test_fast_too_small),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
