@@ -96,39 +96,46 @@ void qs_engine_conf_default(struct qs_engine_conf *c)
 	c->policy.max_age_ms = 0;
 }
 
-int qs_engine_conf_check(const struct qs_engine_conf *c, char *err, size_t n)
+int qs_engine_conf_check(const struct qs_engine_conf *c, struct qs_conf_err *err)
 {
-#define BAD(...) do { if (err) snprintf(err, n, __VA_ARGS__); return -EINVAL; } while (0)
+#define BAD(f, ...) do { if (err) { err->field = QS_CONF_FIELD_##f; \
+	snprintf(err->msg, sizeof(err->msg), __VA_ARGS__); } return -EINVAL; } while (0)
 	if (c->mode != QS_MODE_CACHE && c->mode != QS_MODE_PASSTHROUGH)
-		BAD("mode %d: must be cache or passthrough", (int)c->mode);
-	if (c->iu_bytes < QS_BLOCK_SIZE || (c->iu_bytes & (c->iu_bytes - 1)) ||
-	    c->iu_bytes > (1u << 20))
-		BAD("iu_bytes %u: must be a power of two from 4096 to 1048576", c->iu_bytes);
-	if (c->segment_blocks < 2 || c->segment_blocks > 65536)
-		BAD("segment_blocks %u: must be 2 to 65536", c->segment_blocks);
+		BAD(MODE, "mode %d: must be cache or passthrough", (int)c->mode);
+	if (c->iu_bytes < QS_CONF_IU_MIN || (c->iu_bytes & (c->iu_bytes - 1)) ||
+	    c->iu_bytes > QS_CONF_IU_MAX)
+		BAD(IU_BYTES, "iu_bytes %u: must be a power of two from %u to %u", c->iu_bytes,
+		    QS_CONF_IU_MIN, QS_CONF_IU_MAX);
+	if (c->segment_blocks < QS_CONF_SEGMENT_BLOCKS_MIN ||
+	    c->segment_blocks > QS_CONF_SEGMENT_BLOCKS_MAX)
+		BAD(SEGMENT_BLOCKS, "segment_blocks %u: must be %u to %u", c->segment_blocks,
+		    QS_CONF_SEGMENT_BLOCKS_MIN, QS_CONF_SEGMENT_BLOCKS_MAX);
 	if (c->group_commit_blocks < 2 || c->group_commit_blocks > c->segment_blocks)
-		BAD("group_commit_blocks %u: must be 2 to segment_blocks (%u)",
+		BAD(GROUP_COMMIT_BLOCKS, "group_commit_blocks %u: must be 2 to segment_blocks (%u)",
 		    c->group_commit_blocks, c->segment_blocks);
-	if (c->log_qd < 1 || c->log_qd > 64)
-		BAD("log_qd %u: must be 1 to 64", c->log_qd);
-	if (c->destage_qd < 1 || c->destage_qd > 1024)
-		BAD("destage_qd %u: must be 1 to 1024", c->destage_qd);
+	if (c->log_qd < 1 || c->log_qd > QS_CONF_LOG_QD_MAX)
+		BAD(LOG_QD, "log_qd %u: must be 1 to %u", c->log_qd, QS_CONF_LOG_QD_MAX);
+	if (c->destage_qd < 1 || c->destage_qd > QS_CONF_DESTAGE_QD_MAX)
+		BAD(DESTAGE_QD, "destage_qd %u: must be 1 to %u", c->destage_qd,
+		    QS_CONF_DESTAGE_QD_MAX);
 	if (c->dram_buffer_bytes % QS_BLOCK_SIZE)
-		BAD("dram_buffer_bytes %llu: must be a multiple of 4096",
+		BAD(DRAM_BUFFER_BYTES, "dram_buffer_bytes %llu: must be a multiple of 4096",
 		    (unsigned long long)c->dram_buffer_bytes);
 	if (c->bypass_min_bytes && c->bypass_min_bytes % c->iu_bytes)
-		BAD("bypass_min_bytes %llu: must be 0 (off) or a multiple of iu_bytes (%u)",
+		BAD(BYPASS_MIN_BYTES,
+		    "bypass_min_bytes %llu: must be 0 (off) or a multiple of iu_bytes (%u)",
 		    (unsigned long long)c->bypass_min_bytes, c->iu_bytes);
 	if (c->qlc_size % c->iu_bytes)
-		BAD("qlc_size %llu: must be a multiple of iu_bytes (%u)",
+		BAD(QLC_SIZE, "qlc_size %llu: must be a multiple of iu_bytes (%u)",
 		    (unsigned long long)c->qlc_size, c->iu_bytes);
 	const struct qs_policy *p = &c->policy;
 	if (p->order > QS_ORDER_FULLEST)
-		BAD("policy order %d: must be fifo, sweep or fullest", (int)p->order);
+		BAD(POLICY_ORDER, "policy order %d: must be fifo, sweep or fullest", (int)p->order);
 	if (p->partial > QS_PARTIAL_HOLD)
-		BAD("partial %d: must be fill or hold", (int)p->partial);
+		BAD(POLICY_PARTIAL, "partial %d: must be fill or hold", (int)p->partial);
 	if (p->start_pct > 100 || p->urgent_pct > 100 || p->start_pct > p->urgent_pct)
-		BAD("watermarks start %u%%, urgent %u%%: need 0 <= start <= urgent <= 100",
+		BAD(POLICY_WATERMARKS,
+		    "watermarks start %u%%, urgent %u%%: need 0 <= start <= urgent <= 100",
 		    p->start_pct, p->urgent_pct);
 	return 0;
 #undef BAD
@@ -1353,7 +1360,7 @@ int qs_engine_set_policy(struct qs_engine *e, const struct qs_policy *p)
 {
 	struct qs_engine_conf c = e->conf;
 	c.policy = *p;
-	int rc = qs_engine_conf_check(&c, NULL, 0);
+	int rc = qs_engine_conf_check(&c, NULL);
 	if (rc)
 		return rc;
 	e->conf.policy = *p;
@@ -1396,7 +1403,7 @@ struct qs_engine *qs_engine_open(const struct qs_env *env, struct qs_vol *fast,
 	struct qs_engine_conf c = *conf;
 	if (!c.qlc_size)
 		c.qlc_size = qlc->size / c.iu_bytes * c.iu_bytes;
-	if (qs_engine_conf_check(&c, NULL, 0) || c.qlc_size > qlc->size ||
+	if (qs_engine_conf_check(&c, NULL) || c.qlc_size > qlc->size ||
 	    (c.mode == QS_MODE_CACHE && !fast)) {
 		errno = EINVAL;
 		return NULL;

@@ -43,13 +43,14 @@ struct cfg_key {
 static const struct cfg_key cfg_keys[] = {
 	{"devices", "fast", CFG_STR, OFF(fast), 0, 0, NULL, false},
 	{"devices", "qlc", CFG_QLC, OFF(qlc), 0, 0, NULL, false},
-	{"devices", "iu", CFG_IU, OFF(iu_bytes), 4 * KIB, 1 * MIB, NULL, false},
+	{"devices", "iu", CFG_IU, OFF(iu_bytes), QS_CONF_IU_MIN, QS_CONF_IU_MAX, NULL, false},
 	{"engine", "mode", CFG_ENUM, OFF(engine.mode), 0, 0, "cache|passthrough", true},
-	{"engine", "segment_blocks", CFG_U32, OFF(engine.segment_blocks), 2, 65536, NULL, true},
-	{"engine", "group_commit_blocks", CFG_U32, OFF(engine.group_commit_blocks), 2, 65536, NULL,
-	 true},
-	{"engine", "log_qd", CFG_U32, OFF(engine.log_qd), 1, 64, NULL, true},
-	{"engine", "destage_qd", CFG_U32, OFF(engine.destage_qd), 1, 1024, NULL, true},
+	{"engine", "segment_blocks", CFG_U32, OFF(engine.segment_blocks), QS_CONF_SEGMENT_BLOCKS_MIN,
+	 QS_CONF_SEGMENT_BLOCKS_MAX, NULL, true},
+	{"engine", "group_commit_blocks", CFG_U32, OFF(engine.group_commit_blocks), 2,
+	 QS_CONF_SEGMENT_BLOCKS_MAX, NULL, true},
+	{"engine", "log_qd", CFG_U32, OFF(engine.log_qd), 1, QS_CONF_LOG_QD_MAX, NULL, true},
+	{"engine", "destage_qd", CFG_U32, OFF(engine.destage_qd), 1, QS_CONF_DESTAGE_QD_MAX, NULL, true},
 	{"engine", "dram_buffer", CFG_SIZE64, OFF(engine.dram_buffer_bytes), 0, TIB, NULL, true},
 	{"engine", "bypass_min", CFG_SIZE64, OFF(engine.bypass_min_bytes), 0, GIB, NULL, true},
 	{"engine", "size", CFG_SIZE64, OFF(engine.qlc_size), 0, 1024 * TIB, NULL, true},
@@ -624,36 +625,37 @@ int qs_config_key_line(const struct qs_config *c, const char *name)
 	return i >= 0 && c->set[i] ? c->line[i] : 0;
 }
 
-/* The engine's message starts with its field name; these are the keys. */
+/* The keys behind each field the engine's check can reject. */
 static const struct {
-	const char *field, *key, *also;
+	enum qs_conf_field field;
+	const char *key, *also; /* also: the partner key the bound comes from */
 } cfg_engine_fields[] = {
-	{"mode ", "engine.mode", NULL},
-	{"iu_bytes ", "devices.iu", NULL},
-	{"segment_blocks ", "engine.segment_blocks", NULL},
-	{"group_commit_blocks ", "engine.group_commit_blocks", "engine.segment_blocks"},
-	{"log_qd ", "engine.log_qd", NULL},
-	{"destage_qd ", "engine.destage_qd", NULL},
-	{"dram_buffer_bytes ", "engine.dram_buffer", NULL},
-	{"bypass_min_bytes ", "engine.bypass_min", "devices.iu"},
-	{"qlc_size ", "engine.size", "devices.iu"},
-	{"policy order ", "policy.order", NULL},
-	{"partial ", "policy.partial", NULL},
-	{"watermarks ", "policy.start_pct", "policy.urgent_pct"},
+	{QS_CONF_FIELD_MODE, "engine.mode", NULL},
+	{QS_CONF_FIELD_IU_BYTES, "devices.iu", NULL},
+	{QS_CONF_FIELD_SEGMENT_BLOCKS, "engine.segment_blocks", NULL},
+	{QS_CONF_FIELD_GROUP_COMMIT_BLOCKS, "engine.group_commit_blocks", "engine.segment_blocks"},
+	{QS_CONF_FIELD_LOG_QD, "engine.log_qd", NULL},
+	{QS_CONF_FIELD_DESTAGE_QD, "engine.destage_qd", NULL},
+	{QS_CONF_FIELD_DRAM_BUFFER_BYTES, "engine.dram_buffer", NULL},
+	{QS_CONF_FIELD_BYPASS_MIN_BYTES, "engine.bypass_min", "devices.iu"},
+	{QS_CONF_FIELD_QLC_SIZE, "engine.size", "devices.iu"},
+	{QS_CONF_FIELD_POLICY_ORDER, "policy.order", NULL},
+	{QS_CONF_FIELD_POLICY_PARTIAL, "policy.partial", NULL},
+	{QS_CONF_FIELD_POLICY_WATERMARKS, "policy.start_pct", "policy.urgent_pct"},
 };
 
 int qs_config_check_engine(const struct qs_config *c, const struct qs_engine_conf *conf,
 			   char *err, size_t errlen)
 {
-	char msg[256];
+	struct qs_conf_err why;
 
-	if (qs_engine_conf_check(conf, msg, sizeof(msg)) == 0)
+	if (qs_engine_conf_check(conf, &why) == 0)
 		return 0;
 	for (size_t i = 0; i < sizeof(cfg_engine_fields) / sizeof(cfg_engine_fields[0]); i++) {
 		const char *key = cfg_engine_fields[i].key, *also = cfg_engine_fields[i].also;
 		int line;
 
-		if (strncmp(msg, cfg_engine_fields[i].field, strlen(cfg_engine_fields[i].field)))
+		if (cfg_engine_fields[i].field != why.field)
 			continue;
 		/* Point at the key the file set: the named one, else its partner. */
 		if (!qs_config_is_set(c, key) && also && qs_config_is_set(c, also))
@@ -661,11 +663,11 @@ int qs_config_check_engine(const struct qs_config *c, const struct qs_engine_con
 		line = qs_config_key_line(c, key);
 		if (line)
 			return cfg_err(err, errlen, "%s:%d: key '%s' conflicts with the engine's "
-				       "settings: %s", c->file, line, key, msg);
+				       "settings: %s", c->file, line, key, why.msg);
 		return cfg_err(err, errlen, "%s: key '%s' (engine default, not in the file) "
-			       "conflicts with the engine's settings: %s", c->file, key, msg);
+			       "conflicts with the engine's settings: %s", c->file, key, why.msg);
 	}
-	return cfg_err(err, errlen, "%s: engine settings: %s", c->file, msg);
+	return cfg_err(err, errlen, "%s: engine settings: %s", c->file, why.msg);
 }
 
 void qs_config_engine_conf(const struct qs_config *c, struct qs_engine_conf *conf)

@@ -59,6 +59,11 @@ static void m_logmul(struct qs_fmt_sb *s) { s->log_blocks = 497; }
 static void m_logbig(struct qs_fmt_sb *s) { s->log_blocks = 512; }
 static void m_fast(struct qs_fmt_sb *s) { s->fast_size = FAST * 2; }
 static void m_qlc(struct qs_fmt_sb *s) { s->qlc_size = 65536 + 4096; }
+static void m_qlc0(struct qs_fmt_sb *s) { s->qlc_size = 0; }
+static void m_iupow(struct qs_fmt_sb *s) { s->iu_bytes = 1u << 25; }
+static void m_segbig(struct qs_fmt_sb *s) { s->segment_blocks = (1u << 20) + 1; }
+static void m_log0(struct qs_fmt_sb *s) { s->log_blocks = 0; }
+static void m_headseq(struct qs_fmt_sb *s) { s->flags = QS_SB_CLEAN; s->head_pos = 120; s->head_seq = 6; }
 static void m_flags(struct qs_fmt_sb *s) { s->flags = 0x8; }
 static void m_head(struct qs_fmt_sb *s) { s->flags = QS_SB_CLEAN; s->head_pos = 50; }
 static void m_headfar(struct qs_fmt_sb *s) { s->flags = QS_SB_CLEAN; s->head_pos = 100 + 497; s->head_seq = 9; }
@@ -72,16 +77,21 @@ static void test_sb_branches(void **st)
 	assert_int_equal(sb_with(m_version, 0), QS_FMT_BAD_VERSION);
 	assert_int_equal(sb_with(m_byte, 0), QS_FMT_BAD_CRC);
 	assert_int_equal(sb_with(m_size, 1), QS_FMT_BAD_SIZE);
-	assert_int_equal(sb_with(m_iu, 1), QS_FMT_BAD_GEOMETRY);
-	assert_int_equal(sb_with(m_seg, 1), QS_FMT_BAD_GEOMETRY);
-	assert_int_equal(sb_with(m_start, 1), QS_FMT_BAD_GEOMETRY);
-	assert_int_equal(sb_with(m_logmul, 1), QS_FMT_BAD_GEOMETRY);
-	assert_int_equal(sb_with(m_logbig, 1), QS_FMT_BAD_GEOMETRY);
-	assert_int_equal(sb_with(m_fast, 1), QS_FMT_BAD_GEOMETRY);
-	assert_int_equal(sb_with(m_qlc, 1), QS_FMT_BAD_GEOMETRY);
+	assert_int_equal(sb_with(m_iu, 1), QS_FMT_BAD_IU_BYTES);
+	assert_int_equal(sb_with(m_seg, 1), QS_FMT_BAD_SEGMENT_BLOCKS);
+	assert_int_equal(sb_with(m_start, 1), QS_FMT_BAD_LOG_START);
+	assert_int_equal(sb_with(m_logmul, 1), QS_FMT_BAD_LOG_BLOCKS);
+	assert_int_equal(sb_with(m_logbig, 1), QS_FMT_BAD_LOG_BLOCKS);
+	assert_int_equal(sb_with(m_fast, 1), QS_FMT_BAD_FAST_SIZE);
+	assert_int_equal(sb_with(m_qlc, 1), QS_FMT_BAD_QLC_SIZE);
+	assert_int_equal(sb_with(m_qlc0, 1), QS_FMT_BAD_QLC_SIZE);
+	assert_int_equal(sb_with(m_iupow, 1), QS_FMT_BAD_IU_BYTES);
+	assert_int_equal(sb_with(m_segbig, 1), QS_FMT_BAD_SEGMENT_BLOCKS);
+	assert_int_equal(sb_with(m_log0, 1), QS_FMT_BAD_LOG_BLOCKS);
 	assert_int_equal(sb_with(m_flags, 1), QS_FMT_BAD_FLAGS);
-	assert_int_equal(sb_with(m_head, 1), QS_FMT_BAD_POSITION);
-	assert_int_equal(sb_with(m_headfar, 1), QS_FMT_BAD_POSITION);
+	assert_int_equal(sb_with(m_head, 1), QS_FMT_BAD_HEAD_POS);
+	assert_int_equal(sb_with(m_headfar, 1), QS_FMT_BAD_HEAD_POS);
+	assert_int_equal(sb_with(m_headseq, 1), QS_FMT_BAD_HEAD_SEQ);
 	assert_int_equal(sb_with(m_resv, 1), QS_FMT_BAD_RESERVED);
 	/* magic is checked before version, version before CRC */
 	struct qs_fmt_sb sb = good_sb();
@@ -92,8 +102,10 @@ static void test_sb_branches(void **st)
 	sb.version = 9;
 	sb.tail_pos = 1;
 	assert_int_equal(qs_fmt_sb_check(&sb, FAST), QS_FMT_BAD_VERSION);
-	for (int i = QS_FMT_OK; i <= QS_FMT_BAD_RESERVED; i++)
-		assert_non_null(qs_fmt_status_str((enum qs_fmt_status)i));
+	for (int i = QS_FMT_OK; i <= QS_FMT_STATUS_LAST; i++)
+		for (int j = QS_FMT_OK; j < i; j++) /* one message per status */
+			assert_string_not_equal(qs_fmt_status_str((enum qs_fmt_status)i),
+						qs_fmt_status_str((enum qs_fmt_status)j));
 }
 
 static struct qs_fmt_rec *good_rec(const struct qs_fmt_sb *sb, uint64_t pos)
@@ -135,12 +147,12 @@ static void test_rec_branches(void **st)
 	REC_CASE(r->flags = 0x10, 1, QS_FMT_BAD_FLAGS);
 	REC_CASE(r->reserved = 1, 1, QS_FMT_BAD_RESERVED);
 	REC_CASE(r->pad[2] = 1, 1, QS_FMT_BAD_RESERVED);
-	REC_CASE(r->nextents = QS_FMT_REC_MAX_EXTENTS + 1, 1, QS_FMT_BAD_EXTENT);
-	REC_CASE(r->ext[1].kind = 0, 1, QS_FMT_BAD_EXTENT);
-	REC_CASE(r->ext[1].kind = 4, 1, QS_FMT_BAD_EXTENT);
-	REC_CASE(r->ext[1].nblocks = 0, 1, QS_FMT_BAD_EXTENT);
-	REC_CASE(r->ext[1].lba = (16 << 20) / 4096, 1, QS_FMT_BAD_EXTENT);
-	REC_CASE(r->ext[1].lba = (16 << 20) / 4096 - 1, 1, QS_FMT_BAD_EXTENT);
+	REC_CASE(r->nextents = QS_FMT_REC_MAX_EXTENTS + 1, 1, QS_FMT_BAD_NEXTENTS);
+	REC_CASE(r->ext[1].kind = 0, 1, QS_FMT_BAD_EXTENT_KIND);
+	REC_CASE(r->ext[1].kind = 4, 1, QS_FMT_BAD_EXTENT_KIND);
+	REC_CASE(r->ext[1].nblocks = 0, 1, QS_FMT_BAD_EXTENT_RANGE);
+	REC_CASE(r->ext[1].lba = (16 << 20) / 4096, 1, QS_FMT_BAD_EXTENT_RANGE);
+	REC_CASE(r->ext[1].lba = (16 << 20) / 4096 - 1, 1, QS_FMT_BAD_EXTENT_RANGE);
 	REC_CASE(r->nblocks = 4, 1, QS_FMT_BAD_LENGTH);
 	REC_CASE((r->ext[0].nblocks = 16, r->nblocks = 16), 1, QS_FMT_BAD_LENGTH); /* crosses the segment */
 	REC_CASE((r->flags = QS_REC_VOID, r->nextents = 0), 1, QS_FMT_OK);
@@ -186,6 +198,16 @@ static void test_recovery_corruption(void **st)
 	memcpy(h.fast.cur, h.fast.durable, h.fast.size);
 	assert_int_equal(th_open(&h, false), 0);
 	assert_int_equal(read_ver(&h, 6), 2);
+	th_crash(&h, false);
+
+	/* a copy with a bad field: recovery's warning names that field */
+	struct qs_fmt_sb *bad = qs_fmt_sb_check(sb1, FAST) == QS_FMT_OK ? sb0 : sb1;
+	bad->segment_blocks = 1;
+	qs_fmt_sb_seal(bad);
+	memcpy(h.fast.cur, h.fast.durable, h.fast.size);
+	h.env.warnings[0] = 0;
+	assert_int_equal(th_open(&h, false), 0);
+	assert_non_null(strstr(h.env.warnings, "segment_blocks out of range"));
 	th_crash(&h, false);
 
 	/* both copies bad (one bad CRC, one bad version): refuses, EBADMSG */

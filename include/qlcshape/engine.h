@@ -76,9 +76,46 @@ struct qs_engine_conf {
 /* Fill conf with the defaults documented in conf/qlcshaped.ini. */
 void qs_engine_conf_default(struct qs_engine_conf *conf);
 
-/* Check conf for consistency; on error, write a message naming the field. */
-int qs_engine_conf_check(const struct qs_engine_conf *conf, char *err,
-			 size_t errlen);
+/*
+ * Limits of the fields qs_engine_conf_check bounds on its own, for hosts that
+ * check a value where it is read (the daemon's config reader).
+ */
+#define QS_CONF_IU_MIN 4096u
+#define QS_CONF_IU_MAX (1u << 20)
+#define QS_CONF_SEGMENT_BLOCKS_MIN 2u
+#define QS_CONF_SEGMENT_BLOCKS_MAX 65536u
+#define QS_CONF_LOG_QD_MAX 64u
+#define QS_CONF_DESTAGE_QD_MAX 1024u
+
+/* The field a failed qs_engine_conf_check rejected. */
+enum qs_conf_field {
+	QS_CONF_FIELD_NONE = 0,
+	QS_CONF_FIELD_MODE,
+	QS_CONF_FIELD_IU_BYTES,
+	QS_CONF_FIELD_SEGMENT_BLOCKS,
+	QS_CONF_FIELD_GROUP_COMMIT_BLOCKS, /* bounded by segment_blocks */
+	QS_CONF_FIELD_LOG_QD,
+	QS_CONF_FIELD_DESTAGE_QD,
+	QS_CONF_FIELD_DRAM_BUFFER_BYTES,
+	QS_CONF_FIELD_BYPASS_MIN_BYTES,	   /* a multiple of iu_bytes */
+	QS_CONF_FIELD_QLC_SIZE,		   /* a multiple of iu_bytes */
+	QS_CONF_FIELD_POLICY_ORDER,
+	QS_CONF_FIELD_POLICY_PARTIAL,
+	QS_CONF_FIELD_POLICY_WATERMARKS,   /* start_pct and urgent_pct together */
+};
+
+/* Why qs_engine_conf_check refused a configuration. */
+struct qs_conf_err {
+	enum qs_conf_field field;
+	char msg[160]; /* "FIELD VALUE: must be ...", for a person */
+};
+
+/*
+ * Check conf for consistency: 0, or -EINVAL with, if err is not NULL, the
+ * first field found wrong and a message naming it. Any thread, any time;
+ * reads conf only.
+ */
+int qs_engine_conf_check(const struct qs_engine_conf *conf, struct qs_conf_err *err);
 
 /* Parse a policy name ("fifo", "sweep", "fullest"); -EINVAL if unknown. */
 int qs_policy_parse_order(const char *name, enum qs_order *order);

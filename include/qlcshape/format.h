@@ -109,20 +109,33 @@ static_assert(offsetof(struct qs_fmt_rec, data_crc) == 40, "rec layout");
 static_assert(offsetof(struct qs_fmt_rec, ext) == 48, "rec layout");
 static_assert(offsetof(struct qs_fmt_rec, crc) == 4092, "rec layout");
 
-/* Validation results, one per failure, in the order they are checked. */
+/*
+ * Validation results, one per field, in the order they are checked; each
+ * one's qs_fmt_status_str names the field it rejected.
+ */
 enum qs_fmt_status {
 	QS_FMT_OK = 0,
 	QS_FMT_BAD_MAGIC,
 	QS_FMT_BAD_VERSION,
 	QS_FMT_BAD_CRC,
-	QS_FMT_BAD_SIZE,	/* sb.size */
-	QS_FMT_BAD_GEOMETRY,	/* sb: iu, segment, log range, device size */
-	QS_FMT_BAD_POSITION,	/* sb tail/head, rec.pos outside the log */
-	QS_FMT_BAD_FLAGS,
-	QS_FMT_BAD_EXTENT,	/* rec: nextents, extent kind, lba or length */
-	QS_FMT_BAD_LENGTH,	/* rec: nblocks vs DATA extents or segment */
-	QS_FMT_BAD_RESERVED,	/* nonzero reserved field */
+	QS_FMT_BAD_SIZE,	   /* sb.size */
+	QS_FMT_BAD_IU_BYTES,	   /* sb: not a power of two from 4 KiB to 16 MiB */
+	QS_FMT_BAD_SEGMENT_BLOCKS, /* sb: not 2 to 2^20 */
+	QS_FMT_BAD_LOG_START,	   /* sb: not QS_FMT_LOG_START */
+	QS_FMT_BAD_LOG_BLOCKS,	   /* sb: zero, not whole segments, or past the device */
+	QS_FMT_BAD_FAST_SIZE,	   /* sb: not the device's size */
+	QS_FMT_BAD_QLC_SIZE,	   /* sb: zero or not whole IUs */
+	QS_FMT_BAD_FLAGS,	   /* sb or rec: unknown flag bits */
+	QS_FMT_BAD_HEAD_POS,	   /* sb, CLEAN: head_pos before tail_pos or a log ahead */
+	QS_FMT_BAD_HEAD_SEQ,	   /* sb, CLEAN: head_seq before tail_seq */
+	QS_FMT_BAD_RESERVED,	   /* nonzero reserved field */
+	QS_FMT_BAD_POSITION,	   /* rec.pos: not where the record was found */
+	QS_FMT_BAD_NEXTENTS,	   /* rec: more than QS_FMT_REC_MAX_EXTENTS */
+	QS_FMT_BAD_EXTENT_KIND,	   /* rec: an extent of no known kind */
+	QS_FMT_BAD_EXTENT_RANGE,   /* rec: an extent empty or past the client device */
+	QS_FMT_BAD_LENGTH,	   /* rec.nblocks: not the DATA extents' total, or past the segment */
 };
+#define QS_FMT_STATUS_LAST QS_FMT_BAD_LENGTH
 
 const char *qs_fmt_status_str(enum qs_fmt_status st);
 

@@ -44,6 +44,9 @@ static void env_log(void *ctx, enum qs_log_level lvl, const char *msg)
 	struct tenv *t = ctx;
 	if (lvl <= QS_LOG_ERR)
 		t->logged_errors++;
+	size_t used = strlen(t->warnings);
+	if (lvl <= QS_LOG_WARN)
+		snprintf(t->warnings + used, sizeof(t->warnings) - used, "%s\n", msg);
 	if (t->verbose)
 		fprintf(stderr, "[engine %d] %s\n", (int)lvl, msg);
 }

@@ -22,6 +22,7 @@ struct tenv {
 	uint64_t deadline;
 	bool verbose;
 	uint64_t logged_errors;
+	char warnings[1024]; /* messages at QS_LOG_WARN or worse, one a line, as fit */
 };
 void tenv_init(struct tenv *t);
 
