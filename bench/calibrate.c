@@ -26,7 +26,7 @@
 #include <time.h>
 
 #include "cmds.h"
-#include "model.h"
+#include "host/model.h"
 #include "sim.h"
 
 #define MAX_TESTS 32

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "../daemon/common_env.h"
+#include "host/env.h"
 #include "cmds.h"
 #include "qlcshape/engine.h"
 

@@ -20,13 +20,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../daemon/common_emu_vol.h"
-#include "../daemon/common_env.h"
-#include "../daemon/common_uloop.h"
-#include "../daemon/common_uring_vol.h"
+#include "host/emu_vol.h"
+#include "host/env.h"
+#include "host/uloop.h"
+#include "host/uring_vol.h"
 #include "delta.h"
 #include "hist.h"
-#include "profile.h"
+#include "host/profile.h"
 #include "rating.h"
 #include "rt.h"
 #include "workload.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The bench's real-time driver: the jobs of bench/run.h driven through the
- * real engine on the real clock (qs_henv, daemon/common_env.h) and an
+ * real engine on the real clock (qs_henv, include/host/env.h) and an
  * io_uring loop (qs_uloop), instead of on the simulator.
  *
  *  - dev mode: the QLC and the fast tier are block devices or regular
@@ -10,7 +10,7 @@
  *    command, so a device that holds a mounted file system or is in use
  *    (LVM, MD, another O_EXCL holder) is refused. The runs overwrite both.
  *  - emu mode: both tiers are emulated drives (qs_emu,
- *    daemon/common_emu_vol.h): the device models of sim mode, at the same
+ *    include/host/emu_vol.h): the device models of sim mode, at the same
  *    scale and log size, completing requests in real time. Every run opens
  *    them afresh (the QLC model preconditioned by a sequential fill, as in
  *    sim mode), so runs do not see each other's writes. Timing only, as in

@@ -13,7 +13,7 @@
 
 #include "delta.h"
 #include "hist.h"
-#include "profile.h"
+#include "host/profile.h"
 #include "rating.h"
 #include "run.h"
 #include "sim.h"

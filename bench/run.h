@@ -27,7 +27,7 @@
 #include "qlcshape/engine.h"
 
 #include "job.h"
-#include "model.h"
+#include "host/model.h"
 #include "report.h"
 
 /* What a world is built from. */

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../daemon/common_config.h"
+#include "host/config.h"
 
 static char tmp_path[64];
 

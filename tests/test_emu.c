@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../daemon/common_emu_vol.h"
+#include "host/emu_vol.h"
 
 #define KIB 1024ull
 #define MIB (1024ull * KIB)

@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "../bench/cmds.h"
-#include "../bench/model.h"
-#include "../bench/profile.h"
+#include "host/model.h"
+#include "host/profile.h"
 
 #define KIB 1024ull
 #define MIB (1024ull * KIB)

@@ -29,9 +29,9 @@
 
 #include "../bench/cmds.h"
 #include "../bench/rt.h"
-#include "../daemon/common_env.h"
-#include "../daemon/common_uloop.h"
-#include "../daemon/common_uring_vol.h"
+#include "host/env.h"
+#include "host/uloop.h"
+#include "host/uring_vol.h"
 #include "tprof.h"
 
 #define MIB (1024ull * 1024)

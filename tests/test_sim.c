@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../bench/model.h"
+#include "host/model.h"
 #include "../bench/sim.h"
 
 #define KIB 1024ull

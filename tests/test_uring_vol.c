@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../daemon/common_uring_vol.h"
+#include "host/uring_vol.h"
 
 #define VOL_SIZE (1024u * 1024u)
 

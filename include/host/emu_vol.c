@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* qs_emu: the bench's device model run in real time as a volume (see header). */
-#include "common_emu_vol.h"
+#include "host/emu_vol.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common_uring_vol.h"
+#include "host/uring_vol.h"
 
 struct emu_req {
 	struct qs_emu *e;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* qs_config: strict INI configuration of one daemon instance. */
-#include "common_config.h"
+#include "host/config.h"
 
 #include <ctype.h>
 #include <errno.h>

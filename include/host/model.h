@@ -13,12 +13,12 @@
  * sequence of submissions give the same completion times. It keeps no data
  * (timing and state only).
  */
-#ifndef QS_BENCH_MODEL_H
-#define QS_BENCH_MODEL_H
+#ifndef QS_HOST_MODEL_H
+#define QS_HOST_MODEL_H
 
 #include <stdint.h>
 
-#include "profile.h"
+#include "host/profile.h"
 
 enum qs_model_op {
 	QS_OP_READ = 0,

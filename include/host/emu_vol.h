@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * qs_emu: an emulated drive. The bench's device model (bench/model.h) run in
- * real time: a struct qs_vol whose requests complete no earlier than the
+ * qs_emu: an emulated drive. The device model (host/model.h, the one the
+ * bench simulates) run in real time: a struct qs_vol whose requests complete no earlier than the
  * CLOCK_MONOTONIC time the model gives for them, holding the data in RAM,
  * in a file, or nowhere (timing only). It lets qlcshaped front an emulated
  * QLC drive on a machine that has none (`qlc = emu:PROFILE`), and the
@@ -53,15 +53,15 @@
  * Threading: single-threaded, like every volume: the ops, the loop and
  * every callback on the thread that runs the loop.
  */
-#ifndef QS_COMMON_EMU_VOL_H
-#define QS_COMMON_EMU_VOL_H
+#ifndef QS_HOST_EMU_VOL_H
+#define QS_HOST_EMU_VOL_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../bench/model.h"
-#include "../bench/profile.h"
-#include "common_uloop.h"
+#include "host/model.h"
+#include "host/profile.h"
+#include "host/uloop.h"
 #include "qlcshape/vol.h"
 
 enum qs_emu_backing {

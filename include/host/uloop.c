@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* qs_uloop: a single-threaded io_uring completion dispatcher (see header). */
-#include "common_uloop.h"
+#include "host/uloop.h"
 
 #include <errno.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* qs_prom: statistics in the Prometheus text exposition format. */
-#include "common_prom.h"
+#include "prom.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -12,7 +12,7 @@
  * FTL regions every region has its own pair of streams, its own superblocks
  * and its own share of the spare.
  */
-#include "model.h"
+#include "host/model.h"
 
 #include <errno.h>
 #include <stdio.h>
