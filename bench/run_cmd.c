@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "host/env.h"
+
 #include "cmds.h"
 #include "par.h"
 #include "rt.h"
@@ -52,7 +54,7 @@ struct rc_world {
 
 static uint64_t rc_capacity(const struct rc_world *w)
 {
-	return w->rt ? qs_rt_world_capacity(w->rt) : qs_bench_world_capacity(w->sim);
+	return w->rt ? qs_rt_world_sizes(w->rt)->capacity : qs_bench_world_sizes(w->sim)->capacity;
 }
 
 static int rc_group(struct rc_world *w, const struct qs_job *jobs, size_t n,
@@ -465,10 +467,10 @@ static void rc_describe(const struct rc_opts *o, const struct rc_world *rw,
 	       o->conf.profile, o->conf.fast, (unsigned long long)o->seed);
 	printf("model: %.2f GiB QLC (1/%.0f of the drive), log %.1f MB (--cache %.3g GB scaled "
 	       "alike); drive filled sequentially first\n",
-	       (double)qs_bench_world_capacity(w) / 1073741824.0, scale,
-	       (double)qs_bench_world_log_bytes(w) / 1e6, (double)o->conf.cache_bytes / 1e9);
+	       (double)qs_bench_world_sizes(w)->capacity / 1073741824.0, scale,
+	       (double)qs_bench_world_sizes(w)->log_bytes / 1e6, (double)o->conf.cache_bytes / 1e9);
 	const struct qs_profile *p = qs_bench_world_qlc_profile(w);
-	double rating = qs_bench_world_rating(w);
+	double rating = qs_bench_world_sizes(w)->rating_bytes;
 	if (o->conf.rating_bytes > 0)
 		printf("life: endurance rating %.4g PBW (--rating-pbw), taken as whole-IU writes\n",
 		       rating / 1e15);
@@ -537,7 +539,7 @@ static double rc_clock(clockid_t id)
 
 static double rc_wall(void)
 {
-	return rc_clock(CLOCK_MONOTONIC);
+	return (double)qs_henv_now_ns() / 1e9;
 }
 
 /*

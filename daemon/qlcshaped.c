@@ -40,6 +40,7 @@
 #include "backend_ram.h"
 #include "host/config.h"
 #include "host/env.h"
+#include "host/loop.h"
 #include "prom.h"
 #include "host/uloop.h"
 #include "host/ctl.h"
@@ -844,8 +845,8 @@ static int d_emu_open(struct daemon *d, const struct qs_profile *p, bool cache_m
 	      (unsigned long long)qs_model_capacity(m), qs_model_superblocks(m),
 	      qs_emu_precond_name(ec.precondition), (double)qs_emu_fill_ns(d->qlc_emu) / 1e9,
 	      (double)(qs_henv_now_ns() - t0) / 1e9);
-	faithful = qs_emu_faithful_bytes(p);
-	if (faithful && qs_model_superblocks(m) < p->superblocks)
+	faithful = qs_model_default_bytes(p);
+	if (p->media == QS_MEDIA_NAND && qs_model_superblocks(m) < p->superblocks)
 		d_log("note: the profile's %u superblocks need a model of at least %llu bytes "
 		      "(emu.model_size) for its calibrated garbage collection; this one has %u",
 		      p->superblocks, (unsigned long long)faithful, qs_model_superblocks(m));
@@ -1074,17 +1075,13 @@ int main(int argc, char **argv)
 		d_finish(&d);
 	}
 	while (d.state != D_DONE) {
-		uint64_t t = qs_henv_timeout(&d.henv);
-		uint64_t w = qs_notify_timeout(&d.nt, qs_henv_now_ns());
-
-		ret = qs_uloop_run(&d.loop, w < t ? w : t);
-		if (ret < 0 && ret != -EINTR) {
+		ret = qs_hloop_turn(&d.loop, &d.henv, d.eng,
+				    qs_notify_timeout(&d.nt, qs_henv_now_ns()));
+		if (ret < 0) {
 			d_log("event loop: %s", strerror(-ret));
 			d.exit_code = 1;
 			break;
 		}
-		if (d.eng && qs_henv_expired(&d.henv))
-			qs_engine_timer(d.eng);
 		/* The loop turned: tell systemd's watchdog (see notify.h). */
 		ret = qs_notify_watchdog(&d.nt, qs_henv_now_ns());
 		if (ret < 0)

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "../bench/cmds.h"
+#include "../bench/drive.h"
 #include "../bench/run.h"
 #include "tprof.h"
 
@@ -146,8 +147,8 @@ static struct qs_bench_world *tiny_world(void)
 		fprintf(stderr, "%s\n", err);
 	assert_int_equal(rc, 0);
 	/* 1 GB drive, model of 2^n IUs just below: the log scales with it */
-	assert_true(qs_bench_world_log_bytes(w) >= (15u << 20));
-	assert_true(qs_bench_world_log_bytes(w) <= (16u << 20));
+	assert_true(qs_bench_world_sizes(w)->log_bytes >= (15u << 20));
+	assert_true(qs_bench_world_sizes(w)->log_bytes <= (16u << 20));
 	return w;
 }
 
@@ -165,7 +166,7 @@ static void test_whole_ius(void **state)
 	struct qs_bench_world *w = tiny_world();
 	struct qs_job_file *jf;
 	char err[512];
-	assert_int_equal(qs_job_file_load(job_path, qs_bench_world_capacity(w), &jf, err,
+	assert_int_equal(qs_job_file_load(job_path, qs_bench_world_sizes(w)->capacity, &jf, err,
 					  sizeof(err)), 0);
 	const struct qs_job *job = &jf->jobs[0];
 	struct qs_bench_result on, off;
@@ -203,7 +204,7 @@ static void test_group(void **state)
 	struct qs_bench_world *w = tiny_world();
 	struct qs_job_file *jf;
 	char err[512];
-	assert_int_equal(qs_job_file_load(job_path, qs_bench_world_capacity(w), &jf, err,
+	assert_int_equal(qs_job_file_load(job_path, qs_bench_world_sizes(w)->capacity, &jf, err,
 					  sizeof(err)), 0);
 	assert_int_equal(jf->njobs, 2);
 	assert_false(jf->jobs[1].stonewall);
@@ -246,9 +247,9 @@ static double life_with(const char *qlc, double override_bytes, double *rating)
 	if (rc)
 		fprintf(stderr, "%s\n", err);
 	assert_int_equal(rc, 0);
-	*rating = qs_bench_world_rating(w);
+	*rating = qs_bench_world_sizes(w)->rating_bytes;
 	struct qs_job_file *jf;
-	assert_int_equal(qs_job_file_load(job_path, qs_bench_world_capacity(w), &jf, err,
+	assert_int_equal(qs_job_file_load(job_path, qs_bench_world_sizes(w)->capacity, &jf, err,
 					  sizeof(err)), 0);
 	struct qs_bench_result r;
 	struct qs_bench_variant v = {.shaping = false};

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "../bench/cmds.h"
+#include "../bench/drive.h"
 #include "../bench/rt.h"
 #include "host/env.h"
 #include "host/uloop.h"
@@ -173,7 +174,7 @@ static void check_counts(const struct qs_bench_result *r, uint64_t writes)
 static void check_block(const unsigned char *blk, uint64_t off, bool written)
 {
 	if (written) {
-		if (!qs_rt_stamp_ok(blk, off, SEED))
+		if (!qs_drv_stamp_ok(blk, off, SEED))
 			fail_msg("block at %llu: not stamped for its offset",
 				 (unsigned long long)off);
 	} else {
@@ -279,10 +280,10 @@ static void test_dev_shaping_on(void **state)
 	make_dev(qlc_path, QLC_BYTES);
 	make_dev(fast_path, FAST_BYTES);
 	struct qs_rt_world *w = open_world(true);
-	assert_int_equal(qs_rt_world_capacity(w), QLC_BYTES);
-	assert_int_equal(qs_rt_world_log_bytes(w), FAST_BYTES);
+	assert_int_equal(qs_rt_world_sizes(w)->capacity, QLC_BYTES);
+	assert_int_equal(qs_rt_world_sizes(w)->log_bytes, FAST_BYTES);
 	assert_int_equal(qs_rt_world_iu(w), 65536);
-	struct qs_job_file *jf = load_jobs(fill_fio, qs_rt_world_capacity(w));
+	struct qs_job_file *jf = load_jobs(fill_fio, qs_rt_world_sizes(w)->capacity);
 	assert_int_equal(jf->njobs, 2);
 	struct qs_bench_variant v = {.shaping = true, .order = QS_ORDER_SWEEP};
 	char err[512];
@@ -317,8 +318,8 @@ static void test_dev_shaping_off(void **state)
 	(void)state;
 	make_dev(qlc_path, QLC_BYTES);
 	struct qs_rt_world *w = open_world(false);
-	assert_int_equal(qs_rt_world_log_bytes(w), 0);
-	struct qs_job_file *jf = load_jobs(fill_fio, qs_rt_world_capacity(w));
+	assert_int_equal(qs_rt_world_sizes(w)->log_bytes, 0);
+	struct qs_job_file *jf = load_jobs(fill_fio, qs_rt_world_sizes(w)->capacity);
 	struct qs_bench_variant v = {.shaping = false};
 	char err[512];
 	for (size_t i = 0; i < jf->njobs; i++) {
@@ -359,7 +360,7 @@ static void test_dev_timed_mix(void **state)
 	make_dev(qlc_path, QLC_BYTES);
 	make_dev(fast_path, FAST_BYTES);
 	struct qs_rt_world *w = open_world(true);
-	struct qs_job_file *jf = load_jobs(mix_fio, qs_rt_world_capacity(w));
+	struct qs_job_file *jf = load_jobs(mix_fio, qs_rt_world_sizes(w)->capacity);
 	char err[512];
 	for (int on = 0; on < 2; on++) {
 		struct qs_bench_variant v = {.shaping = on, .order = QS_ORDER_FIFO};
@@ -517,8 +518,8 @@ static struct qs_rt_world *open_emu(void)
 	if (rc)
 		fprintf(stderr, "%s\n", err);
 	assert_int_equal(rc, 0);
-	assert_int_equal(qs_rt_world_capacity(w), 128 * MIB);
-	assert_int_equal(qs_rt_world_log_bytes(w), 17 * MIB);
+	assert_int_equal(qs_rt_world_sizes(w)->capacity, 128 * MIB);
+	assert_int_equal(qs_rt_world_sizes(w)->log_bytes, 17 * MIB);
 	char desc[512];
 	qs_rt_world_describe(w, desc, sizeof(desc));
 	assert_non_null(strstr(desc, "tinyqlc"));
@@ -530,7 +531,7 @@ static void test_emu_fill(void **state)
 {
 	(void)state;
 	struct qs_rt_world *w = open_emu();
-	struct qs_job_file *jf = load_jobs(fill_fio, qs_rt_world_capacity(w));
+	struct qs_job_file *jf = load_jobs(fill_fio, qs_rt_world_sizes(w)->capacity);
 	char err[512];
 	for (int on = 0; on < 2; on++)
 		for (size_t i = 0; i < jf->njobs; i++) {
@@ -571,7 +572,7 @@ static void test_emu_timed_mix(void **state)
 {
 	(void)state;
 	struct qs_rt_world *w = open_emu();
-	struct qs_job_file *jf = load_jobs(mix_fio, qs_rt_world_capacity(w));
+	struct qs_job_file *jf = load_jobs(mix_fio, qs_rt_world_sizes(w)->capacity);
 	char err[512];
 	for (int on = 0; on < 2; on++) {
 		struct qs_bench_variant v = {.shaping = on, .order = QS_ORDER_SWEEP};

@@ -133,15 +133,6 @@ uint64_t qs_emu_mono_time(const struct qs_emu *e, uint64_t model_ns);
 /* Model time the preconditioning fill took (0 for QS_EMU_PRECOND_NONE). */
 uint64_t qs_emu_fill_ns(const struct qs_emu *e);
 
-/*
- * The smallest model capacity that keeps the profile's superblock count
- * (what `qlcshape bench calibrate` uses by default: 2^20 IUs, or more for a
- * wide die stripe; docs/MODEL.md, Scaling), capped at the drive's capacity.
- * A smaller model has fewer, relatively more spare superblocks: its GC is
- * not the calibrated one. 0 for media without GC (SCM).
- */
-uint64_t qs_emu_faithful_bytes(const struct qs_profile *p);
-
 const char *qs_emu_backing_name(enum qs_emu_backing b);
 const char *qs_emu_precond_name(enum qs_emu_precond p);
 

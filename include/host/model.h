@@ -53,6 +53,16 @@ struct qs_model;
  * qs_model_free().
  */
 struct qs_model *qs_model_new(const struct qs_profile *p, uint64_t scaled_capacity);
+
+/*
+ * The default scaled capacity for profile p, the one sim mode, emu mode,
+ * calibrate and the emulated QLC start from (docs/MODEL.md, Scaling): 2^20
+ * IUs, or more where the die stripe is so wide that fewer superblocks than
+ * the profile asks for would fit (GC statistics depend on their count);
+ * at most the drive's capacity, in whole IUs. A smaller model has fewer,
+ * relatively more spare superblocks: its GC is not the calibrated one.
+ */
+uint64_t qs_model_default_bytes(const struct qs_profile *p);
 void qs_model_free(struct qs_model *m);
 
 /* Deep copy of m (state, timelines, counters). NULL with errno on failure. */
