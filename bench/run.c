@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The integrated A/B bench core: one job (or a group of jobs running
- * together), one variant, through the real engine on the simulator. See
+ * The simulator's world for the bench's job driver (bench/drive.h): the
+ * filled drive shared by the runs of one invocation, and for each run a
+ * fresh simulation whose virtual clock the driver waits on. See
  * bench/run.h and docs/BENCH.md.
  */
 #include <errno.h>

@@ -4,8 +4,9 @@
  * real engine (cache/) on the deterministic simulator (bench/sim.h), the
  * QLC device model as the engine's QLC volume and a fast-tier model as its
  * log volume, shaping off (QS_MODE_PASSTHROUGH) and on (QS_MODE_CACHE with
- * a destage policy). Commands: `qlcshape bench run|ab|curve`
- * (qs_cmd_bench_run & co. in cmds.h); docs/BENCH.md describes them.
+ * a destage policy), through the job driver of bench/drive.h. Commands:
+ * `qlcshape bench run|ab|curve` (qs_cmd_bench_run & co. in cmds.h);
+ * docs/BENCH.md describes them.
  *
  * A "world" holds what every run of one invocation shares: the two
  * profiles, the scale, and the QLC model preconditioned once (sequential
