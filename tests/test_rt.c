@@ -34,6 +34,7 @@
 #include "host/uloop.h"
 #include "host/uring_vol.h"
 #include "tprof.h"
+#include "ttmp.h"
 
 #define MIB (1024ull * 1024)
 #define QLC_BYTES (64 * MIB)
@@ -75,14 +76,6 @@ static const char *mix_fio =
 
 static char dir[64], prof_path[96], fprof_path[96], qlc_path[96], fast_path[96];
 
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	assert_int_equal(fputs(text, f) >= 0, 1);
-	assert_int_equal(fclose(f), 0);
-}
-
 /* A fresh file of size bytes of zeroes. */
 static void make_dev(const char *path, uint64_t size)
 {
@@ -98,15 +91,13 @@ static int setup(void **state)
 	(void)state;
 	/* /tmp: ext4 on the development machine, so O_DIRECT is exercised;
 	 * on tmpfs the volumes fall back to buffered I/O and this still runs */
-	snprintf(dir, sizeof(dir), "/tmp/qs_test_rt_XXXXXX");
-	if (!mkdtemp(dir))
-		return -1;
+	ttmp_dir(dir, sizeof(dir), "rt");
 	snprintf(prof_path, sizeof(prof_path), "%s/tiny.ini", dir);
 	snprintf(fprof_path, sizeof(fprof_path), "%s/tinyscm.ini", dir);
-	write_file(fprof_path, tprof_tiny_scm);
+	ttmp_write(fprof_path, tprof_tiny_scm);
 	snprintf(qlc_path, sizeof(qlc_path), "%s/qlc.img", dir);
 	snprintf(fast_path, sizeof(fast_path), "%s/fast.img", dir);
-	write_file(prof_path, tprof_tiny_qlc);
+	ttmp_write(prof_path, tprof_tiny_qlc);
 	return 0;
 }
 
@@ -125,7 +116,7 @@ static struct qs_job_file *load_jobs(const char *text, uint64_t capacity)
 {
 	char path[128], err[512];
 	snprintf(path, sizeof(path), "%s/job.fio", dir);
-	write_file(path, text);
+	ttmp_write(path, text);
 	struct qs_job_file *jf = NULL;
 	int rc = qs_job_file_load(path, capacity, &jf, err, sizeof(err));
 	if (rc)
@@ -466,7 +457,7 @@ static void test_cli(void **state)
 	char job[128], json[128];
 	snprintf(job, sizeof(job), "%s/cli.fio", dir);
 	snprintf(json, sizeof(json), "%s/out.json", dir);
-	write_file(job, fill_fio);
+	ttmp_write(job, fill_fio);
 	make_dev(qlc_path, QLC_BYTES);
 	make_dev(fast_path, FAST_BYTES);
 	char *a1[] = {"run", job, "--mode", "dev", "--yes-overwrite", NULL};
@@ -594,7 +585,7 @@ static void test_emu_cli(void **state)
 	char job[128], json[128];
 	snprintf(job, sizeof(job), "%s/cli.fio", dir);
 	snprintf(json, sizeof(json), "%s/out.json", dir);
-	write_file(job, fill_fio);
+	ttmp_write(job, fill_fio);
 	char *a1[] = {"run", job, "--mode", "emu", "--qlc-dev", qlc_path, NULL};
 	assert_int_equal(cli(6, a1), 2); /* devices are dev mode's */
 	char *a2[] = {"run", job, "--mode", "emu", "--profile", prof_path, "--fast", fprof_path,
