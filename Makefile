@@ -134,14 +134,12 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TESTLIB_OBJS) $(LIBBENCH) $(LIBDAEMON) $(
 
 tests: $(TEST_BINS)
 
-# The shell tests tests/test_{systemd,man}.sh become the programs
-# BUILD/tests/test_{systemd,man}, which scripts/run-tests.sh runs with the
-# others.
-tests: $(BUILD)/tests/test_systemd $(BUILD)/tests/test_man
-$(BUILD)/tests/test_systemd: tests/test_systemd.sh
-	@mkdir -p $(dir $@)
-	$(Q)install -m 755 $< $@
-$(BUILD)/tests/test_man: tests/test_man.sh
+# The shell tests tests/test_{systemd,man,layers}.sh become the programs
+# BUILD/tests/test_{systemd,man,layers}, which scripts/run-tests.sh runs
+# with the others.
+TEST_SCRIPTS := $(patsubst tests/%.sh,$(BUILD)/tests/%,$(wildcard tests/test_*.sh))
+tests: $(TEST_SCRIPTS)
+$(TEST_SCRIPTS): $(BUILD)/tests/%: tests/%.sh
 	@mkdir -p $(dir $@)
 	$(Q)install -m 755 $< $@
 

@@ -334,26 +334,32 @@ static int job_key_rwmix(struct job_build *b, const char *key, const char *v, un
 	return 0;
 }
 
-static int job_key_iodepth(struct job_build *b, const char *key, const char *v, unsigned line,
-			   const char **allowed)
+/* iodepth, numjobs, rate_iops: one integer in a range each */
+static int job_key_count(struct job_build *b, const char *key, const char *v, unsigned line,
+			 const char **allowed)
 {
+	static const struct {
+		const char *allowed;
+		uint64_t min, max;
+	} k[] = {
+		{"an integer from 1 to 65536", 1, 65536},
+		{"an integer from 1 to 1024", 1, 1024},
+		{"an integer from 0 (unrated) to 100000000, one value for reads and writes "
+		 "together", 0, 100000000},
+	};
+	size_t i = key[0] == 'i' ? 0 : key[0] == 'n' ? 1 : 2;
 	uint64_t u;
-	*allowed = "an integer from 1 to 65536";
-	if (parse_uint(v, 1, 65536, &u))
+	*allowed = k[i].allowed;
+	if (parse_uint(v, k[i].min, k[i].max, &u))
 		return -EINVAL;
-	b->job.iodepth = (unsigned)u;
-	return 0;
-}
-
-static int job_key_numjobs(struct job_build *b, const char *key, const char *v, unsigned line,
-			   const char **allowed)
-{
-	uint64_t u;
-	*allowed = "an integer from 1 to 1024";
-	if (parse_uint(v, 1, 1024, &u))
-		return -EINVAL;
-	b->job.numjobs = (unsigned)u;
-	b->line_numjobs = line;
+	if (i == 0) {
+		b->job.iodepth = (unsigned)u;
+	} else if (i == 1) {
+		b->job.numjobs = (unsigned)u;
+		b->line_numjobs = line;
+	} else {
+		b->job.rate_iops = u;
+	}
 	return 0;
 }
 
@@ -441,18 +447,6 @@ static int job_key_bool(struct job_build *b, const char *key, const char *v, uns
 		j->time_based = bv;
 	else
 		j->trace_ignore_time = bv;
-	return 0;
-}
-
-static int job_key_rate_iops(struct job_build *b, const char *key, const char *v,
-			     unsigned line, const char **allowed)
-{
-	uint64_t u;
-	*allowed = "an integer from 0 (unrated) to 100000000, one value "
-		   "for reads and writes together";
-	if (parse_uint(v, 0, 100000000, &u))
-		return -EINVAL;
-	b->job.rate_iops = u;
 	return 0;
 }
 
@@ -544,14 +538,14 @@ static const struct {
 	{"rw", job_key_rw}, {"readwrite", job_key_rw},
 	{"bs", job_key_bs}, {"blocksize", job_key_bs},
 	{"rwmixread", job_key_rwmix}, {"rwmixwrite", job_key_rwmix},
-	{"iodepth", job_key_iodepth},
-	{"numjobs", job_key_numjobs},
+	{"iodepth", job_key_count},
+	{"numjobs", job_key_count},
 	{"size", job_key_span}, {"offset", job_key_span},
 	{"offset_increment", job_key_offset_inc},
 	{"random_distribution", job_key_dist},
 	{"norandommap", job_key_bool}, {"time_based", job_key_bool},
 	{"stonewall", job_key_bool}, {"trace_ignore_time", job_key_bool},
-	{"rate_iops", job_key_rate_iops},
+	{"rate_iops", job_key_count},
 	{"rate_process", job_key_rate_process},
 	{"runtime", job_key_time}, {"ramp_time", job_key_time},
 	{"kb_base", job_key_kb_base},
