@@ -61,23 +61,22 @@ CACHE_SRCS := $(wildcard cache/*.c)
 CACHE_OBJS := $(CACHE_SRCS:%.c=$(BUILD)/%.o)
 LIBCACHE   := $(BUILD)/libqscache.a
 
-# Host-side code shared by the tool and the daemon (env, volumes, config).
-COMMON_SRCS := $(wildcard daemon/common_*.c)
-COMMON_OBJS := $(COMMON_SRCS:%.c=$(BUILD)/%.o)
+# The host layer (include/host/): what both programs and the tests run on
+# a real host or in a model of one: the real-time environment, the io_uring
+# loop and volumes, the config reader, the control client, the device
+# models and profiles, the emulated volume. It includes the engine's
+# headers and nothing from bench/ or daemon/ (docs/ARCHITECTURE.md).
+HOST_SRCS := $(wildcard include/host/*.c)
+HOST_OBJS := $(HOST_SRCS:%.c=$(BUILD)/%.o)
+LIBHOST   := $(BUILD)/libqshost.a
 
 # The qlcshape tool: bench and control commands.
 TOOL_SRCS := $(wildcard bench/*.c)
 TOOL_OBJS := $(TOOL_SRCS:%.c=$(BUILD)/%.o)
 
-# The device model and its profiles (bench/model.c, bench/profile.c) also
-# run in the daemon, under the emulated QLC (daemon/common_emu_vol.c): the
-# daemon links them, and for the tests they sit in libqscommon.a next to the
-# emulated volume that needs them (an archive listed before it could not
-# resolve its references).
-MODEL_OBJS := $(BUILD)/bench/model.o $(BUILD)/bench/profile.o
-
-# The daemon (daemon/qlcshaped*.c and the ublk frontend).
-DAEMON_SRCS := $(filter-out $(COMMON_SRCS),$(wildcard daemon/*.c))
+# The daemon (daemon/qlcshaped.c, the ublk frontend, backends, control
+# socket, Prometheus output).
+DAEMON_SRCS := $(wildcard daemon/*.c)
 DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(BUILD)/%.o)
 
 # Tests: tests/test_*.c, one program each, linked with tests/lib/*.c.
@@ -109,40 +108,38 @@ $(LIBCACHE): $(CACHE_OBJS)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(TOOL): $(TOOL_OBJS) $(COMMON_OBJS) $(LIBCACHE)
+$(TOOL): $(TOOL_OBJS) $(LIBHOST) $(LIBCACHE)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDSAN) -o $@ $^ $(PKG_LIBS) $(INI_LIBS) $(LDLIBS)
 
-$(DAEMON): $(DAEMON_OBJS) $(COMMON_OBJS) $(MODEL_OBJS) $(LIBCACHE)
+$(DAEMON): $(DAEMON_OBJS) $(LIBHOST) $(LIBCACHE)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDSAN) -o $@ $^ $(PKG_LIBS) $(INI_LIBS) $(LDLIBS)
 
 # Tests link the bench and daemon code (all but the programs' mains) as
-# archives, so each test pulls in only the objects it uses.
+# archives, so each test pulls in only the objects it uses; the archives
+# are listed in layer order (each resolves only against those after it).
 LIBBENCH  := $(BUILD)/libqsbench.a
 LIBDAEMON := $(BUILD)/libqsdaemon.a
-LIBCOMMON := $(BUILD)/libqscommon.a
-$(LIBBENCH): $(filter-out $(BUILD)/bench/main.o $(MODEL_OBJS),$(TOOL_OBJS))
+$(LIBBENCH): $(filter-out $(BUILD)/bench/main.o,$(TOOL_OBJS))
 $(LIBDAEMON): $(filter-out $(BUILD)/daemon/qlcshaped.o,$(DAEMON_OBJS))
-$(LIBCOMMON): $(COMMON_OBJS) $(MODEL_OBJS)
-$(LIBBENCH) $(LIBDAEMON) $(LIBCOMMON):
+$(LIBHOST): $(HOST_OBJS)
+$(LIBBENCH) $(LIBDAEMON) $(LIBHOST):
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^ $(if $^,,--)
 
-$(BUILD)/tests/%: $(BUILD)/tests/%.o $(TESTLIB_OBJS) $(LIBBENCH) $(LIBDAEMON) $(LIBCOMMON) $(LIBCACHE)
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(TESTLIB_OBJS) $(LIBBENCH) $(LIBDAEMON) $(LIBHOST) $(LIBCACHE)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDSAN) -o $@ $^ $(CMOCKA_LIBS) $(PKG_LIBS) $(INI_LIBS) $(LDLIBS)
 
 tests: $(TEST_BINS)
 
-# The shell tests tests/test_{systemd,man}.sh become the programs
-# BUILD/tests/test_{systemd,man}, which scripts/run-tests.sh runs with the
-# others.
-tests: $(BUILD)/tests/test_systemd $(BUILD)/tests/test_man
-$(BUILD)/tests/test_systemd: tests/test_systemd.sh
-	@mkdir -p $(dir $@)
-	$(Q)install -m 755 $< $@
-$(BUILD)/tests/test_man: tests/test_man.sh
+# The shell tests tests/test_{systemd,man,layers}.sh become the programs
+# BUILD/tests/test_{systemd,man,layers}, which scripts/run-tests.sh runs
+# with the others.
+TEST_SCRIPTS := $(patsubst tests/%.sh,$(BUILD)/tests/%,$(wildcard tests/test_*.sh))
+tests: $(TEST_SCRIPTS)
+$(TEST_SCRIPTS): $(BUILD)/tests/%: tests/%.sh
 	@mkdir -p $(dir $@)
 	$(Q)install -m 755 $< $@
 

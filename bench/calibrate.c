@@ -26,7 +26,9 @@
 #include <time.h>
 
 #include "cmds.h"
-#include "model.h"
+#include "host/env.h"
+#include "host/model.h"
+#include "host/rand.h"
 #include "sim.h"
 
 #define MAX_TESTS 32
@@ -105,14 +107,6 @@ struct loop_slot {
 	uint64_t t_submit;
 };
 
-static uint64_t cal_rand(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
-}
-
 static void loop_issue(struct loop_slot *sl);
 
 static void loop_issue_cb(void *arg, int result)
@@ -189,7 +183,7 @@ static void loop_issue(struct loop_slot *sl)
 		off = l->seq_next;
 		l->seq_next += l->bs;
 	} else {
-		off = (cal_rand(&l->rng) % (l->span_len / l->bs)) * l->bs;
+		off = (qs_splitmix64(&l->rng) % (l->span_len / l->bs)) * l->bs;
 	}
 	off += l->span_off;
 	sl->t_submit = qs_sim_now(l->sim);
@@ -680,18 +674,7 @@ int qs_cmd_bench_calibrate(int argc, char **argv)
 	int nmeth, ntests;
 	if (load_tests(path, meth, &nmeth, tests, &ntests))
 		return 1;
-	/*
-	 * Default scale: 2^20 IUs, or more where the die stripe is so large
-	 * that fewer superblocks than the profile asks for would fit (GC
-	 * statistics depend on their count; see docs/MODEL.md).
-	 */
-	uint64_t scaled = (uint64_t)p.iu_bytes << 20;
-	if (p.media == QS_MEDIA_NAND) {
-		double stripe = (double)qs_profile_dies(&p) * p.unit_ius * p.iu_bytes;
-		double need = stripe * p.superblocks / (1.0 + p.op_pct / 100.0);
-		if (need > (double)scaled)
-			scaled = (uint64_t)need;
-	}
+	uint64_t scaled = qs_model_default_bytes(&p);
 	if (scale_gib > 0)
 		scaled = (uint64_t)(scale_gib * 1073741824.0);
 	if (scaled > p.capacity_bytes)
@@ -700,15 +683,14 @@ int qs_cmd_bench_calibrate(int argc, char **argv)
 
 	struct cal_point pts[MAX_POINTS];
 	int npts = 0;
-	struct timespec w0, w1;
-	clock_gettime(CLOCK_MONOTONIC, &w0);
+	uint64_t w0 = qs_henv_now_ns();
 	printf("profile %s (%s), model capacity %.2f GiB (1/%.0f of %.2f TB)\n", p.name, path,
 	       (double)scaled / 1073741824.0, (double)p.capacity_bytes / (double)scaled,
 	       (double)p.capacity_bytes / 1e12);
 	for (int i = 0; i < nmeth; i++)
 		if (run_method(&p, scaled, &meth[i], tests, ntests, pts, &npts, verbose))
 			return 1;
-	clock_gettime(CLOCK_MONOTONIC, &w1);
+	double wall = (double)(qs_henv_now_ns() - w0) / 1e9;
 
 	printf("\n%-58s %-5s %12s %12s %8s\n", "point", "unit", "published", "model", "error");
 	double worst[2] = {0, 0}; /* [goal] */
@@ -721,7 +703,6 @@ int qs_cmd_bench_calibrate(int argc, char **argv)
 		printf("%-58s %-5s %12.6g %12.6g %+7.1f%%%s\n", pts[i].name, pts[i].unit,
 		       pts[i].published, pts[i].model, e, pts[i].goal ? "" : "  (context)");
 	}
-	double wall = (double)(w1.tv_sec - w0.tv_sec) + (double)(w1.tv_nsec - w0.tv_nsec) / 1e9;
 	/* The goal's points (methods with goal = 1) and the others, each with its worst. */
 	printf("\n%d points: %d goal points, worst error %.1f%%", npts, ngoal, worst[1]);
 	if (npts > ngoal)

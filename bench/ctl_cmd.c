@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * qlcshape stats | policy set | drain: talk to a running qlcshaped through
- * its control socket (protocol in daemon/common_ctl.h). The socket is found
+ * its control socket (protocol in include/host/ctl.h). The socket is found
  * in the instance's config file (daemon.control_socket), or given directly.
  */
 #include <getopt.h>
@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../daemon/common_config.h"
-#include "../daemon/common_ctl.h"
+#include "host/config.h"
+#include "host/ctl.h"
 #include "cmds.h"
 
 struct ctl_opts {

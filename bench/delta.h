@@ -10,7 +10,7 @@
 
 #include "qlcshape/engine.h"
 
-#include "model.h"
+#include "host/model.h"
 
 /*
  * d = b - a for every counter of the engine statistics; the gauges

@@ -15,7 +15,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "../daemon/common_env.h"
+#include "host/env.h"
+#include "host/rand.h"
 #include "cmds.h"
 #include "qlcshape/engine.h"
 
@@ -142,14 +143,6 @@ struct world {
 	uint64_t rng;
 };
 
-static uint64_t rnd(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 static void flag_cb(void *arg, int res)
 {
 	struct world *w = arg;
@@ -223,7 +216,7 @@ static uint64_t run(struct world *w, char op, uint64_t n, uint64_t bs, uint64_t 
 	uint64_t slots = span / bs;
 	while (issued < n || w->inflight) {
 		while (w->inflight < QD && issued < n) {
-			uint64_t off = span_base + rnd(&w->rng) % slots * bs;
+			uint64_t off = span_base + qs_splitmix64(&w->rng) % slots * bs;
 			unsigned char *b = bufs + (issued % QD) * bs;
 			int rc = op == 'w' ? qs_engine_write(w->e, off, bs, b, 0, io_cb, w)
 					   : qs_engine_read(w->e, off, bs, b, io_cb, w);
@@ -306,7 +299,7 @@ int qs_cmd_bench_engine(int argc, char **argv)
 		return 1;
 	uint64_t s = 7;
 	for (size_t i = 0; i < QD * 65536 / 8; i++)
-		((uint64_t *)bufs)[i] = rnd(&s);
+		((uint64_t *)bufs)[i] = qs_splitmix64(&s);
 	struct result res[6];
 	memset(res, 0, sizeof(res));
 	struct world w;
@@ -324,7 +317,7 @@ int qs_cmd_bench_engine(int argc, char **argv)
 		memset(dst, 0, region);
 		uint64_t r = 1, t0 = qs_henv_now_ns();
 		for (uint64_t i = 0; i < n; i++)
-			memcpy(dst + rnd(&r) % (region / BS) * BS, bufs + (i % QD) * BS, BS);
+			memcpy(dst + qs_splitmix64(&r) % (region / BS) * BS, bufs + (i % QD) * BS, BS);
 		put(&res[5], "memcpy_4k", n, qs_henv_now_ns() - t0);
 		munmap(dst, region);
 	}

@@ -280,207 +280,292 @@ static int parse_pct_size(const char *v, unsigned kb_base, struct pct_size *ps)
 	return 0;
 }
 
-/* Apply one key to b. On a bad value, *allowed says what would be fine. */
+/*
+ * The job file's keys. Each handler applies one value to b, with key the
+ * name it was given under; on a bad value it returns -EINVAL and *allowed
+ * says what would be fine.
+ */
+typedef int (*job_key_fn)(struct job_build *b, const char *key, const char *v, unsigned line,
+			  const char **allowed);
+
+static int job_key_rw(struct job_build *b, const char *key, const char *v, unsigned line,
+		      const char **allowed)
+{
+	static const struct {
+		const char *name;
+		enum qs_job_rw rw;
+	} rws[] = {
+		{"read", QS_RW_READ}, {"write", QS_RW_WRITE},
+		{"randread", QS_RW_RANDREAD}, {"randwrite", QS_RW_RANDWRITE},
+		{"rw", QS_RW_RW}, {"readwrite", QS_RW_RW},
+		{"randrw", QS_RW_RANDRW},
+	};
+	*allowed = "read, write, randread, randwrite, rw (readwrite), randrw";
+	for (size_t i = 0; i < sizeof(rws) / sizeof(rws[0]); i++) {
+		if (!strcasecmp(v, rws[i].name)) {
+			b->job.rw = rws[i].rw;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int job_key_bs(struct job_build *b, const char *key, const char *v, unsigned line,
+		      const char **allowed)
+{
+	uint64_t u;
+	*allowed = "a size that is a multiple of 4k, from 4k to 16m "
+		   "(one value for reads and writes)";
+	if (qs_job_parse_size(v, b->kb_base, &u) || !u || u % 4096 || u > (16u << 20))
+		return -EINVAL;
+	b->job.bs = u;
+	b->line_bs = line;
+	return 0;
+}
+
+static int job_key_rwmix(struct job_build *b, const char *key, const char *v, unsigned line,
+			 const char **allowed)
+{
+	uint64_t u;
+	*allowed = "an integer percentage from 0 to 100";
+	if (parse_uint(v, 0, 100, &u))
+		return -EINVAL;
+	b->job.rwmixread = key[5] == 'r' ? (unsigned)u : 100 - (unsigned)u;
+	return 0;
+}
+
+/* iodepth, numjobs, rate_iops: one integer in a range each */
+static int job_key_count(struct job_build *b, const char *key, const char *v, unsigned line,
+			 const char **allowed)
+{
+	static const struct {
+		const char *allowed;
+		uint64_t min, max;
+	} k[] = {
+		{"an integer from 1 to 65536", 1, 65536},
+		{"an integer from 1 to 1024", 1, 1024},
+		{"an integer from 0 (unrated) to 100000000, one value for reads and writes "
+		 "together", 0, 100000000},
+	};
+	size_t i = key[0] == 'i' ? 0 : key[0] == 'n' ? 1 : 2;
+	uint64_t u;
+	*allowed = k[i].allowed;
+	if (parse_uint(v, k[i].min, k[i].max, &u))
+		return -EINVAL;
+	if (i == 0) {
+		b->job.iodepth = (unsigned)u;
+	} else if (i == 1) {
+		b->job.numjobs = (unsigned)u;
+		b->line_numjobs = line;
+	} else {
+		b->job.rate_iops = u;
+	}
+	return 0;
+}
+
+/* size and offset: a size or a percentage of the capacity */
+static int job_key_span(struct job_build *b, const char *key, const char *v, unsigned line,
+			const char **allowed)
+{
+	struct pct_size *ps = key[0] == 's' ? &b->size : &b->offset;
+	*allowed = "a size (4k, 1m, 1g...) or a percentage of the "
+		   "capacity (5%), a multiple of 4k";
+	if (parse_pct_size(v, b->kb_base, ps))
+		return -EINVAL;
+	if (!ps->pct && ps->bytes % 4096)
+		return -EINVAL;
+	if (key[0] == 's' && !ps->pct && !ps->bytes)
+		return -EINVAL;
+	ps->line = line;
+	return 0;
+}
+
+static int job_key_offset_inc(struct job_build *b, const char *key, const char *v,
+			      unsigned line, const char **allowed)
+{
+	uint64_t u;
+	*allowed = "a size that is a multiple of 4k";
+	if (qs_job_parse_size(v, b->kb_base, &u) || u % 4096)
+		return -EINVAL;
+	b->job.offset_increment = u;
+	b->line_offset_inc = line;
+	return 0;
+}
+
+/* random_distribution: NAME[:PARAM], PARAM checked per distribution */
+static int job_key_dist(struct job_build *b, const char *key, const char *v, unsigned line,
+			const char **allowed)
+{
+	struct qs_job *j = &b->job;
+	const char *colon = strchr(v, ':');
+	size_t n = colon ? (size_t)(colon - v) : strlen(v);
+	double p = NAN;
+	*allowed = "random, zipf[:theta] (theta > 0, not 1; default 1.1), "
+		   "pareto[:h] (0 < h < 1; default 0.2)";
+	if (colon) {
+		char *end;
+		p = strtod(colon + 1, &end);
+		if (end == colon + 1 || *end)
+			return -EINVAL;
+	}
+	if (n == 6 && !strncasecmp(v, "random", n) && !colon) {
+		j->dist = QS_DIST_RANDOM;
+		p = 0;
+	} else if (n == 4 && !strncasecmp(v, "zipf", n)) {
+		if (!colon)
+			p = 1.1;
+		if (!(p > 0) || p == 1.0 || p > 100)
+			return -EINVAL;
+		j->dist = QS_DIST_ZIPF;
+	} else if (n == 6 && !strncasecmp(v, "pareto", n)) {
+		if (!colon)
+			p = 0.2;
+		if (!(p > 0 && p < 1))
+			return -EINVAL;
+		j->dist = QS_DIST_PARETO;
+	} else {
+		return -EINVAL;
+	}
+	j->dist_param = p;
+	return 0;
+}
+
+/* norandommap, time_based, stonewall, trace_ignore_time */
+static int job_key_bool(struct job_build *b, const char *key, const char *v, unsigned line,
+			const char **allowed)
+{
+	struct qs_job *j = &b->job;
+	bool bv;
+	*allowed = "0 or 1 (also true/false, yes/no, on/off)";
+	if (parse_bool(v, &bv))
+		return -EINVAL;
+	if (key[0] == 'n')
+		j->norandommap = bv;
+	else if (key[0] == 's')
+		j->stonewall = bv;
+	else if (key[1] == 'i')
+		j->time_based = bv;
+	else
+		j->trace_ignore_time = bv;
+	return 0;
+}
+
+static int job_key_rate_process(struct job_build *b, const char *key, const char *v,
+				unsigned line, const char **allowed)
+{
+	*allowed = "linear, poisson";
+	if (!strcasecmp(v, "linear"))
+		b->job.rate_process = QS_RATE_LINEAR;
+	else if (!strcasecmp(v, "poisson"))
+		b->job.rate_process = QS_RATE_POISSON;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/* runtime, ramp_time */
+static int job_key_time(struct job_build *b, const char *key, const char *v, unsigned line,
+			const char **allowed)
+{
+	uint64_t u;
+	*allowed = "a time up to 30 days: seconds, or a number with us, "
+		   "ms, s, m, h or d (500ms, 2s, 1m)";
+	if (qs_job_parse_time(v, NS_PER_S, &u) || u > 30 * 86400 * NS_PER_S)
+		return -EINVAL;
+	*(key[1] == 'u' ? &b->job.runtime_ns : &b->job.ramp_time_ns) = u;
+	return 0;
+}
+
+static int job_key_kb_base(struct job_build *b, const char *key, const char *v, unsigned line,
+			   const char **allowed)
+{
+	uint64_t u;
+	*allowed = "1024 or 1000";
+	if (parse_uint(v, 1000, 1024, &u) || (u != 1000 && u != 1024))
+		return -EINVAL;
+	b->kb_base = (unsigned)u;
+	return 0;
+}
+
+static int job_key_trace(struct job_build *b, const char *key, const char *v, unsigned line,
+			 const char **allowed)
+{
+	*allowed = "a path to a trace file (relative to the current "
+		   "directory)";
+	if (!*v)
+		return -EINVAL;
+	char *p = strdup(v);
+	if (!p)
+		return -ENOMEM;
+	free(b->job.trace);
+	b->job.trace = p;
+	b->line_trace = line;
+	return 0;
+}
+
+static int job_key_trace_format(struct job_build *b, const char *key, const char *v,
+				unsigned line, const char **allowed)
+{
+	*allowed = "auto, mqsim, msr, iolog";
+	return qs_trace_format_parse(v, &b->job.trace_format);
+}
+
+static int job_key_timescale(struct job_build *b, const char *key, const char *v,
+			     unsigned line, const char **allowed)
+{
+	char *end;
+	*allowed = "a number above 0 and at most 1000000 (1 = time "
+		   "stamps as they are, 0.5 = twice as fast)";
+	double d = strtod(v, &end);
+	if (end == v || *end || !(d > 0 && d <= 1e6))
+		return -EINVAL;
+	b->job.trace_timescale = d;
+	return 0;
+}
+
+/* fio options with no meaning in the bench; accepted so real fio job files
+ * load. */
+static int job_key_ignored(struct job_build *b, const char *key, const char *v,
+			   unsigned line, const char **allowed)
+{
+	return 0;
+}
+
+static const struct {
+	const char *key;
+	job_key_fn fn;
+} job_keys[] = {
+	{"rw", job_key_rw}, {"readwrite", job_key_rw},
+	{"bs", job_key_bs}, {"blocksize", job_key_bs},
+	{"rwmixread", job_key_rwmix}, {"rwmixwrite", job_key_rwmix},
+	{"iodepth", job_key_count},
+	{"numjobs", job_key_count},
+	{"size", job_key_span}, {"offset", job_key_span},
+	{"offset_increment", job_key_offset_inc},
+	{"random_distribution", job_key_dist},
+	{"norandommap", job_key_bool}, {"time_based", job_key_bool},
+	{"stonewall", job_key_bool}, {"trace_ignore_time", job_key_bool},
+	{"rate_iops", job_key_count},
+	{"rate_process", job_key_rate_process},
+	{"runtime", job_key_time}, {"ramp_time", job_key_time},
+	{"kb_base", job_key_kb_base},
+	{"trace", job_key_trace},
+	{"trace_format", job_key_trace_format},
+	{"trace_timescale", job_key_timescale},
+	{"ioengine", job_key_ignored}, {"direct", job_key_ignored},
+	{"filename", job_key_ignored}, {"group_reporting", job_key_ignored},
+	{"thread", job_key_ignored}, {"description", job_key_ignored},
+	{"name", job_key_ignored},
+};
+
+/* Apply one key to b: 0, -EINVAL (a bad value: *allowed says what would be
+ * fine), -ENOMEM, or -ENOENT for a key the bench does not know. */
 static int job_apply(struct job_build *b, const char *key, const char *v,
 		     unsigned line, const char **allowed)
 {
-	struct qs_job *j = &b->job;
-	uint64_t u;
-
-	if (!strcmp(key, "rw") || !strcmp(key, "readwrite")) {
-		static const struct {
-			const char *name;
-			enum qs_job_rw rw;
-		} rws[] = {
-			{"read", QS_RW_READ}, {"write", QS_RW_WRITE},
-			{"randread", QS_RW_RANDREAD}, {"randwrite", QS_RW_RANDWRITE},
-			{"rw", QS_RW_RW}, {"readwrite", QS_RW_RW},
-			{"randrw", QS_RW_RANDRW},
-		};
-		*allowed = "read, write, randread, randwrite, rw (readwrite), randrw";
-		for (size_t i = 0; i < sizeof(rws) / sizeof(rws[0]); i++) {
-			if (!strcasecmp(v, rws[i].name)) {
-				j->rw = rws[i].rw;
-				return 0;
-			}
-		}
-		return -EINVAL;
-	}
-	if (!strcmp(key, "bs") || !strcmp(key, "blocksize")) {
-		*allowed = "a size that is a multiple of 4k, from 4k to 16m "
-			   "(one value for reads and writes)";
-		if (qs_job_parse_size(v, b->kb_base, &u) || !u || u % 4096 ||
-		    u > (16u << 20))
-			return -EINVAL;
-		j->bs = u;
-		b->line_bs = line;
-		return 0;
-	}
-	if (!strcmp(key, "rwmixread") || !strcmp(key, "rwmixwrite")) {
-		*allowed = "an integer percentage from 0 to 100";
-		if (parse_uint(v, 0, 100, &u))
-			return -EINVAL;
-		j->rwmixread = key[5] == 'r' ? (unsigned)u : 100 - (unsigned)u;
-		return 0;
-	}
-	if (!strcmp(key, "iodepth")) {
-		*allowed = "an integer from 1 to 65536";
-		if (parse_uint(v, 1, 65536, &u))
-			return -EINVAL;
-		j->iodepth = (unsigned)u;
-		return 0;
-	}
-	if (!strcmp(key, "numjobs")) {
-		*allowed = "an integer from 1 to 1024";
-		if (parse_uint(v, 1, 1024, &u))
-			return -EINVAL;
-		j->numjobs = (unsigned)u;
-		b->line_numjobs = line;
-		return 0;
-	}
-	if (!strcmp(key, "size") || !strcmp(key, "offset")) {
-		struct pct_size *ps = key[0] == 's' ? &b->size : &b->offset;
-		*allowed = "a size (4k, 1m, 1g...) or a percentage of the "
-			   "capacity (5%), a multiple of 4k";
-		if (parse_pct_size(v, b->kb_base, ps))
-			return -EINVAL;
-		if (!ps->pct && ps->bytes % 4096)
-			return -EINVAL;
-		if (key[0] == 's' && !ps->pct && !ps->bytes)
-			return -EINVAL;
-		ps->line = line;
-		return 0;
-	}
-	if (!strcmp(key, "offset_increment")) {
-		*allowed = "a size that is a multiple of 4k";
-		if (qs_job_parse_size(v, b->kb_base, &u) || u % 4096)
-			return -EINVAL;
-		j->offset_increment = u;
-		b->line_offset_inc = line;
-		return 0;
-	}
-	if (!strcmp(key, "random_distribution")) {
-		*allowed = "random, zipf[:theta] (theta > 0, not 1; default 1.1), "
-			   "pareto[:h] (0 < h < 1; default 0.2)";
-		const char *colon = strchr(v, ':');
-		size_t n = colon ? (size_t)(colon - v) : strlen(v);
-		double p = NAN;
-		if (colon) {
-			char *end;
-			p = strtod(colon + 1, &end);
-			if (end == colon + 1 || *end)
-				return -EINVAL;
-		}
-		if (n == 6 && !strncasecmp(v, "random", n) && !colon) {
-			j->dist = QS_DIST_RANDOM;
-			j->dist_param = 0;
-		} else if (n == 4 && !strncasecmp(v, "zipf", n)) {
-			if (!colon)
-				p = 1.1;
-			if (!(p > 0) || p == 1.0 || p > 100)
-				return -EINVAL;
-			j->dist = QS_DIST_ZIPF;
-			j->dist_param = p;
-		} else if (n == 6 && !strncasecmp(v, "pareto", n)) {
-			if (!colon)
-				p = 0.2;
-			if (!(p > 0 && p < 1))
-				return -EINVAL;
-			j->dist = QS_DIST_PARETO;
-			j->dist_param = p;
-		} else {
-			return -EINVAL;
-		}
-		return 0;
-	}
-	if (!strcmp(key, "norandommap") || !strcmp(key, "time_based") ||
-	    !strcmp(key, "stonewall") || !strcmp(key, "trace_ignore_time")) {
-		bool bv;
-		*allowed = "0 or 1 (also true/false, yes/no, on/off)";
-		if (parse_bool(v, &bv))
-			return -EINVAL;
-		if (key[0] == 'n')
-			j->norandommap = bv;
-		else if (key[0] == 's')
-			j->stonewall = bv;
-		else if (key[1] == 'i')
-			j->time_based = bv;
-		else
-			j->trace_ignore_time = bv;
-		return 0;
-	}
-	if (!strcmp(key, "rate_iops")) {
-		*allowed = "an integer from 0 (unrated) to 100000000, one value "
-			   "for reads and writes together";
-		if (parse_uint(v, 0, 100000000, &u))
-			return -EINVAL;
-		j->rate_iops = u;
-		return 0;
-	}
-	if (!strcmp(key, "rate_process")) {
-		*allowed = "linear, poisson";
-		if (!strcasecmp(v, "linear"))
-			j->rate_process = QS_RATE_LINEAR;
-		else if (!strcasecmp(v, "poisson"))
-			j->rate_process = QS_RATE_POISSON;
-		else
-			return -EINVAL;
-		return 0;
-	}
-	if (!strcmp(key, "runtime") || !strcmp(key, "ramp_time")) {
-		*allowed = "a time up to 30 days: seconds, or a number with us, "
-			   "ms, s, m, h or d (500ms, 2s, 1m)";
-		if (qs_job_parse_time(v, NS_PER_S, &u) || u > 30 * 86400 * NS_PER_S)
-			return -EINVAL;
-		if (key[1] == 'u')
-			j->runtime_ns = u;
-		else
-			j->ramp_time_ns = u;
-		return 0;
-	}
-	if (!strcmp(key, "kb_base")) {
-		*allowed = "1024 or 1000";
-		if (parse_uint(v, 1000, 1024, &u) || (u != 1000 && u != 1024))
-			return -EINVAL;
-		b->kb_base = (unsigned)u;
-		return 0;
-	}
-	if (!strcmp(key, "trace")) {
-		*allowed = "a path to a trace file (relative to the current "
-			   "directory)";
-		if (!*v)
-			return -EINVAL;
-		char *p = strdup(v);
-		if (!p)
-			return -ENOMEM;
-		free(j->trace);
-		j->trace = p;
-		b->line_trace = line;
-		return 0;
-	}
-	if (!strcmp(key, "trace_format")) {
-		*allowed = "auto, mqsim, msr, iolog";
-		return qs_trace_format_parse(v, &j->trace_format);
-	}
-	if (!strcmp(key, "trace_timescale")) {
-		char *end;
-		*allowed = "a number above 0 and at most 1000000 (1 = time "
-			   "stamps as they are, 0.5 = twice as fast)";
-		double d = strtod(v, &end);
-		if (end == v || *end || !(d > 0 && d <= 1e6))
-			return -EINVAL;
-		j->trace_timescale = d;
-		return 0;
-	}
-	/* fio options with no meaning in the bench; accepted so real fio job
-	 * files load. */
-	static const char *const ignored[] = {
-		"ioengine", "direct", "filename", "group_reporting", "thread",
-		"description", "name",
-	};
-	for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
-		if (!strcmp(key, ignored[i]))
-			return 0;
+	for (size_t i = 0; i < sizeof(job_keys) / sizeof(job_keys[0]); i++)
+		if (!strcmp(key, job_keys[i].key))
+			return job_keys[i].fn(b, key, v, line, allowed);
 	return -ENOENT;
 }
 

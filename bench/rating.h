@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "profile.h"
+#include "host/profile.h"
 
 /*
  * The endurance rating of the drive of profile p: *bytes written over the

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The bench's real-time driver: the jobs of bench/run.h driven through the
- * real engine on the real clock (qs_henv, daemon/common_env.h) and an
+ * real engine on the real clock (qs_henv, host/env.h) and an
  * io_uring loop (qs_uloop), instead of on the simulator.
  *
  *  - dev mode: the QLC and the fast tier are block devices or regular
@@ -10,7 +10,7 @@
  *    command, so a device that holds a mounted file system or is in use
  *    (LVM, MD, another O_EXCL holder) is refused. The runs overwrite both.
  *  - emu mode: both tiers are emulated drives (qs_emu,
- *    daemon/common_emu_vol.h): the device models of sim mode, at the same
+ *    include/host/emu_vol.h): the device models of sim mode, at the same
  *    scale and log size, completing requests in real time. Every run opens
  *    them afresh (the QLC model preconditioned by a sequential fill, as in
  *    sim mode), so runs do not see each other's writes. Timing only, as in
@@ -27,9 +27,9 @@
  * keeps what earlier runs wrote (no preconditioning, no copy per run);
  * results are not reproducible to the byte.
  *
- * Every 4 KiB block a run writes starts with a stamp (struct qs_rt_stamp)
- * naming its own byte offset and the run's seed, so a test can read the
- * devices back and check that every block holds either what was there
+ * Every 4 KiB block a run writes starts with a stamp (struct qs_drv_stamp,
+ * bench/drive.h) naming its own byte offset and the run's seed, so a test
+ * can read the devices back and check that every block holds either what was there
  * before or data written for that very offset.
  *
  * Single-threaded: one world, its loop and its runs belong to the thread
@@ -42,6 +42,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "drive.h"
 #include "run.h"
 
 enum qs_rt_kind {
@@ -79,11 +80,13 @@ int qs_rt_world_new(const struct qs_rt_conf *conf, struct qs_rt_world **out, cha
 		    size_t errlen);
 void qs_rt_world_free(struct qs_rt_world *w);
 
-/* The engine's client capacity (QLC size rounded down to the IU): what job
- * percentages refer to. */
-uint64_t qs_rt_world_capacity(const struct qs_rt_world *w);
-/* The log size a shaping-on run uses (0 without a fast device). */
-uint64_t qs_rt_world_log_bytes(const struct qs_rt_world *w);
+/*
+ * The world's sizes (bench/drive.h; owned by w): capacity, the engine's
+ * client capacity (QLC size rounded down to the IU), what job percentages
+ * refer to; log_bytes, the log a shaping-on run uses (0 without a fast
+ * device); emu: the rating as sim mode's, dev: none (NAN).
+ */
+const struct qs_drv_sizes *qs_rt_world_sizes(const struct qs_rt_world *w);
 /* The QLC IU in bytes (from the profile). */
 uint32_t qs_rt_world_iu(const struct qs_rt_world *w);
 /* One line describing the devices (paths, sizes, O_DIRECT or buffered;
@@ -119,17 +122,5 @@ int qs_rt_run_group(struct qs_rt_world *w, const struct qs_job *jobs, size_t njo
 int qs_rt_run_job(struct qs_rt_world *w, const struct qs_job *job,
 		  const struct qs_bench_variant *v, uint64_t seed, struct qs_bench_result *res,
 		  char *err, size_t errlen);
-
-/* The first bytes of every 4 KiB block a run writes (little-endian host). */
-#define QS_RT_STAMP_MAGIC 0x4b4c425452534c51ull /* "QLSRTBLK" */
-struct qs_rt_stamp {
-	uint64_t magic;	/* QS_RT_STAMP_MAGIC */
-	uint64_t off;	/* byte offset of this block on the client device */
-	uint64_t seed;	/* the run's seed */
-	uint64_t check;	/* magic ^ off ^ seed, rotated: catches a torn stamp */
-};
-
-/* Whether the 4 KiB block at blk is stamped for offset off and seed. */
-bool qs_rt_stamp_ok(const void *blk, uint64_t off, uint64_t seed);
 
 #endif

@@ -4,8 +4,9 @@
  * real engine (cache/) on the deterministic simulator (bench/sim.h), the
  * QLC device model as the engine's QLC volume and a fast-tier model as its
  * log volume, shaping off (QS_MODE_PASSTHROUGH) and on (QS_MODE_CACHE with
- * a destage policy). Commands: `qlcshape bench run|ab|curve`
- * (qs_cmd_bench_run & co. in cmds.h); docs/BENCH.md describes them.
+ * a destage policy), through the job driver of bench/drive.h. Commands:
+ * `qlcshape bench run|ab|curve` (qs_cmd_bench_run & co. in cmds.h);
+ * docs/BENCH.md describes them.
  *
  * A "world" holds what every run of one invocation shares: the two
  * profiles, the scale, and the QLC model preconditioned once (sequential
@@ -27,8 +28,10 @@
 #include "qlcshape/engine.h"
 
 #include "job.h"
-#include "model.h"
+#include "host/model.h"
 #include "report.h"
+
+struct qs_drv_sizes; /* bench/drive.h */
 
 /* What a world is built from. */
 struct qs_bench_conf {
@@ -54,18 +57,17 @@ int qs_bench_world_new(const struct qs_bench_conf *conf, struct qs_bench_world *
 		       char *err, size_t errlen);
 void qs_bench_world_free(struct qs_bench_world *w);
 
-/* The QLC model's (scaled) capacity: what job percentages refer to. */
-uint64_t qs_bench_world_capacity(const struct qs_bench_world *w);
-/* The log volume size after scaling, bytes. */
-uint64_t qs_bench_world_log_bytes(const struct qs_bench_world *w);
+/*
+ * The world's sizes (bench/drive.h; owned by w): capacity, the QLC model's
+ * (scaled) capacity, what job percentages refer to; log_bytes, the log
+ * volume after scaling; rating_bytes, the endurance rating the life
+ * figure uses in bytes written (NAN when there is none: no --rating-pbw and
+ * no endurance_pbw in the profile).
+ */
+const struct qs_drv_sizes *qs_bench_world_sizes(const struct qs_bench_world *w);
 /* Real capacity / model capacity (1 when unscaled). */
 double qs_bench_world_scale(const struct qs_bench_world *w);
-/*
- * The endurance rating the life figure uses, in bytes written (NAN when
- * there is none: no --rating-pbw and no endurance_pbw in the profile), and
- * the QLC profile it and its pattern come from (owned by w).
- */
-double qs_bench_world_rating(const struct qs_bench_world *w);
+/* The QLC profile the rating and its pattern come from (owned by w). */
 const struct qs_profile *qs_bench_world_qlc_profile(const struct qs_bench_world *w);
 
 /* One variant of a job: shaping off, or on with a policy. */

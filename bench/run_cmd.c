@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "host/env.h"
+
 #include "cmds.h"
 #include "par.h"
 #include "rt.h"
@@ -52,7 +54,7 @@ struct rc_world {
 
 static uint64_t rc_capacity(const struct rc_world *w)
 {
-	return w->rt ? qs_rt_world_capacity(w->rt) : qs_bench_world_capacity(w->sim);
+	return w->rt ? qs_rt_world_sizes(w->rt)->capacity : qs_bench_world_sizes(w->sim)->capacity;
 }
 
 static int rc_group(struct rc_world *w, const struct qs_job *jobs, size_t n,
@@ -166,6 +168,174 @@ static int rc_check_mode(const struct rc_opts *o)
 	return 0;
 }
 
+/* --cache, --seed, --scale-gib, --rating-pbw, --workers: one number each;
+ * 0, or the command's exit status. */
+static int rc_opt_number(int c, const char *arg, struct rc_opts *o)
+{
+	char *end;
+	uint64_t v;
+	double x;
+	switch (c) {
+	case 'c':
+		if (qs_job_parse_size(arg, 1000, &v) || v < 1000000) {
+			fprintf(stderr, "qlcshape %s: --cache '%s': allowed a size of at least 1m "
+					"(e.g. 400g; k/m/g/t are powers of 1000)\n", o->cmd, arg);
+			return 2;
+		}
+		o->conf.cache_bytes = v;
+		return 0;
+	case 'S':
+		errno = 0;
+		o->seed = strtoull(arg, &end, 0);
+		if (errno || !*arg || *end || *arg == '-') {
+			fprintf(stderr, "qlcshape %s: --seed '%s': allowed a whole number 0..2^64-1\n",
+				o->cmd, arg);
+			return 2;
+		}
+		return 0;
+	case 'g':
+		x = strtod(arg, &end);
+		if (*end || !*arg || !(x >= 0.25 && x <= 65536)) {
+			fprintf(stderr, "qlcshape %s: --scale-gib '%s': allowed 0.25..65536\n", o->cmd,
+				arg);
+			return 2;
+		}
+		o->conf.scale_bytes = (uint64_t)(x * 1073741824.0);
+		o->scale_set = true;
+		return 0;
+	case 'r':
+		x = strtod(arg, &end);
+		if (*end || !*arg || !(x > 0 && x <= 1e6)) {
+			fprintf(stderr, "qlcshape %s: --rating-pbw '%s': allowed a number in (0, 1e6]\n",
+				o->cmd, arg);
+			return 2;
+		}
+		o->conf.rating_bytes = x * 1e15;
+		o->rating_set = true;
+		return 0;
+	default: /* 'W' */
+		v = strtoul(arg, &end, 10);
+		if (*arg < '0' || *arg > '9' || *end || v < 1 || v > 256) {
+			fprintf(stderr, "qlcshape %s: --workers '%s': allowed 1 to 256\n", o->cmd, arg);
+			return 2;
+		}
+		o->workers = (unsigned)v;
+		return 0;
+	}
+}
+
+/* --runtime (c 'T') or --ramp-time ('R'); 0, or the exit status. */
+static int rc_opt_time(int c, const char *arg, struct rc_opts *o)
+{
+	uint64_t t;
+	if (qs_job_parse_time(arg, 1000000000ull, &t) || (c == 'T' && !t) ||
+	    t > 86400000000000ull) {
+		fprintf(stderr, "qlcshape %s: --%s '%s': allowed a time %sup to 1 day "
+				"(e.g. 10s, 500ms; bare numbers are seconds)\n", o->cmd,
+			c == 'T' ? "runtime" : "ramp-time", arg, c == 'T' ? "above 0 " : "");
+		return 2;
+	}
+	*(c == 'T' ? &o->runtime_ns : &o->ramp_ns) = t;
+	return 0;
+}
+
+/* --shaping off|on|both; 0, or the exit status. */
+static int rc_opt_shaping(const char *arg, struct rc_opts *o)
+{
+	if (!strcmp(arg, "off"))
+		o->off = true, o->on = false;
+	else if (!strcmp(arg, "on"))
+		o->off = false, o->on = true;
+	else if (!strcmp(arg, "both"))
+		o->off = o->on = true;
+	else {
+		fprintf(stderr, "qlcshape %s: --shaping '%s': allowed off, on, both\n", o->cmd, arg);
+		return 2;
+	}
+	return 0;
+}
+
+/* --policy NAME, once per name; 0, or the exit status. */
+static int rc_opt_policy(const char *arg, struct rc_opts *o)
+{
+	enum qs_order ord;
+	if (qs_policy_parse_order(arg, &ord)) {
+		fprintf(stderr, "qlcshape %s: --policy '%s': allowed fifo, sweep, fullest\n", o->cmd,
+			arg);
+		return 2;
+	}
+	for (unsigned i = 0; i < o->npol; i++)
+		if (o->pol[i] == ord)
+			return 0;
+	if (o->npol == RC_MAX_POLICIES)
+		return 2;
+	o->pol[o->npol++] = ord;
+	return 0;
+}
+
+/* --mode sim|emu|dev; 0, or the exit status. */
+static int rc_opt_mode(const char *arg, struct rc_opts *o)
+{
+	static const char *const names[] = {[RC_SIM] = "sim", [RC_EMU] = "emu", [RC_DEV] = "dev"};
+	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i] && !strcmp(arg, names[i])) {
+			o->mode = (enum rc_mode)i;
+			return 0;
+		}
+	fprintf(stderr, "qlcshape %s: --mode '%s': allowed sim, emu, dev\n", o->cmd, arg);
+	return 2;
+}
+
+/* One option from getopt_long; 0 to go on, else what rc_parse returns. */
+static int rc_opt(int c, const char *arg, struct rc_opts *o)
+{
+	switch (c) {
+	case 'p': o->conf.profile = arg; return 0;
+	case 'f': o->conf.fast = arg; o->fast_set = true; return 0;
+	case 'j': o->json = arg; return 0;
+	case 'C': o->csv = arg; return 0;
+	case 'v': o->svg = arg; return 0;
+	case 'q': o->quiet = true; return 0;
+	case 'Q': o->qlc_dev = arg; return 0;
+	case 'F': o->fast_dev = arg; return 0;
+	case 'Y': o->yes_overwrite = true; return 0;
+	case 's': return rc_opt_shaping(arg, o);
+	case 'P': return rc_opt_policy(arg, o);
+	case 'm': return rc_opt_mode(arg, o);
+	case 'c': case 'S': case 'g': case 'r': case 'W': return rc_opt_number(c, arg, o);
+	case 'T': case 'R': return rc_opt_time(c, arg, o);
+	case 'h': return rc_usage(stdout, o->kind) ? 2 : -1;
+	default: return rc_usage(stderr, o->kind);
+	}
+}
+
+/* The job: bench ab's default, else the one JOB argument. */
+static int rc_job_arg(int argc, char **argv, struct rc_opts *o)
+{
+	if (o->kind != RC_AB) {
+		if (optind + 1 != argc) {
+			fprintf(stderr, "qlcshape %s: %s\n", o->cmd,
+				optind == argc ? "missing JOB file" : "only one JOB file allowed");
+			return rc_usage(stderr, o->kind);
+		}
+		o->job_path = argv[optind];
+		return 0;
+	}
+	if (optind != argc) {
+		fprintf(stderr, "qlcshape %s: unexpected argument '%s' (the job is %s)\n", o->cmd,
+			argv[optind], RC_DEFAULT_JOB);
+		return 2;
+	}
+	static char job[4096];
+	char err[8600];
+	if (qs_data_find("bench/default.fio", job, sizeof(job), err, sizeof(err)) < 0) {
+		fprintf(stderr, "qlcshape %s: the default job: %s\n", o->cmd, err);
+		return 1;
+	}
+	o->job_path = job;
+	return 0;
+}
+
 static int rc_parse(int argc, char **argv, struct rc_opts *o)
 {
 	static const struct option opts[] = {
@@ -197,179 +367,12 @@ static int rc_parse(int argc, char **argv, struct rc_opts *o)
 	o->runtime_ns = o->ramp_ns = UINT64_MAX;
 	optind = 1;
 	opterr = 1;
-	int c;
-	char *end;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			o->conf.profile = optarg;
-			break;
-		case 'f':
-			o->conf.fast = optarg;
-			o->fast_set = true;
-			break;
-		case 'c': {
-			uint64_t v;
-			if (qs_job_parse_size(optarg, 1000, &v) || v < 1000000) {
-				fprintf(stderr, "qlcshape %s: --cache '%s': allowed a size of at least 1m "
-						"(e.g. 400g; k/m/g/t are powers of 1000)\n", o->cmd, optarg);
-				return 2;
-			}
-			o->conf.cache_bytes = v;
-			break;
-		}
-		case 's':
-			if (!strcmp(optarg, "off"))
-				o->off = true, o->on = false;
-			else if (!strcmp(optarg, "on"))
-				o->off = false, o->on = true;
-			else if (!strcmp(optarg, "both"))
-				o->off = o->on = true;
-			else {
-				fprintf(stderr, "qlcshape %s: --shaping '%s': allowed off, on, both\n",
-					o->cmd, optarg);
-				return 2;
-			}
-			break;
-		case 'P': {
-			enum qs_order ord;
-			if (qs_policy_parse_order(optarg, &ord)) {
-				fprintf(stderr, "qlcshape %s: --policy '%s': allowed fifo, sweep, fullest\n",
-					o->cmd, optarg);
-				return 2;
-			}
-			bool dup = false;
-			for (unsigned i = 0; i < o->npol; i++)
-				dup |= o->pol[i] == ord;
-			if (!dup) {
-				if (o->npol == RC_MAX_POLICIES)
-					return 2;
-				o->pol[o->npol++] = ord;
-			}
-			break;
-		}
-		case 'm':
-			if (!strcmp(optarg, "sim")) {
-				o->mode = RC_SIM;
-				break;
-			}
-			if (!strcmp(optarg, "dev")) {
-				o->mode = RC_DEV;
-				break;
-			}
-			if (!strcmp(optarg, "emu")) {
-				o->mode = RC_EMU;
-				break;
-			}
-			fprintf(stderr, "qlcshape %s: --mode '%s': allowed sim, emu, dev\n", o->cmd, optarg);
-			return 2;
-		case 'S':
-			errno = 0;
-			o->seed = strtoull(optarg, &end, 0);
-			if (errno || !*optarg || *end || *optarg == '-') {
-				fprintf(stderr, "qlcshape %s: --seed '%s': allowed a whole number 0..2^64-1\n",
-					o->cmd, optarg);
-				return 2;
-			}
-			break;
-		case 'g': {
-			double g = strtod(optarg, &end);
-			if (*end || !*optarg || !(g >= 0.25 && g <= 65536)) {
-				fprintf(stderr, "qlcshape %s: --scale-gib '%s': allowed 0.25..65536\n",
-					o->cmd, optarg);
-				return 2;
-			}
-			o->conf.scale_bytes = (uint64_t)(g * 1073741824.0);
-			o->scale_set = true;
-			break;
-		}
-		case 'r': {
-			double x = strtod(optarg, &end);
-			if (*end || !*optarg || !(x > 0 && x <= 1e6)) {
-				fprintf(stderr, "qlcshape %s: --rating-pbw '%s': allowed a number in (0, 1e6]\n",
-					o->cmd, optarg);
-				return 2;
-			}
-			o->conf.rating_bytes = x * 1e15;
-			o->rating_set = true;
-			break;
-		}
-		case 'j':
-			o->json = optarg;
-			break;
-		case 'C':
-			o->csv = optarg;
-			break;
-		case 'v':
-			o->svg = optarg;
-			break;
-		case 'q':
-			o->quiet = true;
-			break;
-		case 'Q':
-			o->qlc_dev = optarg;
-			break;
-		case 'F':
-			o->fast_dev = optarg;
-			break;
-		case 'Y':
-			o->yes_overwrite = true;
-			break;
-		case 'W': {
-			unsigned long v = strtoul(optarg, &end, 10);
-			if (*optarg < '0' || *optarg > '9' || *end || v < 1 || v > 256) {
-				fprintf(stderr, "qlcshape %s: --workers '%s': allowed 1 to 256\n",
-					o->cmd, optarg);
-				return 2;
-			}
-			o->workers = (unsigned)v;
-			break;
-		}
-		case 'T':
-		case 'R': {
-			uint64_t t;
-			if (qs_job_parse_time(optarg, 1000000000ull, &t) || (c == 'T' && !t) ||
-			    t > 86400000000000ull) {
-				fprintf(stderr, "qlcshape %s: --%s '%s': allowed a time %sup to 1 day "
-						"(e.g. 10s, 500ms; bare numbers are seconds)\n", o->cmd,
-					c == 'T' ? "runtime" : "ramp-time", optarg,
-					c == 'T' ? "above 0 " : "");
-				return 2;
-			}
-			if (c == 'T')
-				o->runtime_ns = t;
-			else
-				o->ramp_ns = t;
-			break;
-		}
-		case 'h':
-			return rc_usage(stdout, o->kind) ? 2 : -1;
-		default:
-			return rc_usage(stderr, o->kind);
-		}
-	}
-	if (o->kind == RC_AB) {
-		if (optind != argc) {
-			fprintf(stderr, "qlcshape %s: unexpected argument '%s' (the job is %s)\n",
-				o->cmd, argv[optind], RC_DEFAULT_JOB);
-			return 2;
-		}
-		static char job[4096];
-		char err[8600];
-
-		if (qs_data_find("bench/default.fio", job, sizeof(job), err, sizeof(err)) < 0) {
-			fprintf(stderr, "qlcshape %s: the default job: %s\n", o->cmd, err);
-			return 1;
-		}
-		o->job_path = job;
-	} else {
-		if (optind + 1 != argc) {
-			fprintf(stderr, "qlcshape %s: %s\n", o->cmd,
-				optind == argc ? "missing JOB file" : "only one JOB file allowed");
-			return rc_usage(stderr, o->kind);
-		}
-		o->job_path = argv[optind];
-	}
+	int c, rc;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1)
+		if ((rc = rc_opt(c, optarg, o)))
+			return rc;
+	if ((rc = rc_job_arg(argc, argv, o)))
+		return rc;
 	if (!o->npol)
 		o->pol[o->npol++] = QS_ORDER_SWEEP;
 	o->conf.progress = !o->quiet && isatty(2);
@@ -465,10 +468,10 @@ static void rc_describe(const struct rc_opts *o, const struct rc_world *rw,
 	       o->conf.profile, o->conf.fast, (unsigned long long)o->seed);
 	printf("model: %.2f GiB QLC (1/%.0f of the drive), log %.1f MB (--cache %.3g GB scaled "
 	       "alike); drive filled sequentially first\n",
-	       (double)qs_bench_world_capacity(w) / 1073741824.0, scale,
-	       (double)qs_bench_world_log_bytes(w) / 1e6, (double)o->conf.cache_bytes / 1e9);
+	       (double)qs_bench_world_sizes(w)->capacity / 1073741824.0, scale,
+	       (double)qs_bench_world_sizes(w)->log_bytes / 1e6, (double)o->conf.cache_bytes / 1e9);
 	const struct qs_profile *p = qs_bench_world_qlc_profile(w);
-	double rating = qs_bench_world_rating(w);
+	double rating = qs_bench_world_sizes(w)->rating_bytes;
 	if (o->conf.rating_bytes > 0)
 		printf("life: endurance rating %.4g PBW (--rating-pbw), taken as whole-IU writes\n",
 		       rating / 1e15);
@@ -537,7 +540,7 @@ static double rc_clock(clockid_t id)
 
 static double rc_wall(void)
 {
-	return rc_clock(CLOCK_MONOTONIC);
+	return (double)qs_henv_now_ns() / 1e9;
 }
 
 /*

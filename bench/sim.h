@@ -8,7 +8,7 @@
  *  - a struct qs_env whose now_ns is the virtual clock and whose timer_set
  *    schedules one call of the callback registered with
  *    qs_sim_set_timer_cb() (the bench calls qs_engine_timer from it);
- *  - struct qs_sim_vol, a struct qs_vol over a device model (bench/model.h):
+ *  - struct qs_sim_vol, a struct qs_vol over a device model (include/host/model.h):
  *    each op asks the model for its completion time and schedules the
  *    completion callback as an event, never calling it before returning
  *    (include/qlcshape/vol.h contract).
@@ -23,7 +23,7 @@
 #include "qlcshape/env.h"
 #include "qlcshape/vol.h"
 
-#include "model.h"
+#include "host/model.h"
 
 struct qs_sim;
 

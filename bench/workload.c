@@ -26,22 +26,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host/rand.h"
+
 #include "job.h"
 #include "trace.h"
 #include "workload.h"
 
-static uint64_t splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 void qs_wl_rng_seed(struct qs_wl_rng *rng, uint64_t seed)
 {
 	for (int i = 0; i < 4; i++)
-		rng->s[i] = splitmix64(&seed);
+		rng->s[i] = qs_splitmix64(&seed);
 }
 
 static inline uint64_t rotl(uint64_t x, int k)
@@ -96,7 +90,7 @@ static void perm_init(struct perm *p, uint64_t n, uint64_t key)
 static uint64_t perm_round(uint64_t x, uint64_t key, unsigned r)
 {
 	uint64_t s = x ^ key ^ ((uint64_t)r << 56);
-	return splitmix64(&s);
+	return qs_splitmix64(&s);
 }
 
 static uint64_t perm_apply(const struct perm *p, uint64_t x)
@@ -183,7 +177,7 @@ int qs_wl_open(const struct qs_job *job, unsigned clone, uint64_t seed,
 	w->span_len = job->size;
 
 	uint64_t s = seed ^ hash_str(job->name) ^ ((uint64_t)clone << 32);
-	qs_wl_rng_seed(&w->rng, splitmix64(&s));
+	qs_wl_rng_seed(&w->rng, qs_splitmix64(&s));
 
 	if (job->trace) {
 		struct qs_trace_opts o = {

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "backend.h"
-#include "common_uloop.h"
+#include "host/uloop.h"
 
 struct qs_ramb;
 

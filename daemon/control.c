@@ -11,7 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "common_ctl.h"
+#include "host/ctl.h"
 
 struct ctld_conn {
 	struct qs_uop op; /* first */

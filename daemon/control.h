@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * qs_ctld: the daemon's side of the control socket (protocol in
- * common_ctl.h), served on the loop like everything else: accept, recv,
+ * include/host/ctl.h), served on the loop like everything else: accept, recv,
  * send through io_uring, one request per connection. The commands' work is
  * the daemon's, through qs_ctld_ops.
  */
@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "common_uloop.h"
+#include "host/uloop.h"
 
 typedef void (*qs_ctld_done)(void *token, int result, const char *msg);
 

@@ -38,13 +38,15 @@
 #include "backend.h"
 #include "backend_engine.h"
 #include "backend_ram.h"
-#include "common_config.h"
-#include "common_env.h"
-#include "common_prom.h"
-#include "common_uloop.h"
-#include "common_ctl.h"
-#include "common_emu_vol.h"
-#include "common_uring_vol.h"
+#include "host/config.h"
+#include "host/env.h"
+#include "host/loop.h"
+#include "prom.h"
+#include "stats.h"
+#include "host/uloop.h"
+#include "host/ctl.h"
+#include "host/emu_vol.h"
+#include "host/uring_vol.h"
 #include "control.h"
 #include "notify.h"
 #include "nvme_iu.h"
@@ -71,8 +73,6 @@ struct daemon {
 	bool format;
 	bool format_only; /* --format-only: format, close cleanly, exit */
 	uint32_t iu;
-	struct qs_policy policy; /* the engine's current policy (it has no getter) */
-	struct qs_policy engine_conf_policy;
 	struct qs_ctld *ctld;
 	bool ctl_draining;	 /* a drain requested over the control socket runs */
 	bool stop_after_drain;	 /* the stop waits for that drain */
@@ -333,23 +333,29 @@ static void d_config_name(const char *file, char *out, size_t len)
 	snprintf(out, len, "%.*s", (int)n, b);
 }
 
-static int d_ctl_prometheus(struct daemon *d, const struct qs_ublk_stats *u,
-			    const struct qs_engine_stats *e, char *out, size_t len)
+/* The frontend's counters as the renderers take them. */
+static void d_frontend(const struct daemon *d, const struct qs_ublk_stats *u,
+		       struct qs_prom_frontend *fe)
 {
-	char name[256];
-	struct qs_prom_frontend fe = {
+	*fe = (struct qs_prom_frontend){
 		.reads = u->reads, .read_bytes = u->read_bytes,
 		.writes = u->writes, .write_bytes = u->write_bytes,
 		.flushes = u->flushes, .discards = u->discards, .write_zeroes = u->write_zeroes,
 		.errors = u->errors, .inflight = d->ublk ? qs_ublk_inflight(d->ublk) : 0,
 	};
+}
+
+static int d_ctl_prometheus(struct daemon *d, const struct qs_prom_frontend *fe,
+			    const struct qs_engine_stats *e, char *out, size_t len)
+{
+	char name[256];
 	struct qs_prom_input in = {
 		.config = name,
 		.backend = d->bk.name,
 		.iu_bytes = d->iu,
 		.size_bytes = d->bk.size,
 		.start_time_s = d->start_real_s,
-		.frontend = &fe,
+		.frontend = fe,
 		.engine = d->eng ? e : NULL,
 	};
 	int ret;
@@ -361,143 +367,61 @@ static int d_ctl_prometheus(struct daemon *d, const struct qs_ublk_stats *u,
 	return ret;
 }
 
+/* Rates since the previous stats answer, which this one then becomes. */
+static void d_stats_rates(struct daemon *d, const struct qs_ublk_stats *u,
+			  const struct qs_engine_stats *e, struct qs_stats_view *v)
+{
+	uint64_t now = qs_henv_now_ns();
+	double dt = (double)(now - d->prev.t_ns) / 1e9;
+
+	v->interval_s = dt;
+	v->rate.read_iops = d_rate(u->reads, d->prev.reads, dt);
+	v->rate.write_iops = d_rate(u->writes, d->prev.writes, dt);
+	v->rate.read_mbs = d_rate(u->read_bytes, d->prev.read_bytes, dt) / 1e6;
+	v->rate.write_mbs = d_rate(u->write_bytes, d->prev.write_bytes, dt) / 1e6;
+	if (d->eng)
+		v->rate.destage_mbs = d_rate(e->destage_bytes, d->prev.destage_bytes, dt) / 1e6;
+	d->prev.t_ns = now;
+	d->prev.reads = u->reads;
+	d->prev.writes = u->writes;
+	d->prev.read_bytes = u->read_bytes;
+	d->prev.write_bytes = u->write_bytes;
+	d->prev.destage_bytes = e->destage_bytes;
+}
+
+/* The stats answer: gathered once, rendered as text, JSON or Prometheus. */
 static int d_ctl_stats(void *ctx, enum qs_ctl_format fmt, char *out, size_t len)
 {
-	bool json = fmt == QS_CTL_JSON;
 	struct daemon *d = ctx;
 	struct qs_ublk_stats u = {0};
 	struct qs_engine_stats e;
-	uint64_t now = qs_henv_now_ns();
-	double dt = (double)(now - d->prev.t_ns) / 1e9;
-	double r_iops, w_iops, r_mbs, w_mbs, dst_mbs = 0, whole_pct = 0, log_pct = 0;
-	size_t o;
+	struct qs_prom_frontend fe;
+	struct qs_emu_stats es;
+	struct qs_stats_view v = {.backend = d->bk.name, .frontend = &fe};
 
 	if (d->ublk)
 		qs_ublk_get_stats(d->ublk, &u);
 	memset(&e, 0, sizeof(e));
 	if (d->eng)
 		qs_engine_get_stats(d->eng, &e);
+	d_frontend(d, &u, &fe);
 	if (fmt == QS_CTL_PROMETHEUS)
-		return d_ctl_prometheus(d, &u, &e, out, len); /* counters only: no rates */
-	r_iops = d_rate(u.reads, d->prev.reads, dt);
-	w_iops = d_rate(u.writes, d->prev.writes, dt);
-	r_mbs = d_rate(u.read_bytes, d->prev.read_bytes, dt) / 1e6;
-	w_mbs = d_rate(u.write_bytes, d->prev.write_bytes, dt) / 1e6;
-	if (d->eng)
-		dst_mbs = d_rate(e.destage_bytes, d->prev.destage_bytes, dt) / 1e6;
-	if (e.qlc_writes)
-		whole_pct = 100.0 * (double)e.qlc_iu_whole_writes / (double)e.qlc_writes;
-	if (e.log_blocks)
-		log_pct = 100.0 * (double)e.log_used_blocks / (double)e.log_blocks;
-	d->prev.t_ns = now;
-	d->prev.reads = u.reads;
-	d->prev.writes = u.writes;
-	d->prev.read_bytes = u.read_bytes;
-	d->prev.write_bytes = u.write_bytes;
-	d->prev.destage_bytes = e.destage_bytes;
-
-#define U(x) ((unsigned long long)(x))
-	if (json) {
-		o = (size_t)snprintf(out, len,
-			"{\"backend\": \"%s\", \"interval_s\": %.3f,\n"
-			" \"client\": {\"reads\": %llu, \"read_bytes\": %llu, \"writes\": %llu, "
-			"\"write_bytes\": %llu, \"flushes\": %llu, \"discards\": %llu, "
-			"\"write_zeroes\": %llu, \"errors\": %llu, \"inflight\": %u, "
-			"\"read_iops\": %.1f, \"write_iops\": %.1f, \"read_mbs\": %.3f, "
-			"\"write_mbs\": %.3f}",
-			d->bk.name, dt, U(u.reads), U(u.read_bytes), U(u.writes), U(u.write_bytes),
-			U(u.flushes), U(u.discards), U(u.write_zeroes), U(u.errors),
-			d->ublk ? qs_ublk_inflight(d->ublk) : 0, r_iops, w_iops, r_mbs, w_mbs);
-		if (d->eng && o < len)
-			o += (size_t)snprintf(out + o, len - o,
-				",\n \"cache\": {\"cached_blocks\": %llu, \"dirty_ius\": %llu, "
-				"\"index_bytes\": %llu},\n"
-				" \"log\": {\"blocks\": %llu, \"used_blocks\": %llu, \"used_pct\": %.1f, "
-				"\"appends\": %llu, \"append_bytes\": %llu, \"flushes\": %llu, "
-				"\"throttled_writes\": %llu},\n"
-				" \"destage\": {\"ius\": %llu, \"full_ius\": %llu, \"partial_ius\": %llu, "
-				"\"bytes\": %llu, \"mbs\": %.3f, \"retries\": %llu},\n"
-				" \"qlc\": {\"writes\": %llu, \"write_bytes\": %llu, \"whole_iu_writes\": "
-				"%llu, \"whole_iu_pct\": %.2f, \"reads\": %llu, \"read_bytes\": %llu, "
-				"\"read_fill_bytes\": %llu, \"bypass_writes\": %llu},\n"
-				" \"errors\": {\"fast\": %llu, \"qlc\": %llu, \"client\": %llu, "
-				"\"failed\": %s}",
-				U(e.cached_blocks), U(e.dirty_ius), U(e.index_bytes), U(e.log_blocks),
-				U(e.log_used_blocks), log_pct, U(e.log_appends), U(e.log_append_bytes),
-				U(e.log_flushes), U(e.throttled_writes), U(e.destage_ius),
-				U(e.destage_full_ius), U(e.destage_partial_ius), U(e.destage_bytes),
-				dst_mbs, U(e.destage_retries), U(e.qlc_writes), U(e.qlc_write_bytes),
-				U(e.qlc_iu_whole_writes), whole_pct, U(e.qlc_reads), U(e.qlc_read_bytes),
-				U(e.read_fill_bytes), U(e.bypass_writes), U(e.fast_errors),
-				U(e.qlc_errors), U(e.client_errors), e.failed ? "true" : "false");
-		if (d->qlc_emu && o < len) {
-			struct qs_emu_stats es;
-
-			qs_emu_get_stats(d->qlc_emu, &es);
-			o += (size_t)snprintf(out + o, len - o,
-				",\n \"emu\": {\"writes\": %llu, \"write_bytes\": %llu, \"reads\": %llu, "
-				"\"partial_iu_writes\": %llu, \"rmw\": %llu, \"nand_prog_bytes\": %llu, "
-				"\"late_us_mean\": %.1f, \"late_us_max\": %.1f}",
-				U(es.writes), U(es.write_bytes), U(es.reads), U(es.model.partial_ius),
-				U(es.model.rmw), U(es.model.nand_prog_bytes),
-				es.completions ? (double)es.late_ns_sum / (double)es.completions / 1e3
-					       : 0.0,
-				(double)es.late_ns_max / 1e3);
-		}
-		if (o < len)
-			snprintf(out + o, len - o, "}\n");
-		return 0;
-	}
-	o = (size_t)snprintf(out, len,
-		"backend          %s\n"
-		"client           %llu reads (%llu bytes), %llu writes (%llu bytes), %llu flushes, "
-		"%llu discards, %llu write-zeroes, %llu errors, %u in flight\n"
-		"client rate      %.1f read IOPS, %.1f write IOPS, %.3f MB/s read, %.3f MB/s write "
-		"(last %.1f s)\n",
-		d->bk.name, U(u.reads), U(u.read_bytes), U(u.writes), U(u.write_bytes), U(u.flushes),
-		U(u.discards), U(u.write_zeroes), U(u.errors), d->ublk ? qs_ublk_inflight(d->ublk) : 0,
-		r_iops, w_iops, r_mbs, w_mbs, dt);
-	if (d->eng && o < len)
-		o += (size_t)snprintf(out + o, len - o,
-			 "cache            %llu cached blocks, %llu dirty IUs, %llu index bytes\n"
-			 "log              %llu of %llu blocks used (%.1f%%), %llu appends, %llu "
-			 "flushes, %llu throttled writes\n"
-			 "destage          %llu IUs (%llu full, %llu partial), %.3f MB/s (last %.1f s), "
-			 "%llu retries\n"
-			 "qlc              %llu writes (%llu bytes), %llu whole-IU (%.2f%%), %llu reads, "
-			 "%llu read-fill bytes, %llu bypass writes\n"
-			 "errors           fast %llu, qlc %llu, client %llu%s\n",
-			 U(e.cached_blocks), U(e.dirty_ius), U(e.index_bytes), U(e.log_used_blocks),
-			 U(e.log_blocks), log_pct, U(e.log_appends), U(e.log_flushes),
-			 U(e.throttled_writes), U(e.destage_ius), U(e.destage_full_ius),
-			 U(e.destage_partial_ius), dst_mbs, dt, U(e.destage_retries), U(e.qlc_writes),
-			 U(e.qlc_write_bytes), U(e.qlc_iu_whole_writes), whole_pct, U(e.qlc_reads),
-			 U(e.read_fill_bytes), U(e.bypass_writes), U(e.fast_errors), U(e.qlc_errors),
-			 U(e.client_errors), e.failed ? "; LOG FAILED: writes return EIO" : "");
-	if (d->qlc_emu && o < len) {
-		struct qs_emu_stats es;
-
-		/* The emulated drive's own view: what shaping spares it. */
+		return d_ctl_prometheus(d, &fe, &e, out, len); /* counters only: no rates */
+	d_stats_rates(d, &u, &e, &v);
+	v.engine = d->eng ? &e : NULL;
+	if (d->qlc_emu) {
 		qs_emu_get_stats(d->qlc_emu, &es);
-		snprintf(out + o, len - o,
-			 "emulated qlc     %llu writes, %llu partial-IU (%llu read-modify-writes in "
-			 "the drive), NAND write amplification %.2f, completions %.0f us late on "
-			 "average (max %.1f ms)\n",
-			 U(es.writes), U(es.model.partial_ius), U(es.model.rmw),
-			 es.write_bytes ? (double)es.model.nand_prog_bytes / (double)es.write_bytes
-					: 0.0,
-			 es.completions ? (double)es.late_ns_sum / (double)es.completions / 1e3 : 0.0,
-			 (double)es.late_ns_max / 1e6);
+		v.emu = &es;
 	}
-#undef U
-	return 0;
+	return fmt == QS_CTL_JSON ? qs_stats_render_json(&v, out, len)
+				  : qs_stats_render_text(&v, out, len);
 }
 
 /* "NAME [key=value...]" over the current policy, then qs_engine_set_policy. */
 static int d_ctl_policy(void *ctx, const char *args, char *out, size_t len)
 {
 	struct daemon *d = ctx;
-	struct qs_policy p = d->policy;
+	struct qs_policy p;
 	char buf[QS_CTL_MAX_REQUEST], *save = NULL, *tok;
 	int ret;
 
@@ -505,6 +429,7 @@ static int d_ctl_policy(void *ctx, const char *args, char *out, size_t len)
 		snprintf(out, len, "no engine (backend %s)", d->bk.name);
 		return -ENODEV;
 	}
+	qs_engine_get_policy(d->eng, &p); /* unset keys keep their current value */
 	snprintf(buf, sizeof(buf), "%s", args);
 	tok = strtok_r(buf, " \t", &save);
 	if (!tok || qs_policy_parse_order(tok, &p.order)) {
@@ -570,7 +495,6 @@ static int d_ctl_policy(void *ctx, const char *args, char *out, size_t len)
 		snprintf(out, len, "engine refused the policy: %s", strerror(-ret));
 		return ret;
 	}
-	d->policy = p;
 	snprintf(out, len, "policy %s partial=%s hold_ms=%u start_pct=%u urgent_pct=%u idle_ms=%u "
 		 "max_age_ms=%u\n", qs_policy_order_name(p.order),
 		 p.partial == QS_PARTIAL_HOLD ? "hold" : "fill", p.hold_ms, p.start_pct,
@@ -700,7 +624,6 @@ static void d_on_engine_open(void *arg, int res)
 	}
 	d_notify(d, "STATUS=log recovered");
 	qs_engb_init(&d->bk, d->eng);
-	d->policy = d->engine_conf_policy;
 	d_log("engine open: %llu bytes, mode %s", (unsigned long long)d->bk.size,
 	      d->cfg.engine.mode == QS_MODE_PASSTHROUGH && qs_config_is_set(&d->cfg, "engine.mode") ?
 		      "passthrough" : "cache");
@@ -844,8 +767,8 @@ static int d_emu_open(struct daemon *d, const struct qs_profile *p, bool cache_m
 	      (unsigned long long)qs_model_capacity(m), qs_model_superblocks(m),
 	      qs_emu_precond_name(ec.precondition), (double)qs_emu_fill_ns(d->qlc_emu) / 1e9,
 	      (double)(qs_henv_now_ns() - t0) / 1e9);
-	faithful = qs_emu_faithful_bytes(p);
-	if (faithful && qs_model_superblocks(m) < p->superblocks)
+	faithful = qs_model_default_bytes(p);
+	if (p->media == QS_MEDIA_NAND && qs_model_superblocks(m) < p->superblocks)
 		d_log("note: the profile's %u superblocks need a model of at least %llu bytes "
 		      "(emu.model_size) for its calibrated garbage collection; this one has %u",
 		      p->superblocks, (unsigned long long)faithful, qs_model_superblocks(m));
@@ -877,7 +800,6 @@ static int d_engine_open(struct daemon *d)
 	qs_engine_conf_default(&ec);
 	qs_config_engine_conf(&d->cfg, &ec);
 	ec.iu_bytes = d->iu;
-	d->engine_conf_policy = ec.policy;
 	ret = qs_config_check_engine(&d->cfg, &ec, msg, sizeof(msg));
 	if (ret) {
 		d_log("%s", msg);
@@ -957,44 +879,38 @@ static void d_backend_close(struct daemon *d)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: qlcshaped --config FILE [--format | --format-only]\n"
-		   "       qlcshaped --config FILE --send 'stats [json|prometheus]|policy set NAME [k=v...]|drain'\n\n"
+	fprintf(f, "usage: qlcshaped --config FILE [--format | --format-only]\n\n"
 		   "Serves /dev/ublkbN through the qlcshape engine; see conf/qlcshaped.ini.\n"
 		   "  --format       write a new, empty log on the fast device (erases it), then serve\n"
 		   "  --format-only  the same, then exit without serving (before a systemd start)\n"
-		   "  --send         send one command to the running instance's control socket\n"
+		   "The running instance is controlled with qlcshape stats|policy|drain --config FILE.\n"
 		   "SIGTERM or SIGINT stops it cleanly.\n");
 }
 
-int main(int argc, char **argv)
+/* Options and the config file into d: -1 to go on, else the exit status. */
+static int d_args(struct daemon *d, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"config", required_argument, NULL, 'c'},
 		{"format", no_argument, NULL, 'f'},
 		{"format-only", no_argument, NULL, 'F'},
-		{"send", required_argument, NULL, 's'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct daemon d = {.sfd = -1};
-	const char *config = NULL, *send = NULL;
+	const char *config = NULL;
 	char err[512];
-	sigset_t mask;
-	int c, ret;
+	int c;
 
-	while ((c = getopt_long(argc, argv, "c:fFs:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:fFh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			config = optarg;
 			break;
 		case 'f':
-			d.format = true;
+			d->format = true;
 			break;
 		case 'F':
-			d.format = d.format_only = true;
-			break;
-		case 's':
-			send = optarg;
+			d->format = d->format_only = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -1008,92 +924,91 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	ret = qs_config_load(&d.cfg, config, err, sizeof(err));
-	if (ret) {
+	if (qs_config_load(&d->cfg, config, err, sizeof(err))) {
 		d_log("%s", err);
 		return 2;
 	}
-	if (d.format_only && d.cfg.backend != QS_BACKEND_ENGINE) {
+	if (d->format_only && d->cfg.backend != QS_BACKEND_ENGINE) {
 		d_log("%s: --format-only: daemon.backend is not 'engine', so there is no log to "
 		      "format", config);
-		qs_config_free(&d.cfg);
+		qs_config_free(&d->cfg);
 		return 2;
 	}
-	{
-		struct timespec ts;
+	return -1;
+}
 
-		clock_gettime(CLOCK_REALTIME, &ts);
-		d.start_real_s = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-	}
-	if (send) {
-		/* Client mode: one request to the running instance's control socket. */
-		char *reply = malloc(QS_CTL_MAX_REPLY);
+/* Signals on a signalfd, the environment, sd_notify, the ring; 0 or -1. */
+static int d_setup(struct daemon *d)
+{
+	struct timespec ts;
+	char err[512];
+	sigset_t mask;
+	int ret;
 
-		if (!reply)
-			return 1;
-		ret = qs_ctl_call(d.cfg.control_socket, send, reply, QS_CTL_MAX_REPLY, 0);
-		/* The body only: "ok" is what the exit status says. */
-		fputs(ret == 0 ? reply + 3 : reply, ret < 0 ? stderr : stdout);
-		if (ret < 0)
-			fputc('\n', stderr);
-		free(reply);
-		qs_config_free(&d.cfg);
-		return ret == 0 ? 0 : 1;
-	}
-
+	clock_gettime(CLOCK_REALTIME, &ts);
+	d->start_real_s = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 	/* Signals arrive through the loop; block them before any thread exists. */
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
-	d.sfd = signalfd(-1, &mask, SFD_CLOEXEC);
-	if (d.sfd < 0) {
+	d->sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (d->sfd < 0) {
 		d_log("signalfd: %s", strerror(errno));
-		goto out_cfg;
+		return -1;
 	}
-	d.sig_op.done = d_on_signal;
-	d.sig_op.retry = d_sig_retry;
+	d->sig_op.done = d_on_signal;
+	d->sig_op.retry = d_sig_retry;
 	d_harden();
 
-	qs_henv_init(&d.henv, "qlcshaped: ", QS_LOG_INFO);
-	if (qs_notify_init(&d.nt, qs_henv_now_ns(), err, sizeof(err)) < 0)
+	qs_henv_init(&d->henv, "qlcshaped: ", QS_LOG_INFO);
+	if (qs_notify_init(&d->nt, qs_henv_now_ns(), err, sizeof(err)) < 0)
 		d_log("warning: %s", err);
-	if (d.nt.wd_interval_ns)
+	if (d->nt.wd_interval_ns)
 		d_log("systemd watchdog: WATCHDOG=1 every %.3f s",
-		      (double)d.nt.wd_interval_ns / 1e9);
+		      (double)d->nt.wd_interval_ns / 1e9);
 	/* Room for every ublk command plus the engine's log and destage I/O. */
-	ret = qs_uloop_init(&d.loop, d.cfg.queues * d.cfg.queue_depth + 512);
+	ret = qs_uloop_init(&d->loop, d->cfg.queues * d->cfg.queue_depth + 512);
 	if (ret < 0) {
 		d_log("io_uring: %s", strerror(-ret));
-		goto out_cfg;
+		return -1;
 	}
-	d_sig_arm(&d);
-	d.exit_code = 0;
-	if (d_backend_open(&d) < 0) {
-		d.exit_code = 1;
-		d_finish(&d);
-	}
-	while (d.state != D_DONE) {
-		uint64_t t = qs_henv_timeout(&d.henv);
-		uint64_t w = qs_notify_timeout(&d.nt, qs_henv_now_ns());
+	return 0;
+}
 
-		ret = qs_uloop_run(&d.loop, w < t ? w : t);
-		if (ret < 0 && ret != -EINTR) {
+/* The event loop, from the backend's open to the end of the state machine. */
+static void d_run(struct daemon *d)
+{
+	int ret;
+
+	d_sig_arm(d);
+	d->exit_code = 0;
+	if (d_backend_open(d) < 0) {
+		d->exit_code = 1;
+		d_finish(d);
+	}
+	while (d->state != D_DONE) {
+		ret = qs_hloop_turn(&d->loop, &d->henv, d->eng,
+				    qs_notify_timeout(&d->nt, qs_henv_now_ns()));
+		if (ret < 0) {
 			d_log("event loop: %s", strerror(-ret));
-			d.exit_code = 1;
+			d->exit_code = 1;
 			break;
 		}
-		if (d.eng && qs_henv_expired(&d.henv))
-			qs_engine_timer(d.eng);
 		/* The loop turned: tell systemd's watchdog (see notify.h). */
-		ret = qs_notify_watchdog(&d.nt, qs_henv_now_ns());
+		ret = qs_notify_watchdog(&d->nt, qs_henv_now_ns());
 		if (ret < 0)
 			d_log("sd_notify WATCHDOG=1: %s", strerror(-ret));
 	}
-	if (d.ublk) {
+}
+
+/* The last log lines: what the instance served and what its engine did. */
+static void d_report(struct daemon *d)
+{
+	if (d->ublk) {
 		struct qs_ublk_stats s;
 
-		qs_ublk_get_stats(d.ublk, &s);
+		qs_ublk_get_stats(d->ublk, &s);
 		d_log("served %llu reads (%llu bytes), %llu writes (%llu bytes), %llu flushes, "
 		      "%llu discards, %llu write-zeroes, %llu errors",
 		      (unsigned long long)s.reads, (unsigned long long)s.read_bytes,
@@ -1101,10 +1016,10 @@ int main(int argc, char **argv)
 		      (unsigned long long)s.flushes, (unsigned long long)s.discards,
 		      (unsigned long long)s.write_zeroes, (unsigned long long)s.errors);
 	}
-	if (d.eng) {
+	if (d->eng) {
 		struct qs_engine_stats es;
 
-		qs_engine_get_stats(d.eng, &es);
+		qs_engine_get_stats(d->eng, &es);
 		d_log("engine: %llu QLC writes (%llu bytes), %llu whole-IU, %llu read-fill bytes, "
 		      "%llu log appends, %llu destaged IUs, %llu errors",
 		      (unsigned long long)es.qlc_writes, (unsigned long long)es.qlc_write_bytes,
@@ -1113,8 +1028,25 @@ int main(int argc, char **argv)
 		      (unsigned long long)es.destage_ius,
 		      (unsigned long long)(es.fast_errors + es.qlc_errors + es.client_errors));
 	}
-	if (d.qlc_emu)
-		d_emu_report(&d);
+	if (d->qlc_emu)
+		d_emu_report(d);
+}
+
+int main(int argc, char **argv)
+{
+	struct daemon d = {.sfd = -1};
+	int ret = d_args(&d, argc, argv);
+
+	if (ret >= 0)
+		return ret;
+	if (d_setup(&d) < 0) {
+		if (d.sfd >= 0)
+			close(d.sfd);
+		qs_config_free(&d.cfg);
+		return 1;
+	}
+	d_run(&d);
+	d_report(&d);
 	/* Tear the ring down first: it cancels the fetches that pin /dev/ublkcN. */
 	qs_uloop_exit(&d.loop);
 	qs_ublk_destroy(d.ublk);
@@ -1124,10 +1056,4 @@ int main(int argc, char **argv)
 	qs_config_free(&d.cfg);
 	d_log("exit %d", d.exit_code);
 	return d.exit_code;
-
-out_cfg:
-	if (d.sfd >= 0)
-		close(d.sfd);
-	qs_config_free(&d.cfg);
-	return 1;
 }

@@ -55,7 +55,7 @@
 #include <stdint.h>
 
 #include "backend.h"
-#include "common_uloop.h"
+#include "host/uloop.h"
 
 struct qs_ublk_conf {
 	uint32_t queues;	/* hardware queues */

@@ -20,8 +20,10 @@
 #include <unistd.h>
 
 #include "../bench/cmds.h"
+#include "../bench/drive.h"
 #include "../bench/run.h"
 #include "tprof.h"
+#include "ttmp.h"
 
 /* 4K random writes on 25% of the drive (256 MB) with a 16 MB log: the log
  * fills and destage runs; plus a mix, so reads are covered too. */
@@ -44,22 +46,12 @@ static const char *job_fio =
 
 static char qlc_path[64], fast_path[64], job_path[64];
 
-static void write_tmp(char *path, size_t n, const char *suffix, const char *text)
-{
-	snprintf(path, n, "/tmp/qs_test_br_XXXXXX%s", suffix);
-	int fd = mkstemps(path, (int)strlen(suffix));
-	assert_true(fd >= 0);
-	size_t len = strlen(text);
-	assert_int_equal(write(fd, text, len), (ssize_t)len);
-	close(fd);
-}
-
 static int setup(void **state)
 {
 	(void)state;
-	write_tmp(qlc_path, sizeof(qlc_path), ".ini", tprof_tiny_qlc);
-	write_tmp(fast_path, sizeof(fast_path), ".ini", tprof_tiny_scm);
-	write_tmp(job_path, sizeof(job_path), ".fio", job_fio);
+	ttmp_file(qlc_path, sizeof(qlc_path), "br", ".ini", tprof_tiny_qlc);
+	ttmp_file(fast_path, sizeof(fast_path), "br", ".ini", tprof_tiny_scm);
+	ttmp_file(job_path, sizeof(job_path), "br", ".fio", job_fio);
 	return 0;
 }
 
@@ -104,9 +96,9 @@ static void test_deterministic_json(void **state)
 {
 	(void)state;
 	char a[64], b[64], c[64];
-	write_tmp(a, sizeof(a), ".json", "");
-	write_tmp(b, sizeof(b), ".json", "");
-	write_tmp(c, sizeof(c), ".json", "");
+	ttmp_file(a, sizeof(a), "br", ".json", "");
+	ttmp_file(b, sizeof(b), "br", ".json", "");
+	ttmp_file(c, sizeof(c), "br", ".json", "");
 	assert_int_equal(run_cmd(a, "7", "1"), 0);
 	assert_int_equal(run_cmd(b, "7", "3"), 0);
 	assert_int_equal(run_cmd(c, "8", "2"), 0);
@@ -146,8 +138,8 @@ static struct qs_bench_world *tiny_world(void)
 		fprintf(stderr, "%s\n", err);
 	assert_int_equal(rc, 0);
 	/* 1 GB drive, model of 2^n IUs just below: the log scales with it */
-	assert_true(qs_bench_world_log_bytes(w) >= (15u << 20));
-	assert_true(qs_bench_world_log_bytes(w) <= (16u << 20));
+	assert_true(qs_bench_world_sizes(w)->log_bytes >= (15u << 20));
+	assert_true(qs_bench_world_sizes(w)->log_bytes <= (16u << 20));
 	return w;
 }
 
@@ -165,7 +157,7 @@ static void test_whole_ius(void **state)
 	struct qs_bench_world *w = tiny_world();
 	struct qs_job_file *jf;
 	char err[512];
-	assert_int_equal(qs_job_file_load(job_path, qs_bench_world_capacity(w), &jf, err,
+	assert_int_equal(qs_job_file_load(job_path, qs_bench_world_sizes(w)->capacity, &jf, err,
 					  sizeof(err)), 0);
 	const struct qs_job *job = &jf->jobs[0];
 	struct qs_bench_result on, off;
@@ -203,7 +195,7 @@ static void test_group(void **state)
 	struct qs_bench_world *w = tiny_world();
 	struct qs_job_file *jf;
 	char err[512];
-	assert_int_equal(qs_job_file_load(job_path, qs_bench_world_capacity(w), &jf, err,
+	assert_int_equal(qs_job_file_load(job_path, qs_bench_world_sizes(w)->capacity, &jf, err,
 					  sizeof(err)), 0);
 	assert_int_equal(jf->njobs, 2);
 	assert_false(jf->jobs[1].stonewall);
@@ -246,9 +238,9 @@ static double life_with(const char *qlc, double override_bytes, double *rating)
 	if (rc)
 		fprintf(stderr, "%s\n", err);
 	assert_int_equal(rc, 0);
-	*rating = qs_bench_world_rating(w);
+	*rating = qs_bench_world_sizes(w)->rating_bytes;
 	struct qs_job_file *jf;
-	assert_int_equal(qs_job_file_load(job_path, qs_bench_world_capacity(w), &jf, err,
+	assert_int_equal(qs_job_file_load(job_path, qs_bench_world_sizes(w)->capacity, &jf, err,
 					  sizeof(err)), 0);
 	struct qs_bench_result r;
 	struct qs_bench_variant v = {.shaping = false};
@@ -266,7 +258,7 @@ static void test_life_rating(void **state)
 	char text[1024];
 	snprintf(text, sizeof(text), "%sendurance_pbw = 0.5\nendurance_rw = randwrite\n"
 		 "endurance_bs_kib = 64\n", tprof_tiny_qlc);
-	write_tmp(rated, sizeof(rated), ".ini", text);
+	ttmp_file(rated, sizeof(rated), "br", ".ini", text);
 	double r0, r1, r2;
 	double none = life_with(qlc_path, 0, &r0);
 	double prof = life_with(rated, 0, &r1);
@@ -283,10 +275,10 @@ static void test_curve(void **state)
 {
 	(void)state;
 	char job[64], svg[64], json[64];
-	write_tmp(job, sizeof(job), ".fio",
+	ttmp_file(job, sizeof(job), "br", ".fio",
 		  "[w]\nrw=randwrite\nbs=64k\nsize=10%\niodepth=4\nruntime=10m\nramp_time=1h\n");
-	write_tmp(svg, sizeof(svg), ".svg", "");
-	write_tmp(json, sizeof(json), ".json", "");
+	ttmp_file(svg, sizeof(svg), "br", ".svg", "");
+	ttmp_file(json, sizeof(json), "br", ".json", "");
 	char *argv[] = {"curve", job, "--profile", qlc_path, "--fast", fast_path, "--cache", "16m",
 			"--shaping", "off", "--quiet", "--svg", svg, "--json", json,
 			"--runtime", "20ms", "--ramp-time", "0", NULL};
@@ -351,7 +343,7 @@ static void test_arg_errors(void **state)
 	assert_int_equal(qs_cmd_bench_ab(2, a12), 2);
 	/* a bad job file: named key and line come from the loader */
 	char bad[64];
-	write_tmp(bad, sizeof(bad), ".fio", "[j]\nrw=sideways\n");
+	ttmp_file(bad, sizeof(bad), "br", ".fio", "[j]\nrw=sideways\n");
 	char *a13[] = {"run", bad, "--profile", qlc_path, "--fast", fast_path, "--cache", "16m",
 		       "--quiet", NULL};
 	assert_int_equal(run_args(9, a13), 2);

@@ -12,22 +12,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../daemon/common_config.h"
+#include "host/config.h"
+#include "ttmp.h"
 
 static char tmp_path[64];
 
 static const char *write_conf(const char *text)
 {
-	FILE *f;
-	int fd;
-
-	snprintf(tmp_path, sizeof(tmp_path), "/tmp/qs_conf_XXXXXX");
-	fd = mkstemp(tmp_path);
-	assert_true(fd >= 0);
-	f = fdopen(fd, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
+	ttmp_file(tmp_path, sizeof(tmp_path), "conf", NULL, text);
 	return tmp_path;
 }
 

@@ -15,6 +15,7 @@
 
 #include "../bench/job.h"
 #include "../bench/workload.h"
+#include "ttmp.h"
 
 #define GiB (1024ull * 1024 * 1024)
 #define CAP (100 * GiB)
@@ -24,13 +25,7 @@ static char path[64];
 /* Write text to a fresh temporary file; its name is left in path. */
 static void write_file(const char *text)
 {
-	strcpy(path, "/tmp/qs_test_job_XXXXXX");
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	FILE *f = fdopen(fd, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	assert_int_equal(fclose(f), 0);
+	ttmp_file(path, sizeof(path), "job", NULL, text);
 }
 
 static int teardown(void **state)

@@ -69,14 +69,14 @@ for o in $(sed -n 's/^[[:space:]]*{"\([a-z-]*\)", \(required\|no\)_argument.*/\1
 	need "$src/man/qlcshaped.8.scd" "*--$o*" "qlcshaped --$o"
 	n=$((n + 1))
 done
-# Every config key (the parser's table in daemon/common_config.c).
+# Every config key (the parser's table in include/host/config.c).
 while read -r section key; do
 	need "$src/man/qlcshaped.ini.5.scd" "*$key* =" "[$section] $key"
 	grep -q "^# \[$section\]" "$src/man/qlcshaped.ini.5.scd" ||
 		bad "qlcshaped.ini.5.scd has no section [$section]"
 	n=$((n + 1))
 done < <(sed -n 's/^[[:space:]]*{"\([a-z]*\)", "\([a-z_]*\)", CFG_.*/\1 \2/p' \
-	"$src/daemon/common_config.c")
+	"$src/include/host/config.c")
 # The tool's commands (bench/main.c) and their long options.
 for c in $(sed -n 's/^[[:space:]]*{"bench", "\([a-z]*\)".*/\1/p' "$src/bench/main.c"); do
 	need "$src/man/qlcshape.1.scd" "*bench $c*" "qlcshape bench $c"

@@ -12,12 +12,15 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "../bench/cmds.h"
-#include "../bench/model.h"
-#include "../bench/profile.h"
+#include "host/model.h"
+#include "host/profile.h"
+#include "ttmp.h"
+#include "tprof.h"
 
 #define KIB 1024ull
 #define MIB (1024ull * KIB)
@@ -26,28 +29,7 @@
 static struct qs_profile small_qlc(void)
 {
 	struct qs_profile p;
-	memset(&p, 0, sizeof(p));
-	snprintf(p.name, sizeof(p.name), "test-qlc");
-	p.media = QS_MEDIA_NAND;
-	p.capacity_bytes = 256 * MIB;
-	p.iu_bytes = 64 * KIB;
-	p.op_pct = 10;
-	p.channels = 4;
-	p.dies_per_channel = 2;
-	p.unit_ius = 4;
-	p.superblocks = 64;
-	p.gc_free_low = 3;
-	p.t_read_ns = 100000;
-	p.t_prog_ns = 2000000;
-	p.t_erase_ns = 5000000;
-	p.block_units = 4;
-	p.channel_mbps = 800;
-	p.link_read_mbps = 7000;
-	p.link_write_mbps = 7000;
-	p.ctrl_units = 2;
-	p.ctrl_ns = 2000;
-	p.write_buffer_bytes = 16 * MIB;
-	p.plp = 1;
+	tprof_small_qlc(&p, "test-qlc");
 	return p;
 }
 
@@ -458,14 +440,6 @@ static void test_scm_no_iu_penalty(void **state)
 	qs_model_free(m);
 }
 
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
-
 /* dst = src with the first from replaced by to. */
 static void subst(char *dst, size_t n, const char *src, const char *from, const char *to)
 {
@@ -474,37 +448,18 @@ static void subst(char *dst, size_t n, const char *src, const char *from, const 
 	snprintf(dst, n, "%.*s%s%s", (int)(at - src), src, to, at + strlen(from));
 }
 
-static const char *good_ini =
-	"; test profile\n"
-	"[drive]\n"
-	"media = nand\n"
-	"capacity_gb = 1\n"
-	"iu_kib = 64\n"
-	"op_pct = 7\n"
-	"channels = 2\n"
-	"dies_per_channel = 2\n"
-	"unit_ius = 4\n"
-	"t_read_us = 100\n"
-	"t_prog_us = 2000\n"
-	"channel_mbps = 800\n"
-	"link_read_mbps = 7000\n"
-	"link_write_mbps = 7000\n"
-	"ctrl_units = 1\n"
-	"ctrl_ns = 1000\n"
-	"write_buffer_mib = 8\n"
-	"plp = 1\n";
+/* A valid profile file (its lines are what the error checks count). */
+static const char *const good_ini = tprof_tiny_qlc;
 
 static void test_profile_loader(void **state)
 {
 	(void)state;
-	char path[] = "/tmp/qs_test_profile_XXXXXX.ini";
-	int fd = mkstemps(path, 4);
-	assert_true(fd >= 0);
-	close(fd);
+	char path[64];
+	ttmp_file(path, sizeof(path), "profile", ".ini", NULL);
 	struct qs_profile p;
 	char err[512], buf[1024];
 
-	write_file(path, good_ini);
+	ttmp_write(path, good_ini);
 	assert_int_equal(qs_profile_load(path, &p, err, sizeof(err)), 0);
 	assert_int_equal(p.iu_bytes, 65536);
 	assert_int_equal(p.t_prog_ns, 2000000);
@@ -513,7 +468,7 @@ static void test_profile_loader(void **state)
 	/* A value out of range: the message names file, line, key, value
 	 * and the allowed range. op_pct is on line 6. */
 	subst(buf, sizeof(buf), good_ini, "op_pct = 7", "op_pct = 900");
-	write_file(path, buf);
+	ttmp_write(path, buf);
 	assert_int_equal(qs_profile_load(path, &p, err, sizeof(err)), -EINVAL);
 	char want[600];
 	snprintf(want, sizeof(want), "%s:6:", path);
@@ -524,34 +479,34 @@ static void test_profile_loader(void **state)
 
 	/* Not a number. */
 	subst(buf, sizeof(buf), good_ini, "channels = 2", "channels = x");
-	write_file(path, buf);
+	ttmp_write(path, buf);
 	assert_int_equal(qs_profile_load(path, &p, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "channels"));
 	assert_non_null(strstr(err, ":7:"));
 
 	/* An unknown key is an error, not silently ignored. */
 	snprintf(buf, sizeof(buf), "%s%s", good_ini, "tprog_us = 5\n");
-	write_file(path, buf);
+	ttmp_write(path, buf);
 	assert_int_equal(qs_profile_load(path, &p, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "tprog_us"));
 	assert_non_null(strstr(err, ":19:"));
 
 	/* A missing required key. */
 	subst(buf, sizeof(buf), good_ini, "plp = 1\n", "");
-	write_file(path, buf);
+	ttmp_write(path, buf);
 	assert_int_equal(qs_profile_load(path, &p, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "plp"));
 	assert_non_null(strstr(err, "missing"));
 
 	/* A write buffer too small for two die stripes. */
 	subst(buf, sizeof(buf), good_ini, "write_buffer_mib = 8", "write_buffer_mib = 1");
-	write_file(path, buf);
+	ttmp_write(path, buf);
 	assert_int_equal(qs_profile_load(path, &p, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "write_buffer_mib"));
 	assert_non_null(strstr(err, ":17:"));
 
 	/* No endurance keys: no rating. */
-	write_file(path, good_ini);
+	ttmp_write(path, good_ini);
 	assert_int_equal(qs_profile_load(path, &p, err, sizeof(err)), 0);
 	assert_true(p.endurance_pbw == 0);
 	assert_int_equal(p.endurance_rw, QS_ENDURANCE_NONE);
@@ -561,7 +516,7 @@ static void test_profile_loader(void **state)
 				    "endurance_rw = randwrite\n"
 				    "endurance_bs_kib = 64\n";
 	snprintf(buf, sizeof(buf), "%s%s", good_ini, endur);
-	write_file(path, buf);
+	ttmp_write(path, buf);
 	assert_int_equal(qs_profile_load(path, &p, err, sizeof(err)), 0);
 	assert_true(p.endurance_pbw > 22.92 && p.endurance_pbw < 22.94);
 	assert_int_equal(p.endurance_rw, QS_ENDURANCE_RANDWRITE);
@@ -570,7 +525,7 @@ static void test_profile_loader(void **state)
 
 	/* A rating without its pattern: the missing key is named. */
 	snprintf(buf, sizeof(buf), "%s%s", good_ini, "endurance_pbw = 22.93\nendurance_bs_kib = 64\n");
-	write_file(path, buf);
+	ttmp_write(path, buf);
 	assert_int_equal(qs_profile_load(path, &p, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "endurance_rw is missing"));
 	assert_non_null(strstr(err, path));
@@ -580,18 +535,18 @@ static void test_profile_loader(void **state)
 	char src[1024];
 	snprintf(src, sizeof(src), "%s%s", good_ini, endur);
 	subst(buf, sizeof(buf), src, "endurance_pbw = 22.93", "endurance_pbw = 0");
-	write_file(path, buf);
+	ttmp_write(path, buf);
 	assert_int_equal(qs_profile_load(path, &p, err, sizeof(err)), -EINVAL);
 	snprintf(want, sizeof(want), "%s:19: [drive] endurance_pbw = '0'", path);
 	assert_non_null(strstr(err, want));
 	assert_non_null(strstr(err, "0.001..1e+06"));
 	subst(buf, sizeof(buf), src, "= randwrite", "= randrw");
-	write_file(path, buf);
+	ttmp_write(path, buf);
 	assert_int_equal(qs_profile_load(path, &p, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, ":20: [drive] endurance_rw = 'randrw'"));
 	assert_non_null(strstr(err, "randwrite, write"));
 	subst(buf, sizeof(buf), src, "endurance_bs_kib = 64", "endurance_bs_kib = 16");
-	write_file(path, buf);
+	ttmp_write(path, buf);
 	assert_int_equal(qs_profile_load(path, &p, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, ":21: [drive] endurance_bs_kib = '16'"));
 	assert_non_null(strstr(err, "whole number of IUs (iu_kib = 64)"));
@@ -633,11 +588,10 @@ static void test_shipped_profiles_load(void **state)
 static void test_calibrate_curve_pacing(void **state)
 {
 	(void)state;
-	char ini[] = "/tmp/qs_test_cur_XXXXXX.ini", outp[] = "/tmp/qs_test_cur_XXXXXX.txt";
-	int fd = mkstemps(ini, 4);
-	assert_true(fd >= 0);
-	close(fd);
-	fd = mkstemps(outp, 4);
+	char ini[64], outp[64];
+	ttmp_file(ini, sizeof(ini), "cur", ".ini", NULL);
+	ttmp_file(outp, sizeof(outp), "cur", ".txt", NULL);
+	int fd = open(outp, O_WRONLY);
 	assert_true(fd >= 0);
 	char text[2048];
 	snprintf(text, sizeof(text),
@@ -645,7 +599,7 @@ static void test_calibrate_curve_pacing(void **state)
 		 "[test.1]\nmethod = m\nname = 64K random write\nrw = randwrite\n"
 		 "bs_kib = 64\nqd = 8\nmbps = 100\n",
 		 good_ini);
-	write_file(ini, text);
+	ttmp_write(ini, text);
 	fflush(stdout);
 	int saved = dup(1);
 	assert_true(saved >= 0);
@@ -688,13 +642,9 @@ static void test_calibrate_curve_pacing(void **state)
 static void test_calibrate_cmd(void **state)
 {
 	(void)state;
-	char ini[] = "/tmp/qs_test_cal_XXXXXX.ini", json[] = "/tmp/qs_test_cal_XXXXXX.json";
-	int fd = mkstemps(ini, 4);
-	assert_true(fd >= 0);
-	close(fd);
-	fd = mkstemps(json, 5);
-	assert_true(fd >= 0);
-	close(fd);
+	char ini[64], json[64];
+	ttmp_file(ini, sizeof(ini), "cal", ".ini", NULL);
+	ttmp_file(json, sizeof(json), "cal", ".json", NULL);
 	char text[2048];
 	snprintf(text, sizeof(text),
 		 "%s\n[method.m]\nspan_pct = 25\nrun_s = 8\n"
@@ -703,7 +653,7 @@ static void test_calibrate_cmd(void **state)
 		 "[test.2]\nmethod = m\nname = 64K random write\nrw = randwrite\n"
 		 "bs_kib = 64\nqd = 16\nmbps = 100\n",
 		 good_ini);
-	write_file(ini, text);
+	ttmp_write(ini, text);
 	char *argv[] = {"calibrate", "--profile", ini, "--json", json, "--scale-gib", "0.25", NULL};
 	assert_int_equal(qs_cmd_bench_calibrate(7, argv), 0);
 	FILE *f = fopen(json, "r");
@@ -732,7 +682,7 @@ static void test_calibrate_cmd(void **state)
 		 "%s\n[method.m]\nspan_pct = 25\nrun_s = 100\n"
 		 "[test.1]\nmethod = m\nname = x\nrw = randwrit\nbs_kib = 4\nqd = 1\n",
 		 good_ini);
-	write_file(ini, text);
+	ttmp_write(ini, text);
 	assert_int_equal(qs_cmd_bench_calibrate(7, argv), 1);
 
 	/* report = first: measured at the start of the run; needs first_s. */
@@ -743,7 +693,7 @@ static void test_calibrate_cmd(void **state)
 			 "[test.1]\nmethod = m\nname = 64K random write\nrw = randwrite\n"
 			 "bs_kib = 64\nqd = 16\nmbps = 100\n",
 			 good_ini, i ? first_bad : first_ok);
-		write_file(ini, text);
+		ttmp_write(ini, text);
 		assert_int_equal(qs_cmd_bench_calibrate(7, argv), i ? 1 : 0);
 	}
 
@@ -762,7 +712,7 @@ static void test_calibrate_cmd(void **state)
 			 "[test.1]\nmethod = m\nname = 64K random write\nrw = randwrite\n"
 			 "bs_kib = 64\nqd = 16\nmbps = 100\n",
 			 good_ini, curve[i]);
-		write_file(ini, text);
+		ttmp_write(ini, text);
 		assert_int_equal(qs_cmd_bench_calibrate(7, argv), i ? 1 : 0);
 	}
 	f = fopen(json, "r");

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "../daemon/notify.h"
+#include "ttmp.h"
 
 static char daemon_path[PATH_MAX];
 
@@ -41,8 +42,7 @@ static void sink_open(struct sink *s)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 
-	snprintf(s->dir, sizeof(s->dir), "/tmp/qs_notify_XXXXXX");
-	assert_non_null(mkdtemp(s->dir));
+	ttmp_dir(s->dir, sizeof(s->dir), "notify");
 	snprintf(s->path, sizeof(s->path), "%s/notify", s->dir);
 	s->fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	assert_true(s->fd >= 0);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "../daemon/nvme_iu.h"
+#include "ttmp.h"
 
 _Static_assert(sizeof(struct nvme_id_ns) == 4096, "Identify Namespace is 4 KiB");
 
@@ -162,14 +163,12 @@ static void test_sysfs_rule(void **state)
 /* A regular file has neither Identify nor queue limits: config, then default. */
 static void test_detect_file(void **state)
 {
-	char path[] = "/tmp/qs_iu_XXXXXX", msg[512];
+	char path[64], msg[512];
 	enum qs_iu_source src;
 	uint32_t iu = 0;
-	int fd = mkstemp(path);
 
 	(void)state;
-	assert_true(fd >= 0);
-	close(fd);
+	ttmp_file(path, sizeof(path), "iu", NULL, NULL);
 	qs_iu_detect(path, 131072, &iu, &src, msg, sizeof(msg));
 	assert_int_equal(src, QS_IU_CONFIG);
 	assert_int_equal(iu, 131072);

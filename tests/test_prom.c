@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../daemon/common_prom.h"
+#include "../daemon/prom.h"
 
 #define MAXS 256
 #define NAMELEN 512
@@ -351,7 +351,7 @@ static void test_every_counter(void **state)
 
 /*
  * A field added to struct qs_engine_stats must be rendered too: this fails
- * until daemon/common_prom.c and test_every_counter know it (36 uint64_t
+ * until daemon/prom.c and test_every_counter know it (36 uint64_t
  * counters, then inflight and failed in one 8-byte word).
  */
 static void test_stats_struct_known(void **state)
@@ -359,7 +359,7 @@ static void test_stats_struct_known(void **state)
 	(void)state;
 	if (sizeof(struct qs_engine_stats) != 36 * sizeof(uint64_t) + 8)
 		fail_msg("struct qs_engine_stats is %zu bytes, not the %zu this renderer knows: "
-			 "render the new field in daemon/common_prom.c and check it here",
+			 "render the new field in daemon/prom.c and check it here",
 			 sizeof(struct qs_engine_stats), 36 * sizeof(uint64_t) + 8);
 }
 

@@ -28,11 +28,13 @@
 #include <unistd.h>
 
 #include "../bench/cmds.h"
+#include "../bench/drive.h"
 #include "../bench/rt.h"
-#include "../daemon/common_env.h"
-#include "../daemon/common_uloop.h"
-#include "../daemon/common_uring_vol.h"
+#include "host/env.h"
+#include "host/uloop.h"
+#include "host/uring_vol.h"
 #include "tprof.h"
+#include "ttmp.h"
 
 #define MIB (1024ull * 1024)
 #define QLC_BYTES (64 * MIB)
@@ -74,14 +76,6 @@ static const char *mix_fio =
 
 static char dir[64], prof_path[96], fprof_path[96], qlc_path[96], fast_path[96];
 
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	assert_int_equal(fputs(text, f) >= 0, 1);
-	assert_int_equal(fclose(f), 0);
-}
-
 /* A fresh file of size bytes of zeroes. */
 static void make_dev(const char *path, uint64_t size)
 {
@@ -97,15 +91,13 @@ static int setup(void **state)
 	(void)state;
 	/* /tmp: ext4 on the development machine, so O_DIRECT is exercised;
 	 * on tmpfs the volumes fall back to buffered I/O and this still runs */
-	snprintf(dir, sizeof(dir), "/tmp/qs_test_rt_XXXXXX");
-	if (!mkdtemp(dir))
-		return -1;
+	ttmp_dir(dir, sizeof(dir), "rt");
 	snprintf(prof_path, sizeof(prof_path), "%s/tiny.ini", dir);
 	snprintf(fprof_path, sizeof(fprof_path), "%s/tinyscm.ini", dir);
-	write_file(fprof_path, tprof_tiny_scm);
+	ttmp_write(fprof_path, tprof_tiny_scm);
 	snprintf(qlc_path, sizeof(qlc_path), "%s/qlc.img", dir);
 	snprintf(fast_path, sizeof(fast_path), "%s/fast.img", dir);
-	write_file(prof_path, tprof_tiny_qlc);
+	ttmp_write(prof_path, tprof_tiny_qlc);
 	return 0;
 }
 
@@ -124,7 +116,7 @@ static struct qs_job_file *load_jobs(const char *text, uint64_t capacity)
 {
 	char path[128], err[512];
 	snprintf(path, sizeof(path), "%s/job.fio", dir);
-	write_file(path, text);
+	ttmp_write(path, text);
 	struct qs_job_file *jf = NULL;
 	int rc = qs_job_file_load(path, capacity, &jf, err, sizeof(err));
 	if (rc)
@@ -173,7 +165,7 @@ static void check_counts(const struct qs_bench_result *r, uint64_t writes)
 static void check_block(const unsigned char *blk, uint64_t off, bool written)
 {
 	if (written) {
-		if (!qs_rt_stamp_ok(blk, off, SEED))
+		if (!qs_drv_stamp_ok(blk, off, SEED))
 			fail_msg("block at %llu: not stamped for its offset",
 				 (unsigned long long)off);
 	} else {
@@ -279,10 +271,10 @@ static void test_dev_shaping_on(void **state)
 	make_dev(qlc_path, QLC_BYTES);
 	make_dev(fast_path, FAST_BYTES);
 	struct qs_rt_world *w = open_world(true);
-	assert_int_equal(qs_rt_world_capacity(w), QLC_BYTES);
-	assert_int_equal(qs_rt_world_log_bytes(w), FAST_BYTES);
+	assert_int_equal(qs_rt_world_sizes(w)->capacity, QLC_BYTES);
+	assert_int_equal(qs_rt_world_sizes(w)->log_bytes, FAST_BYTES);
 	assert_int_equal(qs_rt_world_iu(w), 65536);
-	struct qs_job_file *jf = load_jobs(fill_fio, qs_rt_world_capacity(w));
+	struct qs_job_file *jf = load_jobs(fill_fio, qs_rt_world_sizes(w)->capacity);
 	assert_int_equal(jf->njobs, 2);
 	struct qs_bench_variant v = {.shaping = true, .order = QS_ORDER_SWEEP};
 	char err[512];
@@ -317,8 +309,8 @@ static void test_dev_shaping_off(void **state)
 	(void)state;
 	make_dev(qlc_path, QLC_BYTES);
 	struct qs_rt_world *w = open_world(false);
-	assert_int_equal(qs_rt_world_log_bytes(w), 0);
-	struct qs_job_file *jf = load_jobs(fill_fio, qs_rt_world_capacity(w));
+	assert_int_equal(qs_rt_world_sizes(w)->log_bytes, 0);
+	struct qs_job_file *jf = load_jobs(fill_fio, qs_rt_world_sizes(w)->capacity);
 	struct qs_bench_variant v = {.shaping = false};
 	char err[512];
 	for (size_t i = 0; i < jf->njobs; i++) {
@@ -359,7 +351,7 @@ static void test_dev_timed_mix(void **state)
 	make_dev(qlc_path, QLC_BYTES);
 	make_dev(fast_path, FAST_BYTES);
 	struct qs_rt_world *w = open_world(true);
-	struct qs_job_file *jf = load_jobs(mix_fio, qs_rt_world_capacity(w));
+	struct qs_job_file *jf = load_jobs(mix_fio, qs_rt_world_sizes(w)->capacity);
 	char err[512];
 	for (int on = 0; on < 2; on++) {
 		struct qs_bench_variant v = {.shaping = on, .order = QS_ORDER_FIFO};
@@ -465,7 +457,7 @@ static void test_cli(void **state)
 	char job[128], json[128];
 	snprintf(job, sizeof(job), "%s/cli.fio", dir);
 	snprintf(json, sizeof(json), "%s/out.json", dir);
-	write_file(job, fill_fio);
+	ttmp_write(job, fill_fio);
 	make_dev(qlc_path, QLC_BYTES);
 	make_dev(fast_path, FAST_BYTES);
 	char *a1[] = {"run", job, "--mode", "dev", "--yes-overwrite", NULL};
@@ -517,8 +509,8 @@ static struct qs_rt_world *open_emu(void)
 	if (rc)
 		fprintf(stderr, "%s\n", err);
 	assert_int_equal(rc, 0);
-	assert_int_equal(qs_rt_world_capacity(w), 128 * MIB);
-	assert_int_equal(qs_rt_world_log_bytes(w), 17 * MIB);
+	assert_int_equal(qs_rt_world_sizes(w)->capacity, 128 * MIB);
+	assert_int_equal(qs_rt_world_sizes(w)->log_bytes, 17 * MIB);
 	char desc[512];
 	qs_rt_world_describe(w, desc, sizeof(desc));
 	assert_non_null(strstr(desc, "tinyqlc"));
@@ -530,7 +522,7 @@ static void test_emu_fill(void **state)
 {
 	(void)state;
 	struct qs_rt_world *w = open_emu();
-	struct qs_job_file *jf = load_jobs(fill_fio, qs_rt_world_capacity(w));
+	struct qs_job_file *jf = load_jobs(fill_fio, qs_rt_world_sizes(w)->capacity);
 	char err[512];
 	for (int on = 0; on < 2; on++)
 		for (size_t i = 0; i < jf->njobs; i++) {
@@ -571,7 +563,7 @@ static void test_emu_timed_mix(void **state)
 {
 	(void)state;
 	struct qs_rt_world *w = open_emu();
-	struct qs_job_file *jf = load_jobs(mix_fio, qs_rt_world_capacity(w));
+	struct qs_job_file *jf = load_jobs(mix_fio, qs_rt_world_sizes(w)->capacity);
 	char err[512];
 	for (int on = 0; on < 2; on++) {
 		struct qs_bench_variant v = {.shaping = on, .order = QS_ORDER_SWEEP};
@@ -593,7 +585,7 @@ static void test_emu_cli(void **state)
 	char job[128], json[128];
 	snprintf(job, sizeof(job), "%s/cli.fio", dir);
 	snprintf(json, sizeof(json), "%s/out.json", dir);
-	write_file(job, fill_fio);
+	ttmp_write(job, fill_fio);
 	char *a1[] = {"run", job, "--mode", "emu", "--qlc-dev", qlc_path, NULL};
 	assert_int_equal(cli(6, a1), 2); /* devices are dev mode's */
 	char *a2[] = {"run", job, "--mode", "emu", "--profile", prof_path, "--fast", fprof_path,

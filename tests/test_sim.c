@@ -12,8 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../bench/model.h"
+#include "host/model.h"
 #include "../bench/sim.h"
+#include "tprof.h"
 
 #define KIB 1024ull
 #define MIB (1024ull * KIB)
@@ -21,28 +22,15 @@
 static struct qs_profile test_profile(void)
 {
 	struct qs_profile p;
-	memset(&p, 0, sizeof(p));
-	snprintf(p.name, sizeof(p.name), "test");
-	p.media = QS_MEDIA_NAND;
+	tprof_small_qlc(&p, "test");
 	p.capacity_bytes = 64 * MIB;
-	p.iu_bytes = 64 * KIB;
-	p.op_pct = 10;
 	p.channels = 2;
-	p.dies_per_channel = 2;
-	p.unit_ius = 4;
 	p.superblocks = 32;
-	p.gc_free_low = 3;
 	p.t_read_ns = 80000;
 	p.t_prog_ns = 1500000;
 	p.t_erase_ns = 3000000;
-	p.block_units = 4;
-	p.channel_mbps = 800;
-	p.link_read_mbps = 7000;
-	p.link_write_mbps = 7000;
 	p.ctrl_units = 1;
-	p.ctrl_ns = 2000;
 	p.write_buffer_bytes = 4 * MIB;
-	p.plp = 1;
 	return p;
 }
 

@@ -15,6 +15,7 @@
 #include "../bench/job.h"
 #include "../bench/trace.h"
 #include "../bench/workload.h"
+#include "ttmp.h"
 
 /* The shared sample traces: $QS_TRACE_DIR, or next to the repository as the
  * shipped job file expects (../shared/traces from the repository root). */
@@ -37,12 +38,7 @@ static char tmp[64];
 
 static const char *write_tmp(const char *text)
 {
-	strcpy(tmp, "/tmp/qs_test_trace_XXXXXX");
-	int fd = mkstemp(tmp);
-	assert_true(fd >= 0);
-	FILE *f = fdopen(fd, "w");
-	fputs(text, f);
-	assert_int_equal(fclose(f), 0);
+	ttmp_file(tmp, sizeof(tmp), "trace", NULL, text);
 	return tmp;
 }
 

@@ -12,7 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../daemon/common_uring_vol.h"
+#include "host/uring_vol.h"
+#include "ttmp.h"
+#include "tvcall.h"
 
 #define VOL_SIZE (1024u * 1024u)
 
@@ -22,34 +24,13 @@ struct fix {
 	char path[64];
 };
 
-struct done {
-	int calls;
-	int res;
-	int in_submit; /* set while the test is inside the submitting call */
-	int early;     /* callback ran while in_submit was set */
-};
-
-static void on_done(void *arg, int res)
-{
-	struct done *d = arg;
-
-	d->calls++;
-	d->res = res;
-	if (d->in_submit)
-		d->early = 1;
-}
-
 static int setup(void **state)
 {
 	struct fix *f = calloc(1, sizeof(*f));
 	char err[256];
-	int fd;
 
 	assert_non_null(f);
-	snprintf(f->path, sizeof(f->path), "/tmp/qs_uvol_XXXXXX");
-	fd = mkstemp(f->path);
-	assert_true(fd >= 0);
-	close(fd);
+	ttmp_file(f->path, sizeof(f->path), "uvol", NULL, NULL);
 	assert_int_equal(qs_uloop_init(&f->loop, 64), 0);
 	assert_int_equal(qs_uvol_open(&f->v, &f->loop, f->path,
 				      QS_UVOL_CREATE | QS_UVOL_BUFFERED_OK, VOL_SIZE, err,
@@ -72,60 +53,20 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* Run the loop until d has its callback (bounded: a hang fails the test). */
-static void wait_done(struct fix *f, struct done *d)
-{
-	for (int i = 0; i < 1000 && !d->calls; i++)
-		assert_true(qs_uloop_run(&f->loop, 100000000ull) >= 0);
-	assert_int_equal(d->calls, 1);
-	assert_int_equal(d->early, 0);
-}
-
-static void *abuf(size_t len, int byte)
-{
-	void *p = aligned_alloc(4096, len);
-
-	assert_non_null(p);
-	memset(p, byte, len);
-	return p;
-}
-
-static int do_write(struct fix *f, uint64_t off, void *buf, size_t len, unsigned flags)
-{
-	struct iovec iov = {buf, len};
-	struct done d = {.in_submit = 1};
-
-	f->v->vol.ops->write(f->v->vol.ctx, off, &iov, 1, flags, on_done, &d);
-	d.in_submit = 0;
-	wait_done(f, &d);
-	return d.res;
-}
-
-static int do_read(struct fix *f, uint64_t off, void *buf, size_t len)
-{
-	struct iovec iov = {buf, len};
-	struct done d = {.in_submit = 1};
-
-	f->v->vol.ops->read(f->v->vol.ctx, off, &iov, 1, on_done, &d);
-	d.in_submit = 0;
-	wait_done(f, &d);
-	return d.res;
-}
-
 static void test_write_read_back(void **state)
 {
 	struct fix *f = *state;
-	char *w = abuf(16384, 0), *r = abuf(16384, 0);
+	char *w = tvcall_buf(16384, 0), *r = tvcall_buf(16384, 0);
 
 	for (size_t i = 0; i < 16384; i++)
 		w[i] = (char)(i * 7 + 3);
-	assert_int_equal(do_write(f, 8192, w, 16384, 0), 0);
-	assert_int_equal(do_read(f, 8192, r, 16384), 0);
+	assert_int_equal(tvcall_write(&f->loop, &f->v->vol, 8192, w, 16384, 0), 0);
+	assert_int_equal(tvcall_read(&f->loop, &f->v->vol, 8192, r, 16384), 0);
 	assert_memory_equal(w, r, 16384);
 	/* A FUA write lands and reads back too. */
 	memset(w, 0x5a, 4096);
-	assert_int_equal(do_write(f, VOL_SIZE - 4096, w, 4096, QS_WRITE_FUA), 0);
-	assert_int_equal(do_read(f, VOL_SIZE - 4096, r, 4096), 0);
+	assert_int_equal(tvcall_write(&f->loop, &f->v->vol, VOL_SIZE - 4096, w, 4096, QS_WRITE_FUA), 0);
+	assert_int_equal(tvcall_read(&f->loop, &f->v->vol, VOL_SIZE - 4096, r, 4096), 0);
 	assert_memory_equal(w, r, 4096);
 	free(w);
 	free(r);
@@ -136,21 +77,21 @@ static void test_vectored(void **state)
 {
 	struct fix *f = *state;
 	struct iovec iov[6], riov[6];
-	struct done d = {0};
+	struct tvcall d = {0};
 
 	for (int i = 0; i < 6; i++) {
-		iov[i].iov_base = abuf(4096, 'a' + i);
+		iov[i].iov_base = tvcall_buf(4096, 'a' + i);
 		iov[i].iov_len = 4096;
-		riov[i].iov_base = abuf(4096, 0);
+		riov[i].iov_base = tvcall_buf(4096, 0);
 		riov[i].iov_len = 4096;
 	}
-	f->v->vol.ops->write(f->v->vol.ctx, 65536, iov, 6, 0, on_done, &d);
-	wait_done(f, &d);
+	f->v->vol.ops->write(f->v->vol.ctx, 65536, iov, 6, 0, tvcall_done, &d);
+	tvcall_wait(&f->loop, &d, 1);
 	assert_int_equal(d.res, 0);
 	d.calls = 0;
 	/* Read back as one iovec array in a different split. */
-	f->v->vol.ops->read(f->v->vol.ctx, 65536, riov, 6, on_done, &d);
-	wait_done(f, &d);
+	f->v->vol.ops->read(f->v->vol.ctx, 65536, riov, 6, tvcall_done, &d);
+	tvcall_wait(&f->loop, &d, 1);
 	assert_int_equal(d.res, 0);
 	for (int i = 0; i < 6; i++) {
 		assert_memory_equal(iov[i].iov_base, riov[i].iov_base, 4096);
@@ -162,13 +103,13 @@ static void test_vectored(void **state)
 static void test_flush(void **state)
 {
 	struct fix *f = *state;
-	char *w = abuf(4096, 0x11);
-	struct done d = {.in_submit = 1};
+	char *w = tvcall_buf(4096, 0x11);
+	struct tvcall d = {.in_submit = 1};
 
-	assert_int_equal(do_write(f, 0, w, 4096, 0), 0);
-	f->v->vol.ops->flush(f->v->vol.ctx, on_done, &d);
+	assert_int_equal(tvcall_write(&f->loop, &f->v->vol, 0, w, 4096, 0), 0);
+	f->v->vol.ops->flush(f->v->vol.ctx, tvcall_done, &d);
 	d.in_submit = 0;
-	wait_done(f, &d);
+	tvcall_wait(&f->loop, &d, 1);
 	assert_int_equal(d.res, 0);
 	free(w);
 }
@@ -176,16 +117,16 @@ static void test_flush(void **state)
 static void test_discard_zeroes(void **state)
 {
 	struct fix *f = *state;
-	char *w = abuf(65536, 0xee), *r = abuf(65536, 0x77), *z = abuf(65536, 0);
-	struct done d = {.in_submit = 1};
+	char *w = tvcall_buf(65536, 0xee), *r = tvcall_buf(65536, 0x77), *z = tvcall_buf(65536, 0);
+	struct tvcall d = {.in_submit = 1};
 
-	assert_int_equal(do_write(f, 131072, w, 65536, 0), 0);
+	assert_int_equal(tvcall_write(&f->loop, &f->v->vol, 131072, w, 65536, 0), 0);
 	/* Discard the middle 32 KiB; the edges keep their data. */
-	f->v->vol.ops->discard(f->v->vol.ctx, 131072 + 16384, 32768, on_done, &d);
+	f->v->vol.ops->discard(f->v->vol.ctx, 131072 + 16384, 32768, tvcall_done, &d);
 	d.in_submit = 0;
-	wait_done(f, &d);
+	tvcall_wait(&f->loop, &d, 1);
 	assert_int_equal(d.res, 0);
-	assert_int_equal(do_read(f, 131072, r, 65536), 0);
+	assert_int_equal(tvcall_read(&f->loop, &f->v->vol, 131072, r, 65536), 0);
 	assert_memory_equal(r, w, 16384);
 	assert_memory_equal(r + 16384, z, 32768);
 	assert_memory_equal(r + 49152, w + 49152, 16384);
@@ -197,17 +138,17 @@ static void test_discard_zeroes(void **state)
 static void test_errors(void **state)
 {
 	struct fix *f = *state;
-	char *b = abuf(8192, 0);
-	struct done d = {.in_submit = 1};
+	char *b = tvcall_buf(8192, 0);
+	struct tvcall d = {.in_submit = 1};
 
 	/* Past the end, straddling the end, misaligned: -EINVAL, later. */
-	assert_int_equal(do_write(f, VOL_SIZE, b, 4096, 0), -EINVAL);
-	assert_int_equal(do_read(f, VOL_SIZE - 4096, b, 8192), -EINVAL);
-	assert_int_equal(do_read(f, 512, b, 4096), -EINVAL);
-	assert_int_equal(do_read(f, 0, b, 1000), -EINVAL);
-	f->v->vol.ops->discard(f->v->vol.ctx, VOL_SIZE - 4096, 8192, on_done, &d);
+	assert_int_equal(tvcall_write(&f->loop, &f->v->vol, VOL_SIZE, b, 4096, 0), -EINVAL);
+	assert_int_equal(tvcall_read(&f->loop, &f->v->vol, VOL_SIZE - 4096, b, 8192), -EINVAL);
+	assert_int_equal(tvcall_read(&f->loop, &f->v->vol, 512, b, 4096), -EINVAL);
+	assert_int_equal(tvcall_read(&f->loop, &f->v->vol, 0, b, 1000), -EINVAL);
+	f->v->vol.ops->discard(f->v->vol.ctx, VOL_SIZE - 4096, 8192, tvcall_done, &d);
 	d.in_submit = 0;
-	wait_done(f, &d);
+	tvcall_wait(&f->loop, &d, 1);
 	assert_int_equal(d.res, -EINVAL);
 	free(b);
 }
@@ -217,8 +158,8 @@ static void test_many_inflight(void **state)
 {
 	struct fix *f = *state;
 	enum { N = 200 };
-	struct done d[N];
-	char *w = abuf(N * 4096, 0), *r = abuf(N * 4096, 0);
+	struct tvcall d[N];
+	char *w = tvcall_buf(N * 4096, 0), *r = tvcall_buf(N * 4096, 0);
 	struct iovec iov[N];
 
 	memset(d, 0, sizeof(d));
@@ -226,7 +167,7 @@ static void test_many_inflight(void **state)
 		memset(w + i * 4096, i, 4096);
 		iov[i].iov_base = w + i * 4096;
 		iov[i].iov_len = 4096;
-		f->v->vol.ops->write(f->v->vol.ctx, (uint64_t)i * 4096, &iov[i], 1, 0, on_done,
+		f->v->vol.ops->write(f->v->vol.ctx, (uint64_t)i * 4096, &iov[i], 1, 0, tvcall_done,
 				     &d[i]);
 	}
 	for (int n = 0, guard = 0; guard < 10000; guard++) {
@@ -241,7 +182,7 @@ static void test_many_inflight(void **state)
 		assert_int_equal(d[i].calls, 1);
 		assert_int_equal(d[i].res, 0);
 	}
-	assert_int_equal(do_read(f, 0, r, N * 4096), 0);
+	assert_int_equal(tvcall_read(&f->loop, &f->v->vol, 0, r, N * 4096), 0);
 	assert_memory_equal(w, r, N * 4096);
 	free(w);
 	free(r);
@@ -272,17 +213,14 @@ static void test_open_errors(void **state)
  */
 static void test_exclusive_claim(void **state)
 {
-	char file[] = "/tmp/qs_uvol_loop_XXXXXX", dev[64] = "", cmd[128], err[256];
+	char file[64], dev[64] = "", cmd[128], err[256];
 	struct qs_uloop loop;
 	struct qs_uvol *a, *b;
 	FILE *p;
-	int fd;
 
 	(void)state;
-	fd = mkstemp(file);
-	assert_true(fd >= 0);
-	assert_int_equal(ftruncate(fd, 4 << 20), 0);
-	close(fd);
+	ttmp_file(file, sizeof(file), "uvol_loop", NULL, NULL);
+	assert_int_equal(truncate(file, 4 << 20), 0);
 	snprintf(cmd, sizeof(cmd), "losetup -f --show %s 2>/dev/null", file);
 	p = popen(cmd, "r");
 	if (!p || !fgets(dev, sizeof(dev), p) || strncmp(dev, "/dev/loop", 9)) {

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Tiny drive profiles for the bench tests; see tprof.h. */
+#include <stdio.h>
+#include <string.h>
+
 #include "tprof.h"
 
 const char tprof_tiny_qlc[] =
@@ -41,3 +44,29 @@ const char tprof_tiny_scm[] =
 	"ctrl_ns = 1300\n"
 	"write_buffer_mib = 0\n"
 	"plp = 1\n";
+
+void tprof_small_qlc(struct qs_profile *p, const char *name)
+{
+	memset(p, 0, sizeof(*p));
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	p->media = QS_MEDIA_NAND;
+	p->capacity_bytes = 256ull << 20;
+	p->iu_bytes = 64u << 10;
+	p->op_pct = 10;
+	p->channels = 4;
+	p->dies_per_channel = 2;
+	p->unit_ius = 4;
+	p->superblocks = 64;
+	p->gc_free_low = 3;
+	p->t_read_ns = 100000;
+	p->t_prog_ns = 2000000;
+	p->t_erase_ns = 5000000;
+	p->block_units = 4;
+	p->channel_mbps = 800;
+	p->link_read_mbps = 7000;
+	p->link_write_mbps = 7000;
+	p->ctrl_units = 2;
+	p->ctrl_ns = 2000;
+	p->write_buffer_bytes = 16ull << 20;
+	p->plp = 1;
+}

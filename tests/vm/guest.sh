@@ -137,9 +137,7 @@ grep -q '"dirty_ius": 0,' /tmp/stats.json && fail "nothing dirty before the drai
 qs drain >/tmp/drain.txt || fail "drain"
 grep -q "^drained" /tmp/drain.txt || fail "drain answer"
 sed 's/^/qs-vm:   /' /tmp/drain.txt
-# the daemon's own client too
-/usr/bin/qlcshaped --config /qs/engine.ini --send "stats json" >/tmp/stats2.json ||
-	fail "qlcshaped --send 'stats json' after drain"
+qs stats --json >/tmp/stats2.json || fail "qlcshape stats --json after drain"
 grep -q '"dirty_ius": 0,' /tmp/stats2.json || fail "dirty IUs left after drain"
 
 step "checksum, restart, checksum"
@@ -264,7 +262,7 @@ wait $fpid || { cat /tmp/fio5.log; fail "fio across the daemon kill"; }
 grep -E "IOPS=|err=" /tmp/fio5.log | sed 's/^/qs-vm: fio: /'
 # A drain asked over the control socket, then SIGTERM while it may still run:
 # the stop waits for it, the daemon exits 0.
-/usr/bin/qlcshaped --config /qs/engine-recovery.ini --send drain >/tmp/drain2.txt 2>&1 &
+/usr/bin/qlcshape drain --config /qs/engine-recovery.ini >/tmp/drain2.txt 2>&1 &
 dpid=$!
 i=0
 until grep -q "drain requested over the control socket" /tmp/qlcshaped.log; do

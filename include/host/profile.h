@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Drive profiles: the parameters of one device model (bench/model.h), read
+ * Drive profiles: the parameters of one device model (include/host/model.h), read
  * from an INI file in conf/profiles/. Every key and its meaning is listed in
  * docs/MODEL.md; each profile file says where each figure comes from.
  */
-#ifndef QS_BENCH_PROFILE_H
-#define QS_BENCH_PROFILE_H
+#ifndef QS_HOST_PROFILE_H
+#define QS_HOST_PROFILE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* qs_emu: the bench's device model run in real time as a volume (see header). */
-#include "common_emu_vol.h"
+#include "host/emu_vol.h"
+#include "host/env.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -12,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common_uring_vol.h"
+#include "host/uring_vol.h"
 
 struct emu_req {
 	struct qs_emu *e;
@@ -48,14 +49,6 @@ struct qs_emu {
 	struct qs_emu_stats st;
 	struct qs_model_counters base; /* the model's counters after the fill */
 };
-
-static uint64_t emu_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 uint64_t qs_emu_model_time(const struct qs_emu *e, uint64_t mono_ns)
 {
@@ -176,7 +169,7 @@ static void emu_fire(struct qs_utimer *t)
 {
 	struct qs_emu *e = (struct qs_emu *)((char *)t - offsetof(struct qs_emu, timer));
 	struct emu_req *due = NULL, **tail = &due;
-	uint64_t now = emu_now();
+	uint64_t now = qs_henv_now_ns();
 
 	while (e->nheap && e->heap[0]->due_ns <= now) {
 		struct emu_req *r = heap_pop(e);
@@ -206,7 +199,7 @@ static void emu_file_done(void *arg, int res)
 	if (res < 0 && r->res == 0)
 		r->res = res;
 	if (r->time_up)
-		emu_complete(r, emu_now());
+		emu_complete(r, qs_henv_now_ns());
 }
 
 /* ---- submission ---- */
@@ -268,7 +261,7 @@ static int emu_check(const struct qs_emu *e, uint64_t off, uint64_t len)
 static void emu_time(struct qs_emu *e, struct emu_req *r, int op, uint64_t off, uint64_t len,
 		     unsigned flags)
 {
-	uint64_t t = qs_model_submit(e->model, qs_emu_model_time(e, emu_now()), op, off, len);
+	uint64_t t = qs_model_submit(e->model, qs_emu_model_time(e, qs_henv_now_ns()), op, off, len);
 
 	if (op == QS_OP_WRITE && (flags & QS_WRITE_FUA) && e->model_volatile)
 		t = qs_model_submit(e->model, t, QS_OP_FLUSH, 0, 0);
@@ -401,22 +394,6 @@ static const struct qs_vol_ops emu_ops = {
 };
 
 /* ---- open / close ---- */
-
-uint64_t qs_emu_faithful_bytes(const struct qs_profile *p)
-{
-	uint64_t v = (uint64_t)p->iu_bytes << 20;
-	double stripe, need;
-
-	if (p->media != QS_MEDIA_NAND)
-		return 0;
-	stripe = (double)qs_profile_dies(p) * p->unit_ius * p->iu_bytes;
-	need = stripe * p->superblocks / (1.0 + p->op_pct / 100.0);
-	if (need > (double)v)
-		v = (uint64_t)need;
-	if (v > p->capacity_bytes)
-		v = p->capacity_bytes;
-	return v - v % p->iu_bytes;
-}
 
 const char *qs_emu_backing_name(enum qs_emu_backing b)
 {
@@ -565,7 +542,7 @@ int qs_emu_open(struct qs_emu **out, struct qs_uloop *loop, const struct qs_emu_
 	}
 	qs_model_get_counters(e->model, &e->base);
 	/* The model's "now" is the end of its fill. */
-	mono = emu_now();
+	mono = qs_henv_now_ns();
 	e->delta = (int64_t)e->fill_ns - (int64_t)mono;
 	e->model_volatile = !p->plp;
 	e->vol.ops = &emu_ops;

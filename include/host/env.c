@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* qs_henv: real-clock engine environment (see header). */
-#include "common_env.h"
+#include "host/env.h"
 
 #include <stdio.h>
 #include <stdlib.h>

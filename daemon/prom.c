@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* qs_prom: statistics in the Prometheus text exposition format. */
-#include "common_prom.h"
+#include "outbuf.h"
+#include "prom.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -9,44 +10,18 @@
 
 #include "qlcshape/vol.h"
 
-/* Output cursor: writes stop at the end of the buffer and remember it. */
-struct pw {
-	char *out;
-	size_t len, pos;
-	bool full;
-};
-
-static void pw_printf(struct pw *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void pw_printf(struct pw *w, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (w->full)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(w->out + w->pos, w->len - w->pos, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= w->len - w->pos) {
-		w->full = true;
-		w->pos = w->len - 1; /* vsnprintf left a NUL there */
-		return;
-	}
-	w->pos += (size_t)n;
-}
-
 /* A label value as the format wants it: \\, \" and \n escaped. */
-static void pw_label_value(struct pw *w, const char *v)
+static void pw_label_value(struct qs_out *w, const char *v)
 {
 	for (; *v; v++) {
 		if (*v == '\\')
-			pw_printf(w, "\\\\");
+			qs_out_printf(w, "\\\\");
 		else if (*v == '"')
-			pw_printf(w, "\\\"");
+			qs_out_printf(w, "\\\"");
 		else if (*v == '\n')
-			pw_printf(w, "\\n");
+			qs_out_printf(w, "\\n");
 		else
-			pw_printf(w, "%c", *v);
+			qs_out_printf(w, "%c", *v);
 	}
 }
 
@@ -55,40 +30,40 @@ struct pfam {
 	const char *last;
 };
 
-static void pw_family(struct pw *w, struct pfam *f, const char *name, const char *type,
+static void pw_family(struct qs_out *w, struct pfam *f, const char *name, const char *type,
 		      const char *help)
 {
 	if (f->last && !strcmp(f->last, name))
 		return;
 	f->last = name;
-	pw_printf(w, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+	qs_out_printf(w, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
 /* name{config="...",key="val"} with the optional second label. */
-static void pw_series(struct pw *w, const char *config, const char *name, const char *lkey,
+static void pw_series(struct qs_out *w, const char *config, const char *name, const char *lkey,
 		      const char *lval)
 {
-	pw_printf(w, "%s{config=\"", name);
+	qs_out_printf(w, "%s{config=\"", name);
 	pw_label_value(w, config);
-	pw_printf(w, "\"");
+	qs_out_printf(w, "\"");
 	if (lkey) {
-		pw_printf(w, ",%s=\"", lkey);
+		qs_out_printf(w, ",%s=\"", lkey);
 		pw_label_value(w, lval);
-		pw_printf(w, "\"");
+		qs_out_printf(w, "\"");
 	}
-	pw_printf(w, "}");
+	qs_out_printf(w, "}");
 }
 
-static void pw_u64(struct pw *w, struct pfam *f, const char *config, const char *name,
+static void pw_u64(struct qs_out *w, struct pfam *f, const char *config, const char *name,
 		   const char *type, const char *help, const char *lkey, const char *lval,
 		   uint64_t v)
 {
 	pw_family(w, f, name, type, help);
 	pw_series(w, config, name, lkey, lval);
-	pw_printf(w, " %llu\n", (unsigned long long)v);
+	qs_out_printf(w, " %llu\n", (unsigned long long)v);
 }
 
-static void pw_double(struct pw *w, struct pfam *f, const char *config, const char *name,
+static void pw_double(struct qs_out *w, struct pfam *f, const char *config, const char *name,
 		      const char *help, const char *fmt, double v)
 {
 	char num[64];
@@ -96,7 +71,7 @@ static void pw_double(struct pw *w, struct pfam *f, const char *config, const ch
 	pw_family(w, f, name, "gauge", help);
 	pw_series(w, config, name, NULL, NULL);
 	snprintf(num, sizeof(num), fmt, v);
-	pw_printf(w, " %s\n", num);
+	qs_out_printf(w, " %s\n", num);
 }
 
 /*
@@ -193,7 +168,7 @@ static const char *pm_help(size_t i)
 	return engine_metrics[i].help;
 }
 
-static void pw_frontend(struct pw *w, struct pfam *f, const char *cfg,
+static void pw_frontend(struct qs_out *w, struct pfam *f, const char *cfg,
 			const struct qs_prom_frontend *fe)
 {
 	static const char *reqs = "Requests the ublk frontend served, by operation.";
@@ -214,7 +189,7 @@ static void pw_frontend(struct pw *w, struct pfam *f, const char *cfg,
 	       "Requests the daemon holds now.", NULL, NULL, fe->inflight);
 }
 
-static void pw_engine(struct pw *w, struct pfam *f, const char *cfg,
+static void pw_engine(struct qs_out *w, struct pfam *f, const char *cfg,
 		      const struct qs_engine_stats *e)
 {
 	pw_u64(w, f, cfg, "qlcshape_engine_failed", "gauge",
@@ -239,7 +214,7 @@ static void pw_engine(struct pw *w, struct pfam *f, const char *cfg,
 
 int qs_prom_render(const struct qs_prom_input *in, char *out, size_t len)
 {
-	struct pw w = {.out = out, .len = len};
+	struct qs_out w = {.out = out, .len = len};
 	struct pfam f = {0};
 	const char *cfg;
 
@@ -252,11 +227,11 @@ int qs_prom_render(const struct qs_prom_input *in, char *out, size_t len)
 	if (in->backend) {
 		pw_family(&w, &f, "qlcshape_info", "gauge",
 			  "Always 1; labels name the instance's config and backend.");
-		pw_printf(&w, "qlcshape_info{config=\"");
+		qs_out_printf(&w, "qlcshape_info{config=\"");
 		pw_label_value(&w, cfg);
-		pw_printf(&w, "\",backend=\"");
+		qs_out_printf(&w, "\",backend=\"");
 		pw_label_value(&w, in->backend);
-		pw_printf(&w, "\"} 1\n");
+		qs_out_printf(&w, "\"} 1\n");
 	}
 	if (in->start_time_s > 0)
 		pw_double(&w, &f, cfg, "qlcshape_start_time_seconds",

@@ -10,8 +10,8 @@
  * to call qs_engine_timer(). That keeps the engine's one timer on the loop
  * thread with no extra fd or SQE.
  */
-#ifndef QS_COMMON_ENV_H
-#define QS_COMMON_ENV_H
+#ifndef QS_HOST_ENV_H
+#define QS_HOST_ENV_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -14,8 +14,8 @@
  * engine's defaults (qs_engine_conf_default), so the defaults live in one
  * place, the engine. Consistency between fields is qs_engine_conf_check's.
  */
-#ifndef QS_COMMON_CONFIG_H
-#define QS_COMMON_CONFIG_H
+#ifndef QS_HOST_CONFIG_H
+#define QS_HOST_CONFIG_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -20,13 +20,13 @@
  * until done; an error completes the request with -errno. Requests outside
  * the volume or not 4096-aligned complete (later) with -EINVAL.
  */
-#ifndef QS_COMMON_URING_VOL_H
-#define QS_COMMON_URING_VOL_H
+#ifndef QS_HOST_URING_VOL_H
+#define QS_HOST_URING_VOL_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common_uloop.h"
+#include "host/uloop.h"
 #include "qlcshape/vol.h"
 
 #define QS_UVOL_BUFFERED_OK 0x1u /* files on fs without O_DIRECT: buffered */

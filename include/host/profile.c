@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Drive profile loader: INI via iniparser, every value range-checked. */
-#include "profile.h"
+#include "host/profile.h"
 
 #include <ctype.h>
 #include <stdbool.h>

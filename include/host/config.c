@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* qs_config: strict INI configuration of one daemon instance. */
-#include "common_config.h"
+#include "host/config.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -330,157 +330,202 @@ static void cfg_fmt_size(char *buf, size_t len, int64_t v)
 		snprintf(buf, len, "%" PRId64, v);
 }
 
-/* Parse and range-check one value; the message names everything. */
-static int cfg_parse_value(struct qs_config *c, const struct cfg_key *k, const char *val,
-			   int line, char *err, size_t errlen)
+/* CFG_STR, CFG_QLC: an absolute path (or emu:PROFILE), copied */
+static int cfg_parse_path(struct qs_config *c, const struct cfg_key *k, const char *val,
+			  int line, char *err, size_t errlen)
+{
+	void *dst = (char *)c + k->off;
+	const char *file = c->file;
+	char *copy;
+
+	if (!*val)
+		return cfg_err(err, errlen, "%s:%d: key '%s.%s' is empty; expected a path",
+			       file, line, k->section, k->key);
+	if (k->type == CFG_QLC && !strncmp(val, "emu:", 4)) {
+		const char *p = val + 4;
+
+		if (!*p)
+			return cfg_err(err, errlen,
+				       "%s:%d: key '%s.%s' = '%s': 'emu:' needs a profile "
+				       "name (emu:PROFILE)",
+				       file, line, k->section, k->key, val);
+		/* A name (looked up at start-up) or a profile file's absolute path. */
+		for (; *p && val[4] != '/'; p++)
+			if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_' &&
+			    *p != '.')
+				return cfg_err(err, errlen,
+					       "%s:%d: key '%s.%s' = '%s': profile name "
+					       "allows letters, digits, '-', '_', '.' (or "
+					       "give an absolute path: emu:/dir/NAME.ini)",
+					       file, line, k->section, k->key, val);
+	} else if (val[0] != '/') {
+		return cfg_err(err, errlen,
+			       "%s:%d: key '%s.%s' = '%s': expected an absolute path%s",
+			       file, line, k->section, k->key, val,
+			       k->type == CFG_QLC ? " or emu:PROFILE" : "");
+	}
+	copy = strdup(val);
+	if (!copy)
+		return -ENOMEM;
+	*(char **)dst = copy;
+	return 0;
+}
+
+/* CFG_BACKING: ram, none or an absolute path, copied */
+static int cfg_parse_backing(struct qs_config *c, const struct cfg_key *k, const char *val,
+			     int line, char *err, size_t errlen)
+{
+	void *dst = (char *)c + k->off;
+	const char *file = c->file;
+	char *copy;
+
+	if (strcmp(val, "ram") && strcmp(val, "none") && val[0] != '/')
+		return cfg_err(err, errlen,
+			       "%s:%d: key '%s.%s' = '%s': expected ram, none or the "
+			       "absolute path of a file or block device",
+			       file, line, k->section, k->key, val);
+	copy = strdup(val);
+	if (!copy)
+		return -ENOMEM;
+	*(char **)dst = copy;
+	return 0;
+}
+
+/* CFG_U32, CFG_I32: an integer in [min, max] */
+static int cfg_parse_int(struct qs_config *c, const struct cfg_key *k, const char *val,
+			 int line, char *err, size_t errlen)
+{
+	void *dst = (char *)c + k->off;
+	const char *file = c->file;
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(val, &end, 10);
+	if (!*val || *end || errno || v < k->min || v > k->max)
+		return cfg_err(err, errlen,
+			       "%s:%d: key '%s.%s' = '%s': expected an integer in "
+			       "%" PRId64 "..%" PRId64,
+			       file, line, k->section, k->key, val, k->min, k->max);
+	if (k->type == CFG_U32)
+		*(uint32_t *)dst = (uint32_t)v;
+	else
+		*(int32_t *)dst = (int32_t)v;
+	return 0;
+}
+
+/* CFG_IU, CFG_SIZE32, CFG_SIZE64, CFG_SIZE64A: a byte size (or auto) */
+static int cfg_parse_size(struct qs_config *c, const struct cfg_key *k, const char *val,
+			  int line, char *err, size_t errlen)
 {
 	void *dst = (char *)c + k->off;
 	const char *file = c->file;
 	char lo[32], hi[32];
+	uint64_t v;
 
+	if (k->type == CFG_IU && !strcasecmp(val, "auto")) {
+		*(uint32_t *)dst = 0;
+		return 0;
+	}
+	if (k->type == CFG_SIZE64A && !strcasecmp(val, "auto")) {
+		*(uint64_t *)dst = 0;
+		return 0;
+	}
+	cfg_fmt_size(lo, sizeof(lo), k->min);
+	cfg_fmt_size(hi, sizeof(hi), k->max);
+	if (qs_config_parse_size(val, &v) || v < (uint64_t)k->min ||
+	    v > (uint64_t)k->max || v % 4096)
+		return cfg_err(err, errlen,
+			       "%s:%d: key '%s.%s' = '%s': expected %sa size in %s..%s "
+			       "bytes, a multiple of 4096 (suffixes K, M, G, T)",
+			       file, line, k->section, k->key, val,
+			       k->type == CFG_IU || k->type == CFG_SIZE64A ? "'auto' or " : "",
+			       lo, hi);
+	if (k->type == CFG_IU && !cfg_is_pow2(v))
+		return cfg_err(err, errlen,
+			       "%s:%d: key '%s.%s' = '%s': the IU must be a power of two "
+			       "in %s..%s",
+			       file, line, k->section, k->key, val, lo, hi);
+	if (k->type == CFG_SIZE64 || k->type == CFG_SIZE64A)
+		*(uint64_t *)dst = v;
+	else
+		*(uint32_t *)dst = (uint32_t)v;
+	return 0;
+}
+
+/* CFG_BOOL */
+static int cfg_parse_bool(struct qs_config *c, const struct cfg_key *k, const char *val,
+			  int line, char *err, size_t errlen)
+{
+	void *dst = (char *)c + k->off;
+	const char *file = c->file;
+	static const char *const yes[] = {"yes", "true", "on", "1"};
+	static const char *const no[] = {"no", "false", "off", "0"};
+
+	for (size_t i = 0; i < 4; i++) {
+		if (!strcasecmp(val, yes[i])) {
+			*(bool *)dst = true;
+			return 0;
+		}
+		if (!strcasecmp(val, no[i])) {
+			*(bool *)dst = false;
+			return 0;
+		}
+	}
+	return cfg_err(err, errlen,
+		       "%s:%d: key '%s.%s' = '%s': expected yes or no (true/false, "
+		       "on/off, 1/0)",
+		       file, line, k->section, k->key, val);
+}
+
+/* CFG_ENUM: one of the names, stored as its index */
+static int cfg_parse_enum(struct qs_config *c, const struct cfg_key *k, const char *val,
+			  int line, char *err, size_t errlen)
+{
+	void *dst = (char *)c + k->off;
+	const char *file = c->file;
+	const char *p = k->names;
+	int idx = 0;
+	size_t n = strlen(val);
+
+	while (*p) {
+		size_t len = strcspn(p, "|");
+
+		if (len == n && !strncasecmp(p, val, n)) {
+			*(int *)dst = idx;
+			return 0;
+		}
+		p += len;
+		if (*p == '|')
+			p++;
+		idx++;
+	}
+	return cfg_err(err, errlen, "%s:%d: key '%s.%s' = '%s': expected one of %s", file,
+		       line, k->section, k->key, val, k->names);
+}
+
+/* Parse and range-check one value; the message names everything. */
+static int cfg_parse_value(struct qs_config *c, const struct cfg_key *k, const char *val,
+			   int line, char *err, size_t errlen)
+{
 	switch (k->type) {
 	case CFG_STR:
-	case CFG_QLC: {
-		char *copy;
-
-		if (!*val)
-			return cfg_err(err, errlen, "%s:%d: key '%s.%s' is empty; expected a path",
-				       file, line, k->section, k->key);
-		if (k->type == CFG_QLC && !strncmp(val, "emu:", 4)) {
-			const char *p = val + 4;
-
-			if (!*p)
-				return cfg_err(err, errlen,
-					       "%s:%d: key '%s.%s' = '%s': 'emu:' needs a profile "
-					       "name (emu:PROFILE)",
-					       file, line, k->section, k->key, val);
-			/* A name (looked up at start-up) or a profile file's absolute path. */
-			for (; *p && val[4] != '/'; p++)
-				if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_' &&
-				    *p != '.')
-					return cfg_err(err, errlen,
-						       "%s:%d: key '%s.%s' = '%s': profile name "
-						       "allows letters, digits, '-', '_', '.' (or "
-						       "give an absolute path: emu:/dir/NAME.ini)",
-						       file, line, k->section, k->key, val);
-		} else if (val[0] != '/') {
-			return cfg_err(err, errlen,
-				       "%s:%d: key '%s.%s' = '%s': expected an absolute path%s",
-				       file, line, k->section, k->key, val,
-				       k->type == CFG_QLC ? " or emu:PROFILE" : "");
-		}
-		copy = strdup(val);
-		if (!copy)
-			return -ENOMEM;
-		*(char **)dst = copy;
-		return 0;
-	}
-	case CFG_BACKING: {
-		char *copy;
-
-		if (strcmp(val, "ram") && strcmp(val, "none") && val[0] != '/')
-			return cfg_err(err, errlen,
-				       "%s:%d: key '%s.%s' = '%s': expected ram, none or the "
-				       "absolute path of a file or block device",
-				       file, line, k->section, k->key, val);
-		copy = strdup(val);
-		if (!copy)
-			return -ENOMEM;
-		*(char **)dst = copy;
-		return 0;
-	}
+	case CFG_QLC:
+		return cfg_parse_path(c, k, val, line, err, errlen);
+	case CFG_BACKING:
+		return cfg_parse_backing(c, k, val, line, err, errlen);
 	case CFG_U32:
-	case CFG_I32: {
-		char *end;
-		long long v;
-
-		errno = 0;
-		v = strtoll(val, &end, 10);
-		if (!*val || *end || errno || v < k->min || v > k->max)
-			return cfg_err(err, errlen,
-				       "%s:%d: key '%s.%s' = '%s': expected an integer in "
-				       "%" PRId64 "..%" PRId64,
-				       file, line, k->section, k->key, val, k->min, k->max);
-		if (k->type == CFG_U32)
-			*(uint32_t *)dst = (uint32_t)v;
-		else
-			*(int32_t *)dst = (int32_t)v;
-		return 0;
-	}
+	case CFG_I32:
+		return cfg_parse_int(c, k, val, line, err, errlen);
 	case CFG_IU:
 	case CFG_SIZE32:
 	case CFG_SIZE64:
-	case CFG_SIZE64A: {
-		uint64_t v;
-
-		if (k->type == CFG_IU && !strcasecmp(val, "auto")) {
-			*(uint32_t *)dst = 0;
-			return 0;
-		}
-		if (k->type == CFG_SIZE64A && !strcasecmp(val, "auto")) {
-			*(uint64_t *)dst = 0;
-			return 0;
-		}
-		cfg_fmt_size(lo, sizeof(lo), k->min);
-		cfg_fmt_size(hi, sizeof(hi), k->max);
-		if (qs_config_parse_size(val, &v) || v < (uint64_t)k->min ||
-		    v > (uint64_t)k->max || v % 4096)
-			return cfg_err(err, errlen,
-				       "%s:%d: key '%s.%s' = '%s': expected %sa size in %s..%s "
-				       "bytes, a multiple of 4096 (suffixes K, M, G, T)",
-				       file, line, k->section, k->key, val,
-				       k->type == CFG_IU || k->type == CFG_SIZE64A ? "'auto' or " : "",
-				       lo, hi);
-		if (k->type == CFG_IU && !cfg_is_pow2(v))
-			return cfg_err(err, errlen,
-				       "%s:%d: key '%s.%s' = '%s': the IU must be a power of two "
-				       "in %s..%s",
-				       file, line, k->section, k->key, val, lo, hi);
-		if (k->type == CFG_SIZE64 || k->type == CFG_SIZE64A)
-			*(uint64_t *)dst = v;
-		else
-			*(uint32_t *)dst = (uint32_t)v;
-		return 0;
-	}
-	case CFG_BOOL: {
-		static const char *const yes[] = {"yes", "true", "on", "1"};
-		static const char *const no[] = {"no", "false", "off", "0"};
-
-		for (size_t i = 0; i < 4; i++) {
-			if (!strcasecmp(val, yes[i])) {
-				*(bool *)dst = true;
-				return 0;
-			}
-			if (!strcasecmp(val, no[i])) {
-				*(bool *)dst = false;
-				return 0;
-			}
-		}
-		return cfg_err(err, errlen,
-			       "%s:%d: key '%s.%s' = '%s': expected yes or no (true/false, "
-			       "on/off, 1/0)",
-			       file, line, k->section, k->key, val);
-	}
-	case CFG_ENUM: {
-		const char *p = k->names;
-		int idx = 0;
-		size_t n = strlen(val);
-
-		while (*p) {
-			size_t len = strcspn(p, "|");
-
-			if (len == n && !strncasecmp(p, val, n)) {
-				*(int *)dst = idx;
-				return 0;
-			}
-			p += len;
-			if (*p == '|')
-				p++;
-			idx++;
-		}
-		return cfg_err(err, errlen, "%s:%d: key '%s.%s' = '%s': expected one of %s", file,
-			       line, k->section, k->key, val, k->names);
-	}
+	case CFG_SIZE64A:
+		return cfg_parse_size(c, k, val, line, err, errlen);
+	case CFG_BOOL:
+		return cfg_parse_bool(c, k, val, line, err, errlen);
+	case CFG_ENUM:
+		return cfg_parse_enum(c, k, val, line, err, errlen);
 	}
 	return -EINVAL;
 }

@@ -12,7 +12,7 @@
  * FTL regions every region has its own pair of streams, its own superblocks
  * and its own share of the spare.
  */
-#include "model.h"
+#include "host/model.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -989,6 +989,20 @@ static struct qs_model *model_create(const struct qs_profile *p, uint64_t scaled
 		}
 	}
 	return m;
+}
+
+uint64_t qs_model_default_bytes(const struct qs_profile *p)
+{
+	uint64_t v = (uint64_t)p->iu_bytes << 20;
+	if (p->media == QS_MEDIA_NAND) {
+		double stripe = (double)qs_profile_dies(p) * p->unit_ius * p->iu_bytes;
+		double need = stripe * p->superblocks / (1.0 + p->op_pct / 100.0);
+		if (need > (double)v)
+			v = (uint64_t)need;
+	}
+	if (v > p->capacity_bytes)
+		v = p->capacity_bytes;
+	return v - v % p->iu_bytes;
 }
 
 struct qs_model *qs_model_new(const struct qs_profile *p, uint64_t scaled)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* qs_uvol: io_uring volume over an O_DIRECT block device or file. */
-#include "common_uring_vol.h"
+#include "host/uring_vol.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -7,7 +7,7 @@
  *
  *   stats                     text: client I/O, cache, log, destage, QLC
  *   stats json                the same as one JSON object
- *   stats prometheus          the Prometheus text format (common_prom.h)
+ *   stats prometheus          the Prometheus text format (daemon/prom.h)
  *   policy set NAME [k=v...]  switch the destage policy (NAME: fifo, sweep,
  *                             fullest; keys: partial, hold_ms, start_pct,
  *                             urgent_pct, idle_ms, max_age_ms)
@@ -17,8 +17,8 @@
  * The daemon side is daemon/control.c; the client here is shared with the
  * qlcshape tool (`qlcshape stats|policy|drain`).
  */
-#ifndef QS_COMMON_CTL_H
-#define QS_COMMON_CTL_H
+#ifndef QS_HOST_CTL_H
+#define QS_HOST_CTL_H
 
 #include <stddef.h>
 

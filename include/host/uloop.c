@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* qs_uloop: a single-threaded io_uring completion dispatcher (see header). */
-#include "common_uloop.h"
+#include "host/env.h"
+#include "host/uloop.h"
 
 #include <errno.h>
 #include <string.h>
@@ -134,14 +135,6 @@ static void uloop_run_waiting(struct qs_uloop *l)
 	}
 }
 
-static uint64_t uloop_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 void qs_uloop_timer_cancel(struct qs_uloop *l, struct qs_utimer *t)
 {
 	struct qs_utimer **pp;
@@ -191,7 +184,7 @@ static int uloop_run_timers(struct qs_uloop *l)
 
 	if (!l->timers)
 		return 0;
-	now = uloop_now_ns();
+	now = qs_henv_now_ns();
 	while (*pp) {
 		struct qs_utimer *t = *pp;
 
@@ -224,7 +217,7 @@ int qs_uloop_run(struct qs_uloop *l, uint64_t timeout_ns)
 	if (ret < 0 && ret != -EBUSY && ret != -EAGAIN)
 		return ret;
 	if (timeout_ns && l->timers) {
-		uint64_t w = uloop_timer_wait(l, uloop_now_ns());
+		uint64_t w = uloop_timer_wait(l, qs_henv_now_ns());
 
 		if (w < timeout_ns)
 			timeout_ns = w;

@@ -13,12 +13,12 @@
  * sequence of submissions give the same completion times. It keeps no data
  * (timing and state only).
  */
-#ifndef QS_BENCH_MODEL_H
-#define QS_BENCH_MODEL_H
+#ifndef QS_HOST_MODEL_H
+#define QS_HOST_MODEL_H
 
 #include <stdint.h>
 
-#include "profile.h"
+#include "host/profile.h"
 
 enum qs_model_op {
 	QS_OP_READ = 0,
@@ -53,6 +53,16 @@ struct qs_model;
  * qs_model_free().
  */
 struct qs_model *qs_model_new(const struct qs_profile *p, uint64_t scaled_capacity);
+
+/*
+ * The default scaled capacity for profile p, the one sim mode, emu mode,
+ * calibrate and the emulated QLC start from (docs/MODEL.md, Scaling): 2^20
+ * IUs, or more where the die stripe is so wide that fewer superblocks than
+ * the profile asks for would fit (GC statistics depend on their count);
+ * at most the drive's capacity, in whole IUs. A smaller model has fewer,
+ * relatively more spare superblocks: its GC is not the calibrated one.
+ */
+uint64_t qs_model_default_bytes(const struct qs_profile *p);
 void qs_model_free(struct qs_model *m);
 
 /* Deep copy of m (state, timelines, counters). NULL with errno on failure. */

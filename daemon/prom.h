@@ -16,8 +16,8 @@
  * because Prometheus sets that one on every scraped series itself.
  * docs/DEPLOYMENT.md lists the metrics and the alerts built on them.
  */
-#ifndef QS_COMMON_PROM_H
-#define QS_COMMON_PROM_H
+#ifndef QS_PROM_H
+#define QS_PROM_H
 
 #include <stdbool.h>
 #include <stddef.h>

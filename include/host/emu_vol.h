@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * qs_emu: an emulated drive. The bench's device model (bench/model.h) run in
- * real time: a struct qs_vol whose requests complete no earlier than the
+ * qs_emu: an emulated drive. The device model (host/model.h, the one the
+ * bench simulates) run in real time: a struct qs_vol whose requests complete no earlier than the
  * CLOCK_MONOTONIC time the model gives for them, holding the data in RAM,
  * in a file, or nowhere (timing only). It lets qlcshaped front an emulated
  * QLC drive on a machine that has none (`qlc = emu:PROFILE`), and the
@@ -53,15 +53,15 @@
  * Threading: single-threaded, like every volume: the ops, the loop and
  * every callback on the thread that runs the loop.
  */
-#ifndef QS_COMMON_EMU_VOL_H
-#define QS_COMMON_EMU_VOL_H
+#ifndef QS_HOST_EMU_VOL_H
+#define QS_HOST_EMU_VOL_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../bench/model.h"
-#include "../bench/profile.h"
-#include "common_uloop.h"
+#include "host/model.h"
+#include "host/profile.h"
+#include "host/uloop.h"
 #include "qlcshape/vol.h"
 
 enum qs_emu_backing {
@@ -132,15 +132,6 @@ uint64_t qs_emu_mono_time(const struct qs_emu *e, uint64_t model_ns);
 
 /* Model time the preconditioning fill took (0 for QS_EMU_PRECOND_NONE). */
 uint64_t qs_emu_fill_ns(const struct qs_emu *e);
-
-/*
- * The smallest model capacity that keeps the profile's superblock count
- * (what `qlcshape bench calibrate` uses by default: 2^20 IUs, or more for a
- * wide die stripe; docs/MODEL.md, Scaling), capped at the drive's capacity.
- * A smaller model has fewer, relatively more spare superblocks: its GC is
- * not the calibrated one. 0 for media without GC (SCM).
- */
-uint64_t qs_emu_faithful_bytes(const struct qs_profile *p);
 
 const char *qs_emu_backing_name(enum qs_emu_backing b);
 const char *qs_emu_precond_name(enum qs_emu_precond p);

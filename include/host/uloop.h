@@ -14,8 +14,8 @@
  * A loop belongs to one thread: every call, and every done callback, happens
  * on the thread that calls qs_uloop_run().
  */
-#ifndef QS_COMMON_ULOOP_H
-#define QS_COMMON_ULOOP_H
+#ifndef QS_HOST_ULOOP_H
+#define QS_HOST_ULOOP_H
 
 #include <liburing.h>
 #include <stdbool.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* qs_ctl: blocking control-socket client (see header). */
-#include "common_ctl.h"
+#include "host/ctl.h"
 
 #include <errno.h>
 #include <poll.h>

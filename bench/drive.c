@@ -1,0 +1,751 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The bench's job driver: one group of jobs, one variant, through the real
+ * engine in whatever world the caller gives (bench/drive.h).
+ *
+ * Time is the world's. The driver keeps its own deadlines (a job's ramp
+ * end and end, an open-loop clone's next I/O), runs what is due with
+ * drv_tick and asks the world to wait until the nearest; the world
+ * completes I/O and fires the engine's timer meanwhile. Completions come
+ * back through the engine's callbacks, on the same thread.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host/env.h"
+#include "host/model.h"
+
+#include "delta.h"
+#include "drive.h"
+#include "hist.h"
+#include "rating.h"
+#include "workload.h"
+
+/* Slot buffer for trace jobs, whose I/O sizes are not known up front. */
+#define DRV_TRACE_BUF (1u << 20)
+/* Cap on the I/O buffers of one run (slots x largest I/O). */
+#define DRV_BUF_MAX (4ull << 30)
+/* Completions between two looks at the wall clock for the progress line. */
+#define DRV_PROGRESS_EVERY 0x4000u
+#define DRV_PROGRESS_NS 250000000ull
+
+struct drv_run;
+
+/* One job of the run: its clones, window and figures. */
+struct drv_job {
+	struct drv_run *r;
+	size_t index;
+	const struct qs_job *job;
+	unsigned live; /* clones not finished */
+	uint64_t ramp_end, end;
+	bool in_window, window_done;
+	struct qs_hist *hr, *hw;
+	uint64_t rd_ios, rd_bytes, wr_ios, wr_bytes, ios;
+	struct qs_engine_stats e0, e1;
+	uint64_t win_start, win_end;
+};
+
+struct drv_clone {
+	struct drv_job *j;
+	struct qs_wl *wl;
+	unsigned iodepth, inflight;
+	bool ended;	/* stream ended or runtime over: issue no more */
+	bool timed;	/* open loop: each I/O at its at_ns */
+	bool have_next; /* open loop: next holds the next I/O, due at due_ns */
+	bool next_due;	/* its time came while iodepth were in flight */
+	bool done;	/* ended and drained: counted out of live */
+	uint64_t due_ns;
+	struct qs_io next;
+};
+
+struct drv_slot {
+	struct drv_clone *c;
+	uint64_t issue_ns;
+	uint64_t bytes; /* client bytes (orig_len) */
+	enum qs_io_op op;
+	void *buf;
+	struct drv_slot *next_free;
+};
+
+struct drv_run {
+	const struct qs_drv_run *d;
+	struct drv_job *jobs;
+	struct qs_engine *e;
+	struct drv_clone *clones;
+	unsigned nclones, live; /* clones not finished (ended and drained) */
+	struct drv_slot *slots, *free_slots;
+	uint64_t nslots, slot_bytes;
+	void *bufs;	   /* the slots' own buffers (none with a shared one) */
+	uint64_t inflight; /* client I/Os in flight, all clones */
+	uint64_t t0, end_max;
+	uint64_t armed;	   /* the deadline the world is waiting for */
+	bool flag;	   /* open/close callback ran */
+	bool closing;	   /* qs_engine_close called */
+	bool closed;	   /* its callback ran: the engine may be freed */
+	int flag_res;
+	int err;
+	char *errbuf;
+	size_t errlen;
+	const char *vname;
+	uint64_t prog_wall, prog_count;
+};
+
+static uint64_t drv_now(const struct drv_run *r)
+{
+	return r->d->ops->now(r->d->ctx);
+}
+
+static void drv_wake(struct drv_run *r)
+{
+	if (r->d->ops->wake)
+		r->d->ops->wake(r->d->ctx);
+}
+
+static void drv_fail(struct drv_run *r, const struct qs_job *job, int rc, const char *what)
+{
+	if (r->err)
+		return;
+	r->err = rc;
+	snprintf(r->errbuf, r->errlen, "job '%s': %s: %s", job->name, what, strerror(-rc));
+	drv_wake(r);
+}
+
+static void drv_window_open(struct drv_job *j)
+{
+	if (j->in_window || j->window_done)
+		return;
+	j->in_window = true;
+	j->win_start = drv_now(j->r);
+	qs_engine_get_stats(j->r->e, &j->e0);
+	j->r->d->ops->window(j->r->d->ctx, j->index, false);
+}
+
+static void drv_window_close(struct drv_job *j)
+{
+	if (j->window_done)
+		return;
+	if (!j->in_window)
+		drv_window_open(j);
+	j->in_window = false;
+	j->window_done = true;
+	j->win_end = drv_now(j->r);
+	qs_engine_get_stats(j->r->e, &j->e1);
+	j->r->d->ops->window(j->r->d->ctx, j->index, true);
+}
+
+/* Count a clone out once it issues nothing more and has nothing in flight.
+ * The job's window ends with its last clone (if runtime did not end it
+ * first); the run ends with the last clone of the run. */
+static void drv_clone_finish(struct drv_clone *c)
+{
+	struct drv_job *j = c->j;
+	if (c->done || !c->ended || c->inflight)
+		return;
+	c->done = true;
+	if (--j->live == 0)
+		drv_window_close(j);
+	if (--j->r->live == 0)
+		drv_wake(j->r);
+}
+
+/* runtime over: the job's window closes, its clones issue nothing more */
+static void drv_job_end(struct drv_job *j)
+{
+	struct drv_run *r = j->r;
+	drv_window_close(j);
+	for (unsigned i = 0; i < r->nclones; i++) {
+		struct drv_clone *c = &r->clones[i];
+		if (c->j != j || c->ended)
+			continue;
+		c->ended = true;
+		drv_clone_finish(c);
+	}
+}
+
+/* At most every DRV_PROGRESS_NS of wall-clock time: how far the run is. */
+static void drv_progress(struct drv_run *r)
+{
+	uint64_t wall = qs_henv_now_ns();
+	if (!r->d->progress || wall - r->prog_wall < DRV_PROGRESS_NS)
+		return;
+	r->prog_wall = wall;
+	double t = (double)(drv_now(r) - r->t0) / 1e9;
+	const char *name = r->jobs[0].job->name, *group = r->d->njobs > 1 ? " (group)" : "";
+	if (r->end_max != UINT64_MAX) {
+		double total = (double)(r->end_max - r->t0) / 1e9;
+		fprintf(stderr, "\r  %s%s, %s: %3.0f%% of %.2f s %s  ", name, group, r->vname,
+			100.0 * t / total, total, r->d->clock_name);
+	} else {
+		fprintf(stderr, "\r  %s%s, %s: %.2f s %s  ", name, group, r->vname, t,
+			r->d->clock_name);
+	}
+}
+
+static void drv_issue(struct drv_clone *c, const struct qs_io *io);
+static void drv_pump(struct drv_clone *c);
+
+/* The figures of one completed I/O, while its job's window is open. */
+static void drv_count(struct drv_job *j, const struct drv_slot *s, uint64_t now)
+{
+	uint64_t lat = now - s->issue_ns;
+	if (s->op == QS_IO_READ) {
+		qs_hist_add(j->hr, lat);
+		j->rd_ios++;
+		j->rd_bytes += s->bytes;
+	} else if (s->op == QS_IO_WRITE) {
+		qs_hist_add(j->hw, lat);
+		j->wr_ios++;
+		j->wr_bytes += s->bytes;
+	}
+}
+
+static void drv_io_done(void *arg, int res)
+{
+	struct drv_slot *s = arg;
+	struct drv_clone *c = s->c;
+	struct drv_job *j = c->j;
+	struct drv_run *r = j->r;
+	if (res)
+		drv_fail(r, j->job, res, s->op == QS_IO_READ ? "read failed" : "write failed");
+	j->ios++;
+	if (j->in_window)
+		drv_count(j, s, drv_now(r));
+	s->next_free = r->free_slots;
+	r->free_slots = s;
+	c->inflight--;
+	r->inflight--;
+	if (r->closing && !r->inflight)
+		drv_wake(r);
+	if ((++r->prog_count % DRV_PROGRESS_EVERY) == 0)
+		drv_progress(r);
+	if (c->ended) {
+		drv_clone_finish(c);
+		return;
+	}
+	if (!c->timed) {
+		drv_pump(c);
+	} else if (c->next_due) {
+		struct qs_io io = c->next;
+		c->next_due = false;
+		c->have_next = false;
+		drv_issue(c, &io);
+		drv_pump(c);
+	}
+}
+
+uint64_t qs_drv_log_bytes(uint64_t bytes)
+{
+	struct qs_engine_conf c;
+	qs_engine_conf_default(&c);
+	bytes -= bytes % ((uint64_t)c.segment_blocks * QS_BLOCK_SIZE);
+	return bytes < QS_DRV_LOG_MIN ? 0 : bytes;
+}
+
+int qs_drv_sizes_model(const struct qs_profile *p, uint64_t scale_bytes, uint64_t cache_bytes,
+		       double rating_bytes, struct qs_drv_sizes *out, char *err, size_t errlen)
+{
+	uint64_t scaled = scale_bytes ? scale_bytes : qs_model_default_bytes(p);
+	if (scaled > p->capacity_bytes)
+		scaled = p->capacity_bytes;
+	out->capacity = scaled - scaled % p->iu_bytes;
+	double ratio = (double)out->capacity / (double)p->capacity_bytes;
+	out->log_bytes = qs_drv_log_bytes((uint64_t)((double)cache_bytes * ratio));
+	if (!out->log_bytes) {
+		snprintf(err, errlen, "--cache %llu bytes scaled by 1/%.0f gives a log under %llu "
+			 "MiB: need at least that after scaling", (unsigned long long)cache_bytes,
+			 1 / ratio, QS_DRV_LOG_MIN >> 20);
+		return -EINVAL;
+	}
+	/* --rating-pbw, else the profile's endurance_pbw (for the real drive
+	 * of capacity_gb; the loader checks that its pattern is whole IUs),
+	 * else none (life "-"). */
+	out->rating_bytes = NAN;
+	out->rated_capacity = p->capacity_bytes;
+	if (rating_bytes > 0)
+		out->rating_bytes = rating_bytes;
+	else
+		qs_rating_lookup(p, &out->rating_bytes, &out->rated_capacity);
+	return 0;
+}
+
+/* Stamp every 4 KiB block of a write with its own offset and the seed. */
+static uint64_t drv_stamp_check(uint64_t off, uint64_t seed)
+{
+	uint64_t x = QS_DRV_STAMP_MAGIC ^ off ^ seed;
+	return (x << 23) | (x >> 41);
+}
+
+static void drv_stamp(void *buf, uint64_t off, uint64_t len, uint64_t seed)
+{
+	for (uint64_t b = 0; b < len; b += QS_BLOCK_SIZE) {
+		struct qs_drv_stamp s = {QS_DRV_STAMP_MAGIC, off + b, seed,
+					 drv_stamp_check(off + b, seed)};
+		memcpy((char *)buf + b, &s, sizeof(s));
+	}
+}
+
+bool qs_drv_stamp_ok(const void *blk, uint64_t off, uint64_t seed)
+{
+	struct qs_drv_stamp s;
+	memcpy(&s, blk, sizeof(s));
+	return s.magic == QS_DRV_STAMP_MAGIC && s.off == off && s.seed == seed &&
+	       s.check == drv_stamp_check(off, seed);
+}
+
+/* Submit io to the engine; a refusal fails the run. */
+static int drv_submit(struct drv_run *r, struct drv_slot *s, const struct qs_io *io)
+{
+	switch (io->op) {
+	case QS_IO_READ:
+		return qs_engine_read(r->e, io->off, io->len, s->buf, drv_io_done, s);
+	case QS_IO_WRITE:
+		return qs_engine_write(r->e, io->off, io->len, s->buf, 0, drv_io_done, s);
+	case QS_IO_TRIM:
+		return qs_engine_discard(r->e, io->off, io->len, drv_io_done, s);
+	default:
+		return qs_engine_flush(r->e, drv_io_done, s);
+	}
+}
+
+static void drv_issue(struct drv_clone *c, const struct qs_io *io)
+{
+	struct drv_run *r = c->j->r;
+	struct drv_slot *s = r->free_slots;
+	if (!s || io->len > r->slot_bytes) {
+		char what[96];
+		snprintf(what, sizeof(what), s ? "I/O of %llu bytes larger than the %llu-byte buffer"
+					       : "no free slot",
+			 (unsigned long long)io->len, (unsigned long long)r->slot_bytes);
+		drv_fail(r, c->j->job, -E2BIG, what);
+		return;
+	}
+	r->free_slots = s->next_free;
+	s->c = c;
+	s->bytes = io->orig_len ? io->orig_len : io->len;
+	s->op = io->op;
+	if (io->op == QS_IO_WRITE && !r->d->shared_buf)
+		drv_stamp(s->buf, io->off, io->len, r->d->seed);
+	s->issue_ns = drv_now(r);
+	int rc = drv_submit(r, s, io);
+	if (rc) {
+		s->next_free = r->free_slots;
+		r->free_slots = s;
+		drv_fail(r, c->j->job, rc, "submission refused by the engine");
+		return;
+	}
+	c->inflight++;
+	r->inflight++;
+}
+
+/* Next I/O of the stream into *io: 1, 0 at its end, -errno on error. */
+static int drv_next(struct drv_clone *c, struct qs_io *io)
+{
+	int rc = qs_wl_next(c->wl, io);
+	struct drv_run *r = c->j->r;
+	if (rc < 0 && !r->err) {
+		r->err = rc;
+		snprintf(r->errbuf, r->errlen, "job '%s': %s", c->j->job->name,
+			 qs_wl_error(c->wl));
+		drv_wake(r);
+	}
+	return rc;
+}
+
+/* Open loop: io is the clone's next I/O, due at t. */
+static void drv_hold(struct drv_clone *c, const struct qs_io *io, uint64_t t)
+{
+	c->next = *io;
+	c->have_next = true;
+	c->due_ns = t;
+	if (t < c->j->r->armed)
+		drv_wake(c->j->r); /* sooner than the world is waiting for */
+}
+
+/* Open loop: the clone's next I/O is due (or overdue). */
+static void drv_due(struct drv_clone *c)
+{
+	if (c->inflight >= c->iodepth) {
+		c->next_due = true; /* goes out when a slot frees (fio's iodepth cap) */
+		return;
+	}
+	struct qs_io io = c->next;
+	c->have_next = false;
+	drv_issue(c, &io);
+	drv_pump(c);
+}
+
+static void drv_end_clone(struct drv_clone *c)
+{
+	c->ended = true;
+	drv_clone_finish(c);
+}
+
+/* Keep the clone going: closed loop fills iodepth, open loop holds the
+ * next I/O until its time. */
+static void drv_pump(struct drv_clone *c)
+{
+	struct drv_run *r = c->j->r;
+	struct qs_io io;
+	if (c->ended || r->err)
+		return;
+	if (c->timed) {
+		if (c->have_next)
+			return;
+		if (drv_next(c, &io) <= 0 || r->t0 + io.at_ns >= c->j->end)
+			drv_end_clone(c);
+		else
+			drv_hold(c, &io, r->t0 + io.at_ns);
+		return;
+	}
+	while (c->inflight < c->iodepth && !c->ended && !r->err) {
+		if (drv_next(c, &io) <= 0) {
+			drv_end_clone(c);
+			return;
+		}
+		if (io.timed) {
+			/* a timed trace: switch this clone to open loop */
+			c->timed = true;
+			drv_hold(c, &io, r->t0 + io.at_ns);
+			return;
+		}
+		drv_issue(c, &io);
+	}
+}
+
+/* A job's deadlines at now: its window opens at ramp end, it ends at end.
+ * Returns the next of them still to come (UINT64_MAX: none). */
+static uint64_t drv_tick_job(struct drv_job *j, uint64_t now)
+{
+	uint64_t next = UINT64_MAX;
+	if (j->window_done)
+		return next;
+	if (!j->in_window) {
+		if (now >= j->ramp_end)
+			drv_window_open(j);
+		else
+			next = j->ramp_end;
+	}
+	if (j->end != UINT64_MAX) {
+		if (now >= j->end)
+			drv_job_end(j);
+		else if (j->end < next)
+			next = j->end;
+	}
+	return next;
+}
+
+/*
+ * Run what is due on the clock (ramp ends, job ends, open-loop I/Os) and
+ * return the next time something will be (UINT64_MAX: nothing scheduled).
+ */
+static uint64_t drv_tick(struct drv_run *r)
+{
+	uint64_t now = drv_now(r), next = UINT64_MAX;
+	for (size_t i = 0; i < r->d->njobs; i++) {
+		uint64_t t = drv_tick_job(&r->jobs[i], now);
+		if (t < next)
+			next = t;
+	}
+	for (unsigned i = 0; i < r->nclones && !r->err; i++) {
+		struct drv_clone *c = &r->clones[i];
+		while (c->have_next && !c->next_due && !c->ended && !r->err && now >= c->due_ns)
+			drv_due(c);
+		if (c->have_next && !c->next_due && !c->ended && c->due_ns < next)
+			next = c->due_ns;
+	}
+	return next;
+}
+
+static int drv_wait(struct drv_run *r, uint64_t deadline)
+{
+	r->armed = deadline;
+	int rc = r->d->ops->wait(r->d->ctx, r->e, deadline);
+	r->armed = 0;
+	return rc;
+}
+
+static void drv_flag_cb(void *arg, int res)
+{
+	struct drv_run *r = arg;
+	r->flag = true;
+	r->flag_res = res;
+	r->closed = r->closing;
+	drv_wake(r);
+}
+
+/* Let the world run until the open or close callback ran; its result. */
+static int drv_wait_flag(struct drv_run *r)
+{
+	while (!r->flag) {
+		int rc = drv_wait(r, UINT64_MAX);
+		if (rc)
+			return rc;
+	}
+	return r->flag_res;
+}
+
+/* Buffer bytes per slot: the largest I/O the jobs can issue. */
+static uint64_t drv_slot_bytes(const struct qs_job *jobs, size_t njobs)
+{
+	uint64_t n = QS_BLOCK_SIZE;
+	for (size_t i = 0; i < njobs; i++) {
+		uint64_t b = jobs[i].trace ? DRV_TRACE_BUF : jobs[i].bs;
+		if (b > n)
+			n = b;
+	}
+	return (n + QS_BLOCK_SIZE - 1) / QS_BLOCK_SIZE * QS_BLOCK_SIZE;
+}
+
+/* xorshift64: the slot buffers start as incompressible bytes, as fio's do. */
+static void drv_fill_random(void *buf, uint64_t len, uint64_t seed)
+{
+	uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1, *p = buf;
+	for (uint64_t i = 0; i < len / 8; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		p[i] = x;
+	}
+}
+
+/* The slots and their buffers (shared, or one each). */
+static int drv_slots_new(struct drv_run *r, const char *name)
+{
+	const struct qs_drv_run *d = r->d;
+	r->slot_bytes = d->shared_buf ? d->shared_bytes : drv_slot_bytes(d->jobs, d->njobs);
+	if (!d->shared_buf && r->nslots * r->slot_bytes > DRV_BUF_MAX) {
+		snprintf(r->errbuf, r->errlen, "job '%s': %llu I/O slots of %llu bytes need more "
+			 "than the %llu GiB of buffers a run may use: lower iodepth, numjobs or bs",
+			 name, (unsigned long long)r->nslots, (unsigned long long)r->slot_bytes,
+			 DRV_BUF_MAX >> 30);
+		return -E2BIG;
+	}
+	r->slots = calloc(r->nslots, sizeof(*r->slots));
+	if (!r->slots || (!d->shared_buf && posix_memalign(&r->bufs, QS_BLOCK_SIZE,
+							     r->nslots * r->slot_bytes))) {
+		r->bufs = NULL;
+		snprintf(r->errbuf, r->errlen, "job '%s': out of memory for %llu I/O slots of %llu "
+			 "bytes", name, (unsigned long long)r->nslots,
+			 (unsigned long long)r->slot_bytes);
+		return -ENOMEM;
+	}
+	if (r->bufs)
+		drv_fill_random(r->bufs, r->nslots * r->slot_bytes, d->seed);
+	for (uint64_t i = 0; i < r->nslots; i++) {
+		struct drv_slot *s = &r->slots[i];
+		s->buf = r->bufs ? (char *)r->bufs + i * r->slot_bytes : d->shared_buf;
+		s->next_free = r->free_slots;
+		r->free_slots = s;
+	}
+	return 0;
+}
+
+/* Jobs, their histograms, the clones and the slots. */
+static int drv_setup(struct drv_run *r)
+{
+	const struct qs_drv_run *d = r->d;
+	const char *name = d->jobs[0].name;
+	r->jobs = calloc(d->njobs, sizeof(*r->jobs));
+	if (!r->jobs)
+		goto nomem;
+	for (size_t i = 0; i < d->njobs; i++) {
+		struct drv_job *j = &r->jobs[i];
+		j->r = r;
+		j->index = i;
+		j->job = &d->jobs[i];
+		j->hr = qs_hist_new();
+		j->hw = qs_hist_new();
+		if (!j->hr || !j->hw)
+			goto nomem;
+		r->nclones += d->jobs[i].numjobs;
+		r->nslots += (uint64_t)d->jobs[i].iodepth * d->jobs[i].numjobs;
+	}
+	r->clones = calloc(r->nclones, sizeof(*r->clones));
+	if (!r->clones)
+		goto nomem;
+	return drv_slots_new(r, name);
+nomem:
+	snprintf(r->errbuf, r->errlen, "job '%s': out of memory setting up the run", name);
+	return -ENOMEM;
+}
+
+/* Open the engine (a new log) and wait for it. */
+static int drv_open(struct drv_run *r)
+{
+	const struct qs_drv_run *d = r->d;
+	const char *name = d->jobs[0].name;
+	struct qs_engine_conf ec;
+	qs_engine_conf_default(&ec);
+	ec.mode = d->v->shaping ? QS_MODE_CACHE : QS_MODE_PASSTHROUGH;
+	ec.policy.order = d->v->order;
+	ec.iu_bytes = d->iu_bytes;
+	r->e = qs_engine_open(d->env, d->v->shaping ? d->fast : NULL, d->qlc, &ec,
+			      QS_OPEN_FORMAT | d->open_flags, drv_flag_cb, r);
+	if (!r->e) {
+		int rc = -errno;
+		snprintf(r->errbuf, r->errlen, "job '%s': engine open: %s", name, strerror(errno));
+		return rc;
+	}
+	int rc = drv_wait_flag(r);
+	if (rc)
+		snprintf(r->errbuf, r->errlen, "job '%s': engine open (format) failed: %s", name,
+			 strerror(-rc));
+	return rc;
+}
+
+/* The clones' streams, the jobs' deadlines, the measured windows of jobs
+ * without ramp; t0 is now. */
+static int drv_start(struct drv_run *r)
+{
+	const struct qs_drv_run *d = r->d;
+	r->t0 = drv_now(r);
+	r->prog_wall = qs_henv_now_ns();
+	unsigned ci = 0;
+	for (size_t i = 0; i < d->njobs; i++) {
+		struct drv_job *j = &r->jobs[i];
+		const struct qs_job *job = j->job;
+		for (unsigned k = 0; k < job->numjobs; k++, ci++) {
+			struct drv_clone *c = &r->clones[ci];
+			c->j = j;
+			c->iodepth = job->iodepth;
+			c->timed = job->rate_iops != 0;
+			int rc = qs_wl_open(job, k, d->seed, &c->wl, r->errbuf, r->errlen);
+			if (rc)
+				return rc;
+		}
+		j->live = job->numjobs;
+		j->ramp_end = r->t0 + job->ramp_time_ns;
+		/* fio: runtime starts when ramp_time ends (the run lasts both) */
+		j->end = job->runtime_ns ? j->ramp_end + job->runtime_ns : UINT64_MAX;
+		if (j->end > r->end_max)
+			r->end_max = j->end;
+		if (!job->ramp_time_ns)
+			drv_window_open(j);
+	}
+	return 0;
+}
+
+/* Drive the clones until every one has finished; 0 or -errno. */
+static int drv_loop(struct drv_run *r)
+{
+	const char *name = r->d->jobs[0].name;
+	r->live = r->nclones;
+	for (unsigned i = 0; i < r->nclones && !r->err; i++)
+		drv_pump(&r->clones[i]);
+	while (r->live && !r->err) {
+		uint64_t next = drv_tick(r);
+		if (!r->live || r->err)
+			break;
+		if (!r->inflight && next == UINT64_MAX) {
+			snprintf(r->errbuf, r->errlen, "job '%s': run stalled: %u clones busy, no I/O "
+				 "in flight and nothing scheduled", name, r->live);
+			return -EIO;
+		}
+		int rc = drv_wait(r, next);
+		if (rc && !r->err) {
+			snprintf(r->errbuf, r->errlen, "job '%s': %s with %u clones busy", name,
+				 strerror(-rc), r->live);
+			return rc;
+		}
+		drv_progress(r);
+	}
+	if (r->err)
+		return r->err;
+	for (size_t i = 0; i < r->d->njobs; i++)
+		drv_window_close(&r->jobs[i]);
+	return 0;
+}
+
+/* Close the engine (in-flight I/O finishes, no destage) and let every
+ * client I/O still in flight complete; 0 or -errno. */
+static int drv_close(struct drv_run *r)
+{
+	r->closing = true;
+	r->flag = false;
+	int rc = qs_engine_close(r->e, drv_flag_cb, r);
+	if (!rc)
+		rc = drv_wait_flag(r);
+	while (!rc && r->inflight)
+		rc = drv_wait(r, UINT64_MAX);
+	return rc;
+}
+
+/*
+ * Free what the run allocated. The engine only once its close completed
+ * (engine.h: an engine, even one whose open failed, is closed before it is
+ * freed); one whose close could not complete may still be called by its
+ * volumes, so it is left allocated.
+ */
+static void drv_teardown(struct drv_run *r)
+{
+	if (r->e && r->closed)
+		qs_engine_free(r->e);
+	if (r->clones)
+		for (unsigned i = 0; i < r->nclones; i++)
+			qs_wl_close(r->clones[i].wl);
+	free(r->clones);
+	free(r->slots);
+	free(r->bufs);
+	if (r->jobs)
+		for (size_t i = 0; i < r->d->njobs; i++) {
+			free(r->jobs[i].hr);
+			free(r->jobs[i].hw);
+		}
+	free(r->jobs);
+}
+
+/* The figures of job j into res: the client's, the engine's, the world's. */
+static void drv_result(struct drv_run *r, struct drv_job *j, struct qs_bench_result *res)
+{
+	const struct qs_bench_variant *v = r->d->v;
+	qs_delta_engine_stats(&res->eng, &j->e0, &j->e1);
+	res->ios = j->ios;
+	res->window_ns = j->win_end - j->win_start;
+	struct qs_report_run *rep = &res->rep;
+	rep->job = j->job->name;
+	rep->shaping = v->shaping;
+	rep->policy = v->shaping ? qs_policy_order_name(v->order) : "-";
+	qs_report_dir_fill(&rep->read, j->hr, j->rd_ios, j->rd_bytes, res->window_ns);
+	qs_report_dir_fill(&rep->write, j->hw, j->wr_ios, j->wr_bytes, res->window_ns);
+	r->d->ops->result(r->d->ctx, j->index, res);
+}
+
+int qs_drv_run(const struct qs_drv_run *d, struct qs_bench_result *res, char *err,
+	       size_t errlen)
+{
+	struct drv_run run = {.d = d, .errbuf = err, .errlen = errlen};
+	struct drv_run *r = &run;
+	r->vname = d->v->shaping ? qs_policy_order_name(d->v->order) : "shaping off";
+	memset(res, 0, d->njobs * sizeof(*res));
+	int rc = drv_setup(r);
+	if (!rc)
+		rc = drv_open(r);
+	if (!r->e) {
+		drv_teardown(r);
+		return rc;
+	}
+	if (!rc)
+		rc = drv_start(r);
+	if (!rc)
+		rc = drv_loop(r);
+	uint64_t run_end = drv_now(r);
+	/* Whatever happened, the engine is closed: the next run, or the
+	 * world's release, must find no request in flight on the devices. */
+	int crc = drv_close(r);
+	if (!rc && crc) {
+		rc = crc;
+		snprintf(err, errlen, "job '%s': engine close: %s", d->jobs[0].name,
+			 strerror(-crc));
+	}
+	for (size_t i = 0; i < d->njobs && !rc; i++) {
+		drv_result(r, &r->jobs[i], &res[i]);
+		res[i].sim_ns = run_end - r->t0;
+	}
+	drv_teardown(r);
+	if (d->progress)
+		fprintf(stderr, "\r%60s\r", "");
+	return rc;
+}

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * qs_drv: the one job driver of the bench. It opens an engine over the
+ * volumes a world gives it, runs a group of jobs through it (clones, I/O
+ * slots, ramp and measured windows, closed and open loop, as fio runs the
+ * jobs between two stonewalls), closes the engine whatever happened, and
+ * fills the figures every mode shares. Where time comes from is the
+ * world's: the simulator (bench/run.c, virtual time) or the real clock over
+ * an io_uring loop (bench/rt.c, emu and dev modes), behind struct
+ * qs_drv_world_ops.
+ *
+ * Single-threaded: a run belongs to the thread that calls qs_drv_run, and
+ * every world callback runs on it.
+ */
+#ifndef QS_BENCH_DRIVE_H
+#define QS_BENCH_DRIVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "qlcshape/engine.h"
+
+#include "host/profile.h"
+
+#include "job.h"
+#include "run.h"
+
+/*
+ * What the driver asks of the world a run is in. ctx is the world's; the
+ * driver never frees it.
+ */
+struct qs_drv_world_ops {
+	/* The world's clock, ns: every time the driver handles is on it. */
+	uint64_t (*now)(void *ctx);
+	/*
+	 * Let the world run (complete I/O, fire e's timer when it is due; e
+	 * may be NULL before the engine exists) until deadline at most
+	 * (UINT64_MAX: none), or until wake is called, or, for a world that
+	 * runs in turns, for one turn. 0, or -errno: -EIO when nothing is left
+	 * that could ever happen, another from the world's loop.
+	 */
+	int (*wait)(void *ctx, struct qs_engine *e, uint64_t deadline);
+	/* Make the current wait return soon: something the driver waits for
+	 * happened, or a deadline came nearer. NULL for a world whose every
+	 * wait is one turn. */
+	void (*wake)(void *ctx);
+	/* Job job's measured window opens (end false) or closes: keep the
+	 * world's device counters for result. */
+	void (*window)(void *ctx, size_t job, bool end);
+	/* The device figures of job job into res (res->qlc, res->fast,
+	 * res->rep.qlc, res->rep.fast_write_bytes, res->rep.mode); res->eng,
+	 * res->window_ns and the client figures are already filled. */
+	void (*result)(void *ctx, size_t job, struct qs_bench_result *res);
+};
+
+/* One run: a group of jobs in one variant, in one world. */
+struct qs_drv_run {
+	const struct qs_drv_world_ops *ops;
+	void *ctx;
+	/* the engine to open: environment, volumes (fast NULL when shaping is
+	 * off), open flags besides QS_OPEN_FORMAT */
+	const struct qs_env *env;
+	struct qs_vol *fast, *qlc;
+	uint32_t iu_bytes;
+	unsigned open_flags;
+	const struct qs_job *jobs;
+	size_t njobs;
+	const struct qs_bench_variant *v;
+	uint64_t seed;
+	/*
+	 * Client buffers. With shared_buf, every I/O uses that one buffer of
+	 * shared_bytes, never read (timing-only volumes). Without, each I/O
+	 * slot has a buffer of its own for the largest I/O the jobs issue,
+	 * filled with incompressible bytes, and every 4 KiB block a write
+	 * carries starts with a stamp (struct qs_drv_stamp).
+	 */
+	void *shared_buf;
+	uint64_t shared_bytes;
+	bool progress;		/* progress line on stderr */
+	const char *clock_name;	/* in the progress line: "simulated", "(wall clock)" */
+};
+
+/*
+ * Open the engine (QS_OPEN_FORMAT), run d's jobs on it and close it (no
+ * drain) whether they succeeded or not; the engine is freed only once
+ * closed. Fills res[0..njobs) (res->sim_ns: the run's time, ramp included;
+ * res->wall_s is the caller's). Returns 0, or -errno with one line naming
+ * the job in err. Every I/O the run issued has completed when it returns.
+ */
+int qs_drv_run(const struct qs_drv_run *d, struct qs_bench_result *res, char *err,
+	       size_t errlen);
+
+/*
+ * Log sizes: a bench run's log is whole segments of the engine's default
+ * size, and at least QS_DRV_LOG_MIN (a log of a few segments would spend
+ * the run throttled). bytes rounded down to whole segments, or 0 when that
+ * is under the minimum.
+ */
+#define QS_DRV_LOG_MIN (8ull << 20)
+uint64_t qs_drv_log_bytes(uint64_t bytes);
+
+/* How a world is sized: the client's capacity, the log, the rating. */
+struct qs_drv_sizes {
+	uint64_t capacity;	 /* what job percentages refer to (whole IUs) */
+	uint64_t log_bytes;	 /* the log a shaping-on run uses (0: none) */
+	double rating_bytes;	 /* endurance rating for the life figure; NAN if none */
+	uint64_t rated_capacity; /* the capacity that rating is for */
+};
+
+/*
+ * The sizes of a world that models the drive of profile p (sim and emu
+ * modes): the model at scale_bytes (0: qs_model_default_bytes), the log
+ * cache_bytes at the real drive's scale scaled alike (so it keeps its
+ * ratio to a span given in percent), the rating rating_bytes (0: the
+ * profile's endurance_pbw, if any). 0, or -EINVAL with a message when the
+ * scaled log is too small.
+ */
+int qs_drv_sizes_model(const struct qs_profile *p, uint64_t scale_bytes, uint64_t cache_bytes,
+		       double rating_bytes, struct qs_drv_sizes *out, char *err, size_t errlen);
+
+/* The first bytes of every 4 KiB block a stamped run writes (little-endian host). */
+#define QS_DRV_STAMP_MAGIC 0x4b4c425452534c51ull /* "QLSRTBLK" */
+struct qs_drv_stamp {
+	uint64_t magic;	/* QS_DRV_STAMP_MAGIC */
+	uint64_t off;	/* byte offset of this block on the client device */
+	uint64_t seed;	/* the run's seed */
+	uint64_t check;	/* magic ^ off ^ seed, rotated: catches a torn stamp */
+};
+
+/* Whether the 4 KiB block at blk is stamped for offset off and seed. */
+bool qs_drv_stamp_ok(const void *blk, uint64_t off, uint64_t seed);
+
+#endif

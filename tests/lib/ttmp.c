@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/* Temporary files and directories for the tests; see ttmp.h. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ttmp.h"
+
+static void ttmp_die(const char *what, const char *path)
+{
+	perror(path);
+	fprintf(stderr, "ttmp: cannot create the temporary %s %s\n", what, path);
+	abort();
+}
+
+void ttmp_file(char *path, size_t n, const char *tag, const char *suffix, const char *text)
+{
+	if (!suffix)
+		suffix = "";
+	if ((size_t)snprintf(path, n, "/tmp/qs_test_%s_XXXXXX%s", tag, suffix) >= n)
+		ttmp_die("file (name too long)", path);
+	int fd = mkstemps(path, (int)strlen(suffix));
+	if (fd < 0)
+		ttmp_die("file", path);
+	size_t len = text ? strlen(text) : 0;
+	if (len && write(fd, text, len) != (ssize_t)len)
+		ttmp_die("file's contents", path);
+	if (close(fd))
+		ttmp_die("file's contents", path);
+}
+
+void ttmp_write(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	if (!f || fputs(text, f) < 0 || fclose(f))
+		ttmp_die("file's contents", path);
+}
+
+void ttmp_dir(char *path, size_t n, const char *tag)
+{
+	if ((size_t)snprintf(path, n, "/tmp/qs_test_%s_XXXXXX", tag) >= n || !mkdtemp(path))
+		ttmp_die("directory", path);
+}
