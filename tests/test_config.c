@@ -266,7 +266,7 @@ static void test_engine_cross_check(void **state)
 	assert_int_equal(qs_config_key_line(&c, "engine.log_qd"), 0);
 	qs_engine_conf_default(&e);
 	qs_config_engine_conf(&c, &e);
-	assert_int_equal(qs_config_check_engine(&c, &e, err, sizeof(err)), -EINVAL);
+	assert_int_equal(qs_config_check_engine(&c, &e, 0, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, p));
 	assert_non_null(strstr(err, ":6:"));
 	assert_non_null(strstr(err, "engine.group_commit_blocks"));
@@ -279,7 +279,7 @@ static void test_engine_cross_check(void **state)
 	assert_int_equal(qs_config_load(&c, p, err, sizeof(err)), 0);
 	qs_engine_conf_default(&e);
 	qs_config_engine_conf(&c, &e);
-	assert_int_equal(qs_config_check_engine(&c, &e, err, sizeof(err)), -EINVAL);
+	assert_int_equal(qs_config_check_engine(&c, &e, 0, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, ":5:"));
 	assert_non_null(strstr(err, "engine.segment_blocks"));
 	qs_config_free(&c);
@@ -291,7 +291,7 @@ static void test_engine_cross_check(void **state)
 	assert_int_equal(qs_config_load(&c, p, err, sizeof(err)), 0);
 	qs_engine_conf_default(&e);
 	qs_config_engine_conf(&c, &e);
-	assert_int_equal(qs_config_check_engine(&c, &e, err, sizeof(err)), -EINVAL);
+	assert_int_equal(qs_config_check_engine(&c, &e, 0, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, ":5:"));
 	assert_non_null(strstr(err, "policy.start_pct"));
 	qs_config_free(&c);
@@ -302,7 +302,7 @@ static void test_engine_cross_check(void **state)
 	qs_engine_conf_default(&e);
 	qs_config_engine_conf(&c, &e);
 	e.iu_bytes = 65536;
-	if (qs_config_check_engine(&c, &e, err, sizeof(err)))
+	if (qs_config_check_engine(&c, &e, 0, err, sizeof(err)))
 		fail_msg("%s", err);
 	qs_config_free(&c);
 }

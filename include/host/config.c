@@ -54,6 +54,10 @@ static const struct cfg_key cfg_keys[] = {
 	{"engine", "dram_buffer", CFG_SIZE64, OFF(engine.dram_buffer_bytes), 0, TIB, NULL, true},
 	{"engine", "bypass_min", CFG_SIZE64, OFF(engine.bypass_min_bytes), 0, GIB, NULL, true},
 	{"engine", "size", CFG_SIZE64, OFF(engine.qlc_size), 0, 1024 * TIB, NULL, true},
+	{"engine", "placement", CFG_ENUM, OFF(engine.placement), 0, 0, "inplace|log", true},
+	{"engine", "op_pct", CFG_U32, OFF(engine.op_pct), 5, 50, NULL, true},
+	{"engine", "band_size", CFG_SIZE64, OFF(engine.band_bytes), 128 * KIB, 64 * GIB, NULL, true},
+	{"engine", "gc", CFG_ENUM, OFF(engine.gc_victim), 0, 0, "greedy|cost-benefit", true},
 	{"policy", "order", CFG_ENUM, OFF(engine.policy.order), 0, 0, "fifo|sweep|fullest", true},
 	{"policy", "partial", CFG_ENUM, OFF(engine.policy.partial), 0, 0, "fill|hold", true},
 	{"policy", "hold_ms", CFG_U32, OFF(engine.policy.hold_ms), 0, 3600000, NULL, true},
@@ -687,14 +691,19 @@ static const struct {
 	{QS_CONF_FIELD_POLICY_ORDER, "policy.order", NULL},
 	{QS_CONF_FIELD_POLICY_PARTIAL, "policy.partial", NULL},
 	{QS_CONF_FIELD_POLICY_WATERMARKS, "policy.start_pct", "policy.urgent_pct"},
+	{QS_CONF_FIELD_PLACEMENT, "engine.placement", NULL},
+	{QS_CONF_FIELD_OP_PCT, "engine.op_pct", "engine.band_size"},
+	{QS_CONF_FIELD_BAND_BYTES, "engine.band_size", "devices.iu"},
+	{QS_CONF_FIELD_GC_VICTIM, "engine.gc", NULL},
 };
 
 int qs_config_check_engine(const struct qs_config *c, const struct qs_engine_conf *conf,
-			   char *err, size_t errlen)
+			   uint64_t qlc_bytes, char *err, size_t errlen)
 {
 	struct qs_conf_err why;
 
-	if (qs_engine_conf_check(conf, &why) == 0)
+	if ((qlc_bytes ? qs_engine_conf_check_qlc(conf, qlc_bytes, &why)
+		       : qs_engine_conf_check(conf, &why)) == 0)
 		return 0;
 	for (size_t i = 0; i < sizeof(cfg_engine_fields) / sizeof(cfg_engine_fields[0]); i++) {
 		const char *key = cfg_engine_fields[i].key, *also = cfg_engine_fields[i].also;
