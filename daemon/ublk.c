@@ -584,7 +584,7 @@ static int ublk_take_over(struct qs_ublk *u, char *err, size_t errlen)
 	struct ublksrv_ctrl_dev_info info;
 	struct ublksrv_ctrl_cmd cmd;
 	char why[256], comm[64], self[64];
-	bool said = false;
+	int said = -1; /* the decision last logged: 0 re-attach, 1 delete */
 	int ret;
 
 	ublk_pid_running(getpid(), self, sizeof(self));
@@ -607,7 +607,8 @@ static int ublk_take_over(struct qs_ublk *u, char *err, size_t errlen)
 			return -EBUSY;
 		}
 		ublk_recover_check(u, &info, why, sizeof(why));
-		if (!said) {
+		/* Logged again if it changes: a device being stopped while we wait. */
+		if (said != (why[0] != 0)) {
 			fprintf(stderr, "qlcshaped: ublk: device %d exists (%s, flags 0x%llx, last "
 				"owner pid %d, not running): %s\n", u->dev_id,
 				ublk_state_name(info.state), (unsigned long long)info.flags,
@@ -616,7 +617,7 @@ static int ublk_take_over(struct qs_ublk *u, char *err, size_t errlen)
 			if (why[0])
 				fprintf(stderr, "qlcshaped: ublk: device %d cannot be re-attached: %s\n",
 					u->dev_id, why);
-			said = true;
+			said = why[0] != 0;
 		}
 		if (!why[0]) {
 			/*
@@ -872,27 +873,48 @@ static int ublk_async(struct qs_ublk *u, unsigned legacy_op, unsigned ioctl_op, 
 
 /*
  * Give /dev/ublkbN the short request timeout (UBLK_IO_TIMEOUT_MS) through
- * sysfs: ublk has no parameter for it. A failure (a read-only /sys, as under
- * systemd's ProtectKernelTunables without the unit's ReadWritePaths) is a
- * warning: only the re-attach after a kill gets slower.
+ * sysfs: ublk has no parameter for it. On a thread of its own, detached,
+ * because the kernel freezes the queue for the store (6.12's
+ * queue_attr_store): that waits for the requests in flight, which only the
+ * loop thread can complete (after a re-attach the requeued ones are already
+ * flowing). A failure (a read-only /sys, as under systemd's
+ * ProtectKernelTunables without the unit's ReadWritePaths) is a warning: only
+ * the re-attach after a kill gets slower.
  */
-static void ublk_set_io_timeout(struct qs_ublk *u)
+static void *ublk_io_timeout_thread(void *arg)
 {
+	int dev_id = (int)(intptr_t)arg;
 	char path[96], val[16];
 	int fd, n;
 
-	snprintf(path, sizeof(path), "/sys/block/ublkb%d/queue/io_timeout", u->dev_id);
+	snprintf(path, sizeof(path), "/sys/block/ublkb%d/queue/io_timeout", dev_id);
 	n = snprintf(val, sizeof(val), "%d", UBLK_IO_TIMEOUT_MS);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd >= 0 && write(fd, val, (size_t)n) == n) {
 		close(fd);
-		return;
+		return NULL;
 	}
 	fprintf(stderr, "qlcshaped: ublk: warning: cannot set %s to %s ms: %s; a restart after "
 		"a kill may wait for the kernel's default request timeout (30 s on Linux 6.12) "
 		"when every tag of a queue was in flight\n", path, val, strerror(errno));
 	if (fd >= 0)
 		close(fd);
+	return NULL;
+}
+
+static void ublk_set_io_timeout(struct qs_ublk *u)
+{
+	pthread_attr_t attr;
+	pthread_t th;
+	int ret;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	ret = pthread_create(&th, &attr, ublk_io_timeout_thread, (void *)(intptr_t)u->dev_id);
+	pthread_attr_destroy(&attr);
+	if (ret)
+		fprintf(stderr, "qlcshaped: ublk: warning: no thread to set the request timeout: "
+			"%s\n", strerror(ret));
 }
 
 static void ublk_started(void *arg, int res)

@@ -50,7 +50,8 @@
  *                   helper thread, because it returns only after the kernel
  *                   has read the partition table through the queues this
  *                   thread must keep serving; then the device's request
- *                   timeout is shortened (queue/io_timeout)
+ *                   timeout is shortened (queue/io_timeout, from a detached
+ *                   thread: the store freezes the queue)
  *   qs_ublk_stop    STOP_DEV on a helper thread, same reason (del_gendisk
  *                   flushes through the queues); the kernel then aborts the
  *                   fetch commands; once they are all back, unmap, close

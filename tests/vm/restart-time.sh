@@ -16,6 +16,7 @@ n=$(sed -n 's/.*qs_kills=\([0-9]*\).*/\1/p' /proc/cmdline)
 n=${n:-20}
 mode=$(sed -n 's/.*qs_mode=\([a-z]*\).*/\1/p' /proc/cmdline)
 mode=${mode:-cache}
+QS_QUIET=1
 cfg=/tmp/rt.ini
 {
 	echo "[devices]"
@@ -40,7 +41,7 @@ dd if=/dev/zero of=/tmp/fast.img bs=1M count=0 seek=64 2>/dev/null
 dd if=/dev/zero of=/tmp/qlc.img bs=1M count=0 seek=1024 2>/dev/null
 
 step "restart time: $n SIGKILLs under fio 4k randwrite iodepth 32, engine mode $mode"
-run_daemon $cfg --format >/dev/null
+run_daemon $cfg --format
 head -1 /tmp/qlcshaped.log | sed 's/^/qs-vm:   /'
 fio --name=rt --filename=/dev/ublkb0 --direct=1 --ioengine=io_uring --iodepth=32 \
 	--rw=randwrite --bs=4k --size=256M --time_based --runtime=100000 \
@@ -55,7 +56,7 @@ while [ $k -le $n ]; do
 	t0=$(cut -d' ' -f1 /proc/uptime)
 	kill -9 $pid
 	wait $pid
-	run_daemon $cfg >/dev/null
+	run_daemon $cfg
 	t1=$(cut -d' ' -f1 /proc/uptime)
 	grep -q "re-attached by user recovery" /tmp/qlcshaped.log || fail "kill $k: no re-attach"
 	s=$(echo "$t0 $t1" | awk '{ printf "%.2f", $2 - $1 }')
