@@ -894,6 +894,13 @@ static void *ublk_io_timeout_thread(void *arg)
 		close(fd);
 		return NULL;
 	}
+	if (fd < 0 && errno == ENOENT) {
+		/* The block layer shows io_timeout only for drivers with a timeout handler. */
+		fprintf(stderr, "qlcshaped: ublk: no %s: this kernel's ublk has no request timeout "
+			"handler (6.1: its monitor work frees a dead daemon's device within 5 s), "
+			"nothing to shorten\n", path);
+		return NULL;
+	}
 	fprintf(stderr, "qlcshaped: ublk: warning: cannot set %s to %s ms: %s; a restart after "
 		"a kill may wait for the kernel's default request timeout (30 s on Linux 6.12) "
 		"when every tag of a queue was in flight\n", path, val, strerror(errno));
