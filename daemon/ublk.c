@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,28 @@
 #include "ublk_compat.h"
 
 #define UBLK_CTRL_DEV "/dev/ublk-control"
+
+/*
+ * How long start-up waits for a device a dead daemon left to become usable
+ * (its /dev/ublkcN released, the device quiesced), retrying EBUSY. Longer
+ * than the block layer's default request timeout (30 s): on Linux 6.12 a
+ * queue whose every tag was in the dead daemon's hands is only aborted by
+ * that timeout (ublk_timeout), and START_USER_RECOVERY waits behind it. The
+ * daemon shortens the device's timeout (UBLK_IO_TIMEOUT_MS below), but that
+ * can fail (a read-only /sys) or have been undone, and the window must still
+ * cover the kernel's default then.
+ */
+#define UBLK_TAKEOVER_WAIT_S 60
+
+/*
+ * The request timeout the daemon gives /dev/ublkbN (queue/io_timeout), in
+ * milliseconds. While the daemon lives, ublk answers a timeout by re-arming
+ * it (privileged devices), so a short one costs a timer scan, not an error.
+ * When the daemon dies holding every tag of a queue, that timeout is what
+ * aborts the queue on 6.12 (no io command is left to cancel): 30 s by
+ * default, at most this plus the block layer's rounding to whole seconds.
+ */
+#define UBLK_IO_TIMEOUT_MS 1000
 
 enum tag_state {
 	TAG_FETCHING, /* FETCH or COMMIT_AND_FETCH in the kernel */
@@ -79,6 +102,13 @@ struct qs_ublk {
 	uint32_t live_tags;
 	struct ublk_async *async; /* at most one control command in flight */
 	struct qs_ublk_stats stats;
+	/* qs_ublk_start's and qs_ublk_stop's caller, called once the step ends */
+	qs_ublk_cb user_cb;
+	void *user_arg;
+	/* stop: STOP_DEV's result, and whether it waits for the aborted fetches */
+	int stop_res;
+	bool stop_waits_tags;
+	struct qs_utimer stop_timer;
 };
 
 static int ublk_log2(uint32_t v)
@@ -267,6 +297,8 @@ static void ublk_handle_request(struct ublk_tag *t)
 		ublk_commit(t, ret);
 }
 
+static void ublk_stop_release(struct qs_ublk *u);
+
 static void ublk_tag_cqe(struct qs_uop *op, int res)
 {
 	struct ublk_tag *t = (struct ublk_tag *)op;
@@ -281,6 +313,8 @@ static void ublk_tag_cqe(struct qs_uop *op, int res)
 			t->tag, strerror(-res));
 	t->state = TAG_DEAD;
 	t->u->live_tags--;
+	if (!t->u->live_tags && t->u->stop_waits_tags)
+		ublk_stop_release(t->u);
 }
 
 static int ublk_open_cdev(struct qs_ublk *u, char *err, size_t errlen)
@@ -400,32 +434,114 @@ static int ublk_get_info(struct qs_ublk *u, struct ublksrv_ctrl_dev_info *info)
 	return ublk_ctrl(u, UBLK_CMD_GET_DEV_INFO, UBLK_U_CMD_GET_DEV_INFO, &cmd);
 }
 
+static double ublk_now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static const char *ublk_state_name(uint16_t state)
+{
+	switch (state) {
+	case UBLK_S_DEV_DEAD:
+		return "stopped";
+	case UBLK_S_DEV_LIVE:
+		return "live";
+	case UBLK_S_DEV_QUIESCED:
+		return "quiesced";
+	}
+	return "unknown";
+}
+
 /*
- * Take over a device left behind by a daemon that died (UBLK_F_USER_RECOVERY):
- * check it matches this configuration, then START_USER_RECOVERY, which the
- * kernel refuses (EBUSY) until the dead daemon's /dev/ublkcN is released
- * and the device is quiesced (on 6.1 its monitor work does that within 5 s).
+ * Whether pid is a running process, not one that is exiting or a zombie:
+ * the kernel keeps a dead daemon's pid in the device info, and a daemon
+ * killed a moment ago may still be in its exit (PF_EXITING) while the kernel
+ * tears its rings down. Its name goes to comm (empty if there is none).
  */
-static int ublk_recover_prepare(struct qs_ublk *u, const struct ublksrv_ctrl_dev_info *info,
-				char *err, size_t errlen)
+static bool ublk_pid_running(int pid, char *comm, size_t len)
+{
+	char path[64], buf[512], *p;
+	unsigned long flags = 0;
+	char state = 0;
+	size_t n;
+	FILE *f;
+
+	comm[0] = 0;
+	if (pid <= 0)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* "pid (comm) state ppid pgrp session tty_nr tpgid flags ..."; comm may hold ')' */
+	p = strrchr(buf, ')');
+	if (!p || !strchr(buf, '('))
+		return false;
+	snprintf(comm, len, "%.*s", (int)(p - strchr(buf, '(') - 1), strchr(buf, '(') + 1);
+	if (sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2)
+		return false;
+	/* 0x4 is PF_EXITING (include/linux/sched.h, unchanged since 2.6) */
+	return state != 'Z' && state != 'X' && !(flags & 0x4);
+}
+
+/*
+ * Whether someone holds /dev/ublkcN open. ublk lets one opener at a time
+ * (ublk_ch_open answers EBUSY), so opening and closing it again tells,
+ * without side effects: a live server always holds it, a dead one's is
+ * released once the kernel has torn its io_uring down. No node (udev not
+ * done, or the device going away) counts as free.
+ */
+static bool ublk_cdev_busy(int dev_id)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/dev/ublkc%d", dev_id);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		return false;
+	}
+	return errno == EBUSY;
+}
+
+/*
+ * Whether the device found can be re-attached by this configuration: why
+ * not in why, or "" if it can.
+ */
+static void ublk_recover_check(struct qs_ublk *u, const struct ublksrv_ctrl_dev_info *info,
+			       char *why, size_t len)
 {
 	struct ublksrv_ctrl_cmd cmd;
 	struct ublk_params p;
-	struct timespec ts = {0, 100 * 1000 * 1000};
-	int ret, i;
+	int ret;
 
+	why[0] = 0;
+	if (!u->conf.user_recovery) {
+		snprintf(why, len, "ublk.user_recovery is off in this configuration");
+		return;
+	}
 	if (!(info->flags & UBLK_F_USER_RECOVERY)) {
-		snprintf(err, errlen, "ublk device %d exists and was created without user recovery: "
-			 "delete it or configure another ublk.dev_id", u->dev_id);
-		return -EEXIST;
+		snprintf(why, len, "it was created without user recovery");
+		return;
+	}
+	if (info->state == UBLK_S_DEV_DEAD) {
+		snprintf(why, len, "it is stopped (its daemon died during or after a stop)");
+		return;
 	}
 	if (info->nr_hw_queues != u->conf.queues || info->queue_depth != u->conf.depth ||
 	    info->max_io_buf_bytes != u->conf.max_io_bytes) {
-		snprintf(err, errlen, "ublk device %d to recover has %u queues of depth %u, "
-			 "max_io %u; the config asks for %u, %u, %u",
-			 u->dev_id, info->nr_hw_queues, info->queue_depth, info->max_io_buf_bytes,
-			 u->conf.queues, u->conf.depth, u->conf.max_io_bytes);
-		return -EINVAL;
+		snprintf(why, len, "it has %u queues of depth %u, max_io %u; the config asks for "
+			 "%u, %u, %u", info->nr_hw_queues, info->queue_depth,
+			 info->max_io_buf_bytes, u->conf.queues, u->conf.depth,
+			 u->conf.max_io_bytes);
+		return;
 	}
 	memset(&p, 0, sizeof(p));
 	p.len = sizeof(p);
@@ -434,36 +550,122 @@ static int ublk_recover_prepare(struct qs_ublk *u, const struct ublksrv_ctrl_dev
 	cmd.len = sizeof(p);
 	ret = ublk_ctrl(u, UBLK_CMD_GET_PARAMS, UBLK_U_CMD_GET_PARAMS, &cmd);
 	if (ret < 0) {
-		snprintf(err, errlen, "ublk GET_PARAMS %d: %s", u->dev_id, strerror(-ret));
-		return ret;
+		snprintf(why, len, "GET_PARAMS: %s", strerror(-ret));
+		return;
 	}
 	if (p.basic.dev_sectors != u->bk->size >> 9 ||
-	    (1u << p.basic.physical_bs_shift) != u->conf.iu_bytes) {
-		snprintf(err, errlen, "ublk device %d to recover has %llu bytes and a %u-byte "
-			 "physical block; the backend has %llu bytes and the IU is %u",
-			 u->dev_id, (unsigned long long)p.basic.dev_sectors << 9,
+	    (1u << p.basic.physical_bs_shift) != u->conf.iu_bytes)
+		snprintf(why, len, "it has %llu bytes and a %u-byte physical block; the backend "
+			 "has %llu bytes and the IU is %u",
+			 (unsigned long long)p.basic.dev_sectors << 9,
 			 1u << p.basic.physical_bs_shift, (unsigned long long)u->bk->size,
 			 u->conf.iu_bytes);
-		return -EINVAL;
-	}
-	for (i = 0; i < 300; i++) {
-		ublk_cmd_init(u, &cmd);
-		ret = ublk_ctrl(u, UBLK_CMD_START_USER_RECOVERY, UBLK_U_CMD_START_USER_RECOVERY,
-				&cmd);
-		if (ret != -EBUSY)
-			break;
+}
+
+/*
+ * A device with the configured dev_id exists: decide what to do with it.
+ * Returns 1 when it is re-attached by user recovery (START_USER_RECOVERY
+ * done), 0 when it was deleted or had vanished (create a fresh one), or
+ * -errno with a message in err: it belongs to a live process, or it stayed
+ * busy for UBLK_TAKEOVER_WAIT_S.
+ *
+ * What a daemon can leave, whatever the moment it was killed at (docs/
+ * DAEMON.md, "Restart after a kill"): a live or quiesced device with user
+ * recovery (killed while serving), re-attached when this configuration
+ * matches it; a stopped one (killed during or after STOP_DEV, or any device
+ * without user recovery, which the kernel stops itself), deleted. A device
+ * whose recorded owner still runs a qlcshaped, or whose /dev/ublkcN a
+ * running process holds, is never touched.
+ */
+static int ublk_take_over(struct qs_ublk *u, char *err, size_t errlen)
+{
+	double deadline = ublk_now_s() + UBLK_TAKEOVER_WAIT_S;
+	struct timespec ts = {0, 100 * 1000 * 1000};
+	struct ublksrv_ctrl_dev_info info;
+	struct ublksrv_ctrl_cmd cmd;
+	char why[256], comm[64], self[64];
+	int said = -1; /* the decision last logged: 0 re-attach, 1 delete */
+	int ret;
+
+	ublk_pid_running(getpid(), self, sizeof(self));
+	for (;;) {
+		ret = ublk_get_info(u, &info);
+		if (ret == -ENODEV)
+			return 0;
+		if (ret < 0) {
+			snprintf(err, errlen, "ublk GET_DEV_INFO %d: %s", u->dev_id, strerror(-ret));
+			return ret;
+		}
+		/* A live owner: a running qlcshaped, or a running process holding ublkcN. */
+		if ((int)info.ublksrv_pid != getpid() &&
+		    ublk_pid_running(info.ublksrv_pid, comm, sizeof(comm)) &&
+		    (!strcmp(comm, self) || ublk_cdev_busy(u->dev_id))) {
+			snprintf(err, errlen, "ublk device %d (/dev/ublkb%d) is in use by %s, pid %d, "
+				 "which is running: stop that instance first, or give this "
+				 "configuration another ublk.dev_id", u->dev_id, u->dev_id,
+				 comm[0] ? comm : "a process", info.ublksrv_pid);
+			return -EBUSY;
+		}
+		ublk_recover_check(u, &info, why, sizeof(why));
+		/* Logged again if it changes: a device being stopped while we wait. */
+		if (said != (why[0] != 0)) {
+			fprintf(stderr, "qlcshaped: ublk: device %d exists (%s, flags 0x%llx, last "
+				"owner pid %d, not running): %s\n", u->dev_id,
+				ublk_state_name(info.state), (unsigned long long)info.flags,
+				info.ublksrv_pid, why[0] ? "deleting it to create a fresh one" :
+				"re-attaching by user recovery");
+			if (why[0])
+				fprintf(stderr, "qlcshaped: ublk: device %d cannot be re-attached: %s\n",
+					u->dev_id, why);
+			said = why[0] != 0;
+		}
+		if (!why[0]) {
+			/*
+			 * EBUSY until the dead daemon's /dev/ublkcN is released
+			 * and the device quiesced (6.1: by its monitor work,
+			 * within 5 s; 6.12: at once, or after the request
+			 * timeout when a queue had every tag in flight).
+			 */
+			ublk_cmd_init(u, &cmd);
+			ret = ublk_ctrl(u, UBLK_CMD_START_USER_RECOVERY,
+					UBLK_U_CMD_START_USER_RECOVERY, &cmd);
+			if (ret == 0) {
+				u->added = true;
+				u->recovering = true;
+				u->flags = info.flags;
+				return 1;
+			}
+			if (ret != -EBUSY) {
+				/* e.g. EINVAL: a daemon killed while re-attaching left no queue ready */
+				fprintf(stderr, "qlcshaped: ublk: device %d: START_USER_RECOVERY: %s; "
+					"deleting it to create a fresh one\n", u->dev_id,
+					strerror(-ret));
+				goto del;
+			}
+		} else if (!ublk_cdev_busy(u->dev_id)) {
+			goto del;
+		}
+		if (ublk_now_s() > deadline) {
+			snprintf(err, errlen, "ublk device %d is still busy after %d s (%s): "
+				 "/dev/ublkc%d is held open, or the kernel has not finished with "
+				 "the dead daemon's requests; find a holder with fuser /dev/ublkc%d",
+				 u->dev_id, UBLK_TAKEOVER_WAIT_S,
+				 why[0] ? "to delete it" : "START_USER_RECOVERY answers EBUSY",
+				 u->dev_id, u->dev_id);
+			return -EBUSY;
+		}
 		nanosleep(&ts, NULL);
 	}
-	if (ret < 0) {
-		snprintf(err, errlen, "ublk START_USER_RECOVERY %d: %s%s", u->dev_id,
-			 strerror(-ret), ret == -EBUSY ? " (still in use after 30 s)" : "");
+del:
+	/* DEL_DEV waits until every reference to the device is gone. */
+	ublk_cmd_init(u, &cmd);
+	ret = ublk_ctrl(u, UBLK_CMD_DEL_DEV, UBLK_U_CMD_DEL_DEV, &cmd);
+	if (ret < 0 && ret != -ENODEV) {
+		snprintf(err, errlen, "ublk DEL_DEV %d (a device left by a dead daemon): %s",
+			 u->dev_id, strerror(-ret));
 		return ret;
 	}
-	u->added = true;
-	u->recovering = true;
-	u->flags = info->flags;
-	fprintf(stderr, "qlcshaped: ublk: recovering device %d (flags 0x%llx)\n", u->dev_id,
-		(unsigned long long)info->flags);
+	fprintf(stderr, "qlcshaped: ublk: device %d deleted\n", u->dev_id);
 	return 0;
 }
 
@@ -514,17 +716,15 @@ int qs_ublk_create(struct qs_ublk **out, struct qs_uloop *loop, const struct qs_
 	u->ctrl_ready = true;
 	ublk_probe_features(u);
 
-	if (conf->user_recovery && conf->dev_id >= 0) {
-		ret = ublk_get_info(u, &info);
-		if (ret == 0) {
-			ret = ublk_recover_prepare(u, &info, err, errlen);
-			if (ret)
-				goto fail;
-			goto attach;
-		}
-		if (ret != -ENODEV) {
-			snprintf(err, errlen, "ublk GET_DEV_INFO %d: %s", u->dev_id, strerror(-ret));
+	/* A fixed dev_id: a dead instance of this configuration may have left it. */
+	if (conf->dev_id >= 0) {
+		ret = ublk_take_over(u, err, errlen);
+		if (ret < 0)
 			goto fail;
+		if (ret == 1) {
+			fprintf(stderr, "qlcshaped: ublk: recovering device %d (flags 0x%llx)\n",
+				u->dev_id, (unsigned long long)u->flags);
+			goto attach;
 		}
 	}
 
@@ -554,7 +754,11 @@ int qs_ublk_create(struct qs_ublk **out, struct qs_uloop *loop, const struct qs_
 	cmd.len = sizeof(info);
 	ret = ublk_ctrl(u, UBLK_CMD_ADD_DEV, UBLK_U_CMD_ADD_DEV, &cmd);
 	if (ret < 0) {
-		snprintf(err, errlen, "ublk ADD_DEV: %s", strerror(-ret));
+		if (ret == -EEXIST && conf->dev_id >= 0)
+			snprintf(err, errlen, "ublk ADD_DEV %d: %s (it appeared meanwhile: another "
+				 "instance with this ublk.dev_id?)", conf->dev_id, strerror(-ret));
+		else
+			snprintf(err, errlen, "ublk ADD_DEV: %s", strerror(-ret));
 		goto fail;
 	}
 	u->added = true;
@@ -667,14 +871,78 @@ static int ublk_async(struct qs_ublk *u, unsigned legacy_op, unsigned ioctl_op, 
 	return 0;
 }
 
+/*
+ * Give /dev/ublkbN the short request timeout (UBLK_IO_TIMEOUT_MS) through
+ * sysfs: ublk has no parameter for it. On a thread of its own, detached,
+ * because the kernel freezes the queue for the store (6.12's
+ * queue_attr_store): that waits for the requests in flight, which only the
+ * loop thread can complete (after a re-attach the requeued ones are already
+ * flowing). A failure (a read-only /sys, as under systemd's
+ * ProtectKernelTunables without the unit's ReadWritePaths) is a warning: only
+ * the re-attach after a kill gets slower.
+ */
+static void *ublk_io_timeout_thread(void *arg)
+{
+	int dev_id = (int)(intptr_t)arg;
+	char path[96], val[16];
+	int fd, n;
+
+	snprintf(path, sizeof(path), "/sys/block/ublkb%d/queue/io_timeout", dev_id);
+	n = snprintf(val, sizeof(val), "%d", UBLK_IO_TIMEOUT_MS);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd >= 0 && write(fd, val, (size_t)n) == n) {
+		close(fd);
+		return NULL;
+	}
+	if (fd < 0 && errno == ENOENT) {
+		/* The block layer shows io_timeout only for drivers with a timeout handler. */
+		fprintf(stderr, "qlcshaped: ublk: no %s: this kernel's ublk has no request timeout "
+			"handler (6.1: its monitor work frees a dead daemon's device within 5 s), "
+			"nothing to shorten\n", path);
+		return NULL;
+	}
+	fprintf(stderr, "qlcshaped: ublk: warning: cannot set %s to %s ms: %s; a restart after "
+		"a kill may wait for the kernel's default request timeout (30 s on Linux 6.12) "
+		"when every tag of a queue was in flight\n", path, val, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+static void ublk_set_io_timeout(struct qs_ublk *u)
+{
+	pthread_attr_t attr;
+	pthread_t th;
+	int ret;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	ret = pthread_create(&th, &attr, ublk_io_timeout_thread, (void *)(intptr_t)u->dev_id);
+	pthread_attr_destroy(&attr);
+	if (ret)
+		fprintf(stderr, "qlcshaped: ublk: warning: no thread to set the request timeout: "
+			"%s\n", strerror(ret));
+}
+
+static void ublk_started(void *arg, int res)
+{
+	struct qs_ublk *u = arg;
+
+	if (res == 0)
+		ublk_set_io_timeout(u);
+	u->user_cb(u->user_arg, res);
+}
+
 int qs_ublk_start(struct qs_ublk *u, qs_ublk_cb cb, void *arg)
 {
+	u->user_cb = cb;
+	u->user_arg = arg;
 	/* Both wait until every tag is fetched, then let requests flow. */
 	if (u->recovering)
 		return ublk_async(u, UBLK_CMD_END_USER_RECOVERY, UBLK_U_CMD_END_USER_RECOVERY,
-				  (uint64_t)getpid(), cb, arg);
-	return ublk_async(u, UBLK_CMD_START_DEV, UBLK_U_CMD_START_DEV, (uint64_t)getpid(), cb,
-			  arg);
+				  (uint64_t)getpid(), ublk_started, u);
+	return ublk_async(u, UBLK_CMD_START_DEV, UBLK_U_CMD_START_DEV, (uint64_t)getpid(),
+			  ublk_started, u);
 }
 
 bool qs_ublk_recovered(const struct qs_ublk *u)
@@ -682,26 +950,106 @@ bool qs_ublk_recovered(const struct qs_ublk *u)
 	return u->recovering;
 }
 
+/* Release the descriptor maps and /dev/ublkcN: both hold the device. */
+static void ublk_release_cdev(struct qs_ublk *u)
+{
+	if (u->queues)
+		for (uint32_t q = 0; q < u->conf.queues; q++) {
+			if (u->queues[q].descs)
+				munmap((void *)u->queues[q].descs, u->queues[q].descs_len);
+			u->queues[q].descs = NULL;
+		}
+	if (u->cdev_fd >= 0)
+		close(u->cdev_fd);
+	u->cdev_fd = -1;
+}
+
+static void ublk_deleted(void *arg, int res)
+{
+	struct qs_ublk *u = arg;
+
+	if (res < 0) {
+		fprintf(stderr, "qlcshaped: ublk DEL_DEV %d: %s\n", u->dev_id, strerror(-res));
+	} else {
+		u->added = false;
+		fprintf(stderr, "qlcshaped: ublk: device %d deleted\n", u->dev_id);
+	}
+	u->user_cb(u->user_arg, u->stop_res);
+}
+
+/* Every fetch is back (aborted): let go of the device and delete it. */
+static void ublk_stop_release(struct qs_ublk *u)
+{
+	int ret;
+
+	u->stop_waits_tags = false;
+	qs_uloop_timer_cancel(u->loop, &u->stop_timer);
+	ublk_release_cdev(u);
+	ret = ublk_async(u, UBLK_CMD_DEL_DEV, UBLK_U_CMD_DEL_DEV, 0, ublk_deleted, u);
+	if (ret < 0) {
+		fprintf(stderr, "qlcshaped: ublk DEL_DEV %d: %s (retried at exit)\n", u->dev_id,
+			strerror(-ret));
+		u->user_cb(u->user_arg, u->stop_res);
+	}
+}
+
+static void ublk_stop_timeout(struct qs_utimer *t)
+{
+	struct qs_ublk *u = (struct qs_ublk *)((char *)t - offsetof(struct qs_ublk, stop_timer));
+
+	/* Not expected: the kernel aborts every fetch at STOP_DEV. Delete at exit. */
+	fprintf(stderr, "qlcshaped: ublk: %u io commands still pending 5 s after STOP_DEV; "
+		"the device is deleted at exit instead\n", u->live_tags);
+	u->stop_waits_tags = false;
+	u->user_cb(u->user_arg, u->stop_res);
+}
+
+static void ublk_stopped(void *arg, int res)
+{
+	struct qs_ublk *u = arg;
+
+	u->stop_res = res;
+	if (res < 0) {
+		u->user_cb(u->user_arg, res);
+		return;
+	}
+	/*
+	 * Delete the device now rather than at exit, so that a kill during the
+	 * drain and close that follow leaves nothing behind: the next start
+	 * then creates a fresh device. DEL_DEV waits for /dev/ublkcN to be
+	 * released, which needs every fetch command back: STOP_DEV has aborted
+	 * them, their CQEs may still be on their way.
+	 */
+	if (!u->live_tags) {
+		ublk_stop_release(u);
+		return;
+	}
+	u->stop_waits_tags = true;
+	u->stop_timer.fire = ublk_stop_timeout;
+	qs_uloop_timer_set(u->loop, &u->stop_timer, (uint64_t)(ublk_now_s() * 1e9) +
+			   5000000000ull);
+}
+
 int qs_ublk_stop(struct qs_ublk *u, qs_ublk_cb cb, void *arg)
 {
-	return ublk_async(u, UBLK_CMD_STOP_DEV, UBLK_U_CMD_STOP_DEV, 0, cb, arg);
+	u->user_cb = cb;
+	u->user_arg = arg;
+	return ublk_async(u, UBLK_CMD_STOP_DEV, UBLK_U_CMD_STOP_DEV, 0, ublk_stopped, u);
 }
 
 void qs_ublk_destroy(struct qs_ublk *u)
 {
 	if (!u)
 		return;
+	if (u->stop_waits_tags)
+		qs_uloop_timer_cancel(u->loop, &u->stop_timer);
+	/* DEL_DEV waits until /dev/ublkcN is released: unmap and close it first. */
+	ublk_release_cdev(u);
 	if (u->queues) {
-		for (uint32_t q = 0; q < u->conf.queues; q++) {
-			if (u->queues[q].descs)
-				munmap((void *)u->queues[q].descs, u->queues[q].descs_len);
+		for (uint32_t q = 0; q < u->conf.queues; q++)
 			free(u->queues[q].tags);
-		}
 		free(u->queues);
 	}
-	/* DEL_DEV waits until /dev/ublkcN is released: close it first. */
-	if (u->cdev_fd >= 0)
-		close(u->cdev_fd);
 	if (u->added) {
 		struct ublksrv_ctrl_cmd cmd;
 		int ret;

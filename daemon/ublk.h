@@ -33,6 +33,14 @@
  * reissued write is simply written again (same data, same place), and a
  * write the dead daemon had completed is already in the engine's log.
  *
+ * A device left by a dead daemon (any fixed dev_id): create looks for it
+ * first. One it can re-attach (user recovery on both sides, not stopped,
+ * same geometry) it re-attaches; any other it deletes and creates afresh,
+ * logging which and why. One whose recorded owner is a running qlcshaped,
+ * or whose /dev/ublkcN a running process holds, it refuses (-EBUSY). It
+ * waits up to 60 s for a dead daemon's device to be released (longer than
+ * the kernel's 30 s request timeout, see UBLK_TAKEOVER_WAIT_S in ublk.c).
+ *
  * Life cycle (every call on the loop thread unless said otherwise):
  *   qs_ublk_create  ADD_DEV, open /dev/ublkcN, SET_PARAMS, map descriptors,
  *                   prepare FETCH_REQ for every tag of every queue (or, when
@@ -41,12 +49,17 @@
  *   qs_ublk_start   START_DEV (or END_USER_RECOVERY; data[0] = pid) on a
  *                   helper thread, because it returns only after the kernel
  *                   has read the partition table through the queues this
- *                   thread must keep serving
+ *                   thread must keep serving; then the device's request
+ *                   timeout is shortened (queue/io_timeout, from a detached
+ *                   thread: the store freezes the queue)
  *   qs_ublk_stop    STOP_DEV on a helper thread, same reason (del_gendisk
  *                   flushes through the queues); the kernel then aborts the
- *                   fetch commands
- *   qs_ublk_destroy unmap, close /dev/ublkcN, DEL_DEV (which waits for the
- *                   close)
+ *                   fetch commands; once they are all back, unmap, close
+ *                   /dev/ublkcN and DEL_DEV (helper thread), so that nothing
+ *                   is left for a kill during what the caller does next
+ *                   (the engine's drain and close)
+ *   qs_ublk_destroy unmap, close /dev/ublkcN, DEL_DEV if the stop did not
+ *                   (which waits for the close)
  */
 #ifndef QS_UBLK_H
 #define QS_UBLK_H
@@ -76,9 +89,13 @@ struct qs_ublk;
 typedef void (*qs_ublk_cb)(void *arg, int result);
 
 /*
- * Set up the device (not yet visible as /dev/ublkbN). bk must outlive the
- * frontend. Returns 0 or -errno with a message in err. loop must be the one
- * the caller runs, sized for queues * depth commands plus backend I/O.
+ * Set up the device (not yet visible as /dev/ublkbN), or, with a fixed
+ * dev_id, take over or replace the one a dead daemon left (see above; this
+ * may block for up to 60 s while the kernel finishes with a dead daemon, so
+ * call it once the backend is ready: the log recovered). bk must outlive the
+ * frontend. Returns 0 or -errno with a message in err naming the device and
+ * what to do. loop must be the one the caller runs, sized for queues * depth
+ * commands plus backend I/O.
  */
 int qs_ublk_create(struct qs_ublk **out, struct qs_uloop *loop, const struct qs_ublk_conf *conf,
 		   struct qs_backend *bk, char *err, size_t errlen);
@@ -92,9 +109,13 @@ int qs_ublk_create(struct qs_ublk **out, struct qs_uloop *loop, const struct qs_
 int qs_ublk_start(struct qs_ublk *u, qs_ublk_cb cb, void *arg);
 
 /*
- * Stop the device: cb runs on the loop thread once STOP_DEV returned; the
- * loop must keep running until then (requests keep arriving while the
- * kernel tears the disk down). Afterwards call qs_ublk_destroy().
+ * Stop and delete the device: cb(arg, STOP_DEV's result) runs on the loop
+ * thread once STOP_DEV returned and, if it succeeded, the device is deleted
+ * (if a fetch command is still pending 5 s after STOP_DEV, or DEL_DEV fails,
+ * cb runs anyway and qs_ublk_destroy deletes it). The loop must keep running
+ * until then (requests keep arriving while the kernel tears the disk down).
+ * Returns 0 (cb will run) or -errno (it will not). Afterwards call
+ * qs_ublk_destroy().
  */
 int qs_ublk_stop(struct qs_ublk *u, qs_ublk_cb cb, void *arg);
 

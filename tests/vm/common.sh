@@ -18,9 +18,10 @@ run_daemon() {
 	i=0
 	while ! grep -q "/dev/ublkb0 ready" /tmp/qlcshaped.log; do
 		i=$((i + 1))
-		[ $i -gt 400 ] && fail "/dev/ublkb0 not ready within 40 s"
+		[ $i -gt 900 ] && fail "/dev/ublkb0 not ready within 90 s"
 		kill -0 $pid 2>/dev/null || fail "qlcshaped exited early"
 		sleep 0.1
 	done
-	sed 's/^/qs-vm: daemon: /' /tmp/qlcshaped.log
+	# QS_QUIET=1: the caller prints what it wants of the log (a failure above still prints it).
+	[ -n "${QS_QUIET:-}" ] || sed 's/^/qs-vm: daemon: /' /tmp/qlcshaped.log
 }

@@ -3,8 +3,9 @@
 # test backend: block-layer parameters, fio verify=crc32c, discard read-back,
 # clean stop. Phase 2, qlcshaped with the engine over two files: fio verify,
 # drain on stop, only whole-IU writes reached the QLC, data unchanged across a
-# restart (log recovery). Phase 3, the emulated QLC (tests/vm/emu.sh): fio
-# bare and shaped, whole IUs only with shaping on. Prints "qs-vm: ..." lines;
+# restart (log recovery). Then SIGKILL at each moment of a stop and a
+# restart after each (tests/vm/killstop.sh). Phase 3, the emulated QLC
+# (tests/vm/emu.sh): fio bare and shaped, whole IUs only with shaping on. Prints "qs-vm: ..." lines;
 # exits non-zero on the first failure.
 . /qs/common.sh
 
@@ -273,6 +274,8 @@ done
 stop_daemon "engine backend, after user recovery, drain requested"
 wait $dpid
 echo "qs-vm:   control drain answered: $(head -1 /tmp/drain2.txt)"
+
+. /qs/killstop.sh
 
 . /qs/emu.sh
 

@@ -5,6 +5,16 @@
 #
 #   tests/vm/run.sh [612|61]...      (default: both; `make vmtest` runs this)
 #
+# One part alone, for development and measurements (not part of vmtest):
+#   QS_VM_ONLY=ks tests/vm/run.sh 612   the kill-during-stop runs only
+#   QS_VM_ONLY=rt tests/vm/run.sh 612   restart time over SIGKILLs under fio
+#                                       (tests/vm/restart-time.sh; QS_VM_ARGS
+#                                       adds kernel arguments, e.g.
+#                                       "qs_kills=20 qs_mode=passthrough")
+#   QS_VM_DAEMON=FILE                   put FILE in the image as qlcshaped
+#                                       (e.g. a build of another commit, for
+#                                       a before/after comparison)
+#
 # For each kernel: prepare it (tests/vm/kernels.sh, cached in build/vm/),
 # build an initramfs (busybox-static, ublk_drv.ko, build/qlcshaped, fio and
 # the libraries ldd lists, tests/vm/{init,guest.sh,ram.ini}), boot it under
@@ -51,14 +61,15 @@ build_initramfs() { # kernel -> build/vm/initramfs-K.cpio
 	ln -s busybox "$root/bin/sh" # for the #! of /init, before --install
 	install -m 0755 tests/vm/init "$root/init"
 	cp tests/vm/common.sh tests/vm/guest.sh tests/vm/powerloss.sh tests/vm/ram.ini tests/vm/engine.ini \
-		tests/vm/engine-recovery.ini tests/vm/powerloss.ini "$root/qs/"
+		tests/vm/engine-recovery.ini tests/vm/powerloss.ini tests/vm/killstop.sh \
+		tests/vm/killstop.ini tests/vm/restart-time.sh "$root/qs/"
 	# The emulated QLC's steps, configs and drive profile (emu:/qs/p5316-30t.ini).
 	cp tests/vm/emu.sh tests/vm/emu-bare.ini tests/vm/emu-shaped.ini conf/profiles/p5316-30t.ini \
 		"$root/qs/"
 	cp "$VM/k$k/ublk_drv.ko" "$root/lib/ublk_drv.ko"
 	mkdir -p "$root/lib/mods"
 	cp "$VM/k$k/mods/"* "$root/lib/mods/"
-	add_prog "$root" build/qlcshaped /usr/bin/qlcshaped
+	add_prog "$root" "${QS_VM_DAEMON:-build/qlcshaped}" /usr/bin/qlcshaped
 	add_prog "$root" build/qlcshape /usr/bin/qlcshape
 	add_prog "$root" "$(command -v fio)" /usr/bin/fio
 	add_prog "$root" "$VM/notify-sink" /usr/bin/notify-sink
@@ -107,6 +118,24 @@ powerloss() { # kernel -> 0 if passed
 	rm -f "$fast" "$qlc"
 	grep -q '^QS-VM-RESULT: PASS' "$VM/console-$k-pl2.log"
 }
+
+if [ -n "${QS_VM_ONLY:-}" ]; then
+	failed=0
+	for k in "${kernels[@]}"; do
+		build_initramfs "$k"
+		log=$VM/console-$k-$QS_VM_ONLY.log
+		start=$(date +%s)
+		boot "$k" "$log" -- "qs_test=$QS_VM_ONLY" ${QS_VM_ARGS:-}
+		show "$k" "$log"
+		if grep -q '^QS-VM-RESULT: PASS' "$log"; then
+			echo "vmtest kernel $k $QS_VM_ONLY: PASS ($(($(date +%s) - start)) s)"
+		else
+			echo "vmtest kernel $k $QS_VM_ONLY: FAIL (console: $log)"
+			failed=1
+		fi
+	done
+	exit $failed
+fi
 
 declare -A verdict
 failed=0
