@@ -582,6 +582,11 @@ static int drv_open(struct drv_run *r)
 	ec.mode = d->v->shaping ? QS_MODE_CACHE : QS_MODE_PASSTHROUGH;
 	ec.policy.order = d->v->order;
 	ec.iu_bytes = d->iu_bytes;
+	if (d->v->shaping && d->v->placement == QS_PLACE_LOG) {
+		ec.placement = QS_PLACE_LOG;
+		ec.op_pct = d->op_pct;
+		ec.band_bytes = d->band_bytes;
+	}
 	r->e = qs_engine_open(d->env, d->v->shaping ? d->fast : NULL, d->qlc, &ec,
 			      QS_OPEN_FORMAT | d->open_flags, drv_flag_cb, r);
 	if (!r->e) {
@@ -708,6 +713,7 @@ static void drv_result(struct drv_run *r, struct drv_job *j, struct qs_bench_res
 	rep->job = j->job->name;
 	rep->shaping = v->shaping;
 	rep->policy = v->shaping ? qs_policy_order_name(v->order) : "-";
+	rep->placement = v->shaping ? qs_placement_name(v->placement) : "-";
 	qs_report_dir_fill(&rep->read, j->hr, j->rd_ios, j->rd_bytes, res->window_ns);
 	qs_report_dir_fill(&rep->write, j->hw, j->wr_ios, j->wr_bytes, res->window_ns);
 	r->d->ops->result(r->d->ctx, j->index, res);

@@ -63,6 +63,8 @@ struct qs_drv_run {
 	const struct qs_env *env;
 	struct qs_vol *fast, *qlc;
 	uint32_t iu_bytes;
+	uint32_t op_pct;     /* log placement: engine.op_pct */
+	uint64_t band_bytes; /* log placement: engine.band_size */
 	unsigned open_flags;
 	const struct qs_job *jobs;
 	size_t njobs;

@@ -28,6 +28,29 @@ static const char *policy_of(const struct qs_report_run *r)
 	return r->policy && *r->policy ? r->policy : "-";
 }
 
+static bool is_log(const struct qs_report_run *r)
+{
+	return r->shaping && r->placement && !strcmp(r->placement, "log");
+}
+
+static const char *placement_of(const struct qs_report_run *r)
+{
+	if (!r->shaping || !r->placement || !*r->placement)
+		return "-";
+	return r->placement;
+}
+
+/* A variant's column name: its policy, "log-" before it with log placement. */
+static const char *label_of(const struct qs_report_run *r)
+{
+	static const char *const log_names[] = {"log-fifo", "log-sweep", "log-fullest"};
+	if (is_log(r))
+		for (unsigned i = 0; i < 3; i++)
+			if (!strcmp(policy_of(r), log_names[i] + 4))
+				return log_names[i];
+	return policy_of(r);
+}
+
 void qs_report_dir_fill(struct qs_report_dir *d, const struct qs_hist *lat,
 			uint64_t ios, uint64_t bytes, uint64_t elapsed_ns)
 {
@@ -183,7 +206,7 @@ int qs_report_table(FILE *f, const struct qs_report_run *runs, size_t n)
 			char h[40];
 			const struct qs_report_run *r = &runs[cols[c]];
 			if (r->shaping)
-				snprintf(h, sizeof(h), "on %s", policy_of(r));
+				snprintf(h, sizeof(h), "on %s", label_of(r));
 			else
 				snprintf(h, sizeof(h), "off");
 			fprintf(f, " %14.14s", h);
@@ -192,7 +215,7 @@ int qs_report_table(FILE *f, const struct qs_report_run *runs, size_t n)
 			for (size_t c = 0; c < nc; c++)
 				if (runs[cols[c]].shaping) {
 					char h[40];
-					snprintf(h, sizeof(h), "%s/off", policy_of(&runs[cols[c]]));
+					snprintf(h, sizeof(h), "%s/off", label_of(&runs[cols[c]]));
 					fprintf(f, " %12.12s", h);
 				}
 		fputc('\n', f);
@@ -273,6 +296,8 @@ int qs_report_json(FILE *f, const struct qs_report_run *runs, size_t n)
 		fprintf(f, ",\n      \"shaping\": \"%s\",\n      \"policy\": ",
 			qs_report_shaping_name(r->shaping));
 		json_str(f, policy_of(r));
+		fputs(",\n      \"placement\": ", f);
+		json_str(f, placement_of(r));
 		fputs(",\n      \"mode\": ", f);
 		json_str(f, r->mode ? r->mode : "sim");
 		fputs(",\n", f);
@@ -331,7 +356,7 @@ static void csv_dir(FILE *f, const struct qs_report_dir *d)
 
 int qs_report_csv(FILE *f, const struct qs_report_run *runs, size_t n)
 {
-	fputs("job,shaping,policy,"
+	fputs("job,shaping,policy,placement,"
 	      "read_iops,read_bw_bytes,read_lat_mean_ns,read_lat_p50_ns,"
 	      "read_lat_p99_ns,read_lat_p999_ns,"
 	      "write_iops,write_bw_bytes,write_lat_mean_ns,write_lat_p50_ns,"
@@ -343,6 +368,8 @@ int qs_report_csv(FILE *f, const struct qs_report_run *runs, size_t n)
 		csv_str(f, r->job);
 		fprintf(f, ",%s,", qs_report_shaping_name(r->shaping));
 		csv_str(f, policy_of(r));
+		fputc(',', f);
+		csv_str(f, placement_of(r));
 		csv_dir(f, &r->read);
 		csv_dir(f, &r->write);
 		fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, r->qlc.write_bytes,
@@ -447,7 +474,7 @@ static void svg_head(FILE *f, int w, int h)
 static void variant_name(char *b, size_t n, const struct qs_report_run *r)
 {
 	if (r->shaping)
-		snprintf(b, n, "on %s", policy_of(r));
+		snprintf(b, n, "on %s", label_of(r));
 	else
 		snprintf(b, n, "off");
 }

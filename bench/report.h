@@ -38,6 +38,7 @@ struct qs_report_run {
 	const char *job;    /* job name */
 	bool shaping;	    /* false: passthrough ("off"); true: cache ("on") */
 	const char *policy; /* destage policy name; "-" or "" when off */
+	const char *placement; /* "inplace" or "log"; "-", "" or NULL when off */
 	const char *mode;   /* bench mode: "sim", "emu", "dev"; NULL = "sim" */
 	struct qs_report_dir read, write;
 	struct qs_report_qlc qlc;

@@ -38,6 +38,24 @@ void qs_bench_conf_default(struct qs_bench_conf *c)
 	c->profile = "p5316-30t";
 	c->fast = "optane";
 	c->cache_bytes = 400000000000ull; /* 400 GB Optane-class log */
+	c->op_pct = 20;
+}
+
+void qs_bench_world_log_conf(const struct qs_bench_world *w, struct qs_engine_conf *c)
+{
+	qs_engine_conf_default(c);
+	c->iu_bytes = qs_model_iu_bytes(w->filled);
+	c->placement = QS_PLACE_LOG;
+	c->op_pct = w->conf.op_pct;
+	uint64_t band = w->conf.band_bytes;
+	if (!band) {
+		band = qs_model_superblock_bytes(w->filled);
+		if (!band) /* no NAND: 1 GiB at the real drive's scale */
+			band = (uint64_t)((double)(1ull << 30) * w->sz.log_bytes /
+					  (double)w->conf.cache_bytes);
+	}
+	band = band / c->iu_bytes * c->iu_bytes;
+	c->band_bytes = band > 2ull * c->iu_bytes ? band : 2ull * c->iu_bytes;
 }
 
 int qs_bench_world_new(const struct qs_bench_conf *conf, struct qs_bench_world **out,
@@ -232,13 +250,22 @@ static const struct qs_drv_world_ops rn_ops = {
 
 /* A fresh simulation with the filled drive's copy and a new fast tier,
  * at the time the filled drive is idle. */
-static int rn_sim_new(struct rn_sim *s, struct qs_bench_world *w, size_t njobs)
+static int rn_sim_new(struct rn_sim *s, struct qs_bench_world *w, size_t njobs,
+		      const struct qs_bench_variant *v)
 {
 	s->w = w;
 	s->win = calloc(njobs, sizeof(*s->win));
 	s->sim = qs_sim_new();
 	s->qm = qs_model_clone(w->filled);
-	s->fm = qs_model_new(&w->fast_p, w->sz.log_bytes);
+	/* Log placement keeps its map region on the fast tier besides the
+	 * log: the device grows by it, so the log is the same in every variant. */
+	uint64_t fast = w->sz.log_bytes;
+	if (v->shaping && v->placement == QS_PLACE_LOG) {
+		struct qs_engine_conf lc;
+		qs_bench_world_log_conf(w, &lc);
+		fast += qs_engine_conf_map_bytes(&lc, qs_model_capacity(w->filled));
+	}
+	s->fm = qs_model_new(&w->fast_p, fast);
 	if (!s->win || !s->sim || !s->qm || !s->fm)
 		return -ENOMEM;
 	/* the filled drive's resources are busy until fill_idle_ns: start there */
@@ -270,7 +297,9 @@ int qs_bench_run_group(struct qs_bench_world *w, const struct qs_job *jobs, size
 {
 	uint64_t wall0 = qs_henv_now_ns();
 	struct rn_sim s = {0};
-	int rc = rn_sim_new(&s, w, njobs);
+	int rc = rn_sim_new(&s, w, njobs, v);
+	struct qs_engine_conf lc;
+	qs_bench_world_log_conf(w, &lc);
 	if (rc) {
 		memset(res, 0, njobs * sizeof(*res));
 		snprintf(err, errlen, "job '%s': out of memory setting up the run", jobs[0].name);
@@ -282,6 +311,8 @@ int qs_bench_run_group(struct qs_bench_world *w, const struct qs_job *jobs, size
 			.fast = qs_sim_vol_vol(s.fv),
 			.qlc = qs_sim_vol_vol(s.qv),
 			.iu_bytes = qs_model_iu_bytes(s.qm),
+			.op_pct = lc.op_pct,
+			.band_bytes = lc.band_bytes,
 			.open_flags = QS_OPEN_NO_DATA,
 			.jobs = jobs,
 			.njobs = njobs,

@@ -41,6 +41,8 @@ struct qs_bench_conf {
 	uint64_t scale_bytes;	/* QLC model capacity; 0 = default (as calibrate) */
 	double rating_bytes;	/* endurance rating override (bytes); 0 = the profile's */
 	bool progress;		/* progress line on stderr (caller checks isatty) */
+	uint32_t op_pct;	/* log placement: over-provisioning (default 20) */
+	uint64_t band_bytes;	/* log placement: band size; 0 = a superblock of the model */
 };
 
 /* Defaults: p5316-30t, optane, 400 GB cache, default scale. */
@@ -56,6 +58,15 @@ struct qs_bench_world;
 int qs_bench_world_new(const struct qs_bench_conf *conf, struct qs_bench_world **out,
 		       char *err, size_t errlen);
 void qs_bench_world_free(struct qs_bench_world *w);
+
+/*
+ * The engine settings of log placement in this world: op_pct and the band
+ * size (conf's, or one superblock of the QLC model, whole IUs, so that the
+ * drive sees whole superblocks written sequentially; 1 GiB scaled like the
+ * log for a model without NAND). conf is filled with the engine's defaults
+ * first.
+ */
+void qs_bench_world_log_conf(const struct qs_bench_world *w, struct qs_engine_conf *conf);
 
 /*
  * The world's sizes (bench/drive.h; owned by w): capacity, the QLC model's
@@ -74,6 +85,7 @@ const struct qs_profile *qs_bench_world_qlc_profile(const struct qs_bench_world 
 struct qs_bench_variant {
 	bool shaping;
 	enum qs_order order;	/* used when shaping */
+	enum qs_placement placement; /* used when shaping */
 	uint64_t rate_iops;	/* != 0: override the job's rate_iops (per clone) */
 };
 

@@ -35,6 +35,8 @@ struct rc_opts {
 	bool off, on;
 	enum qs_order pol[RC_MAX_POLICIES];
 	unsigned npol;
+	enum qs_placement place[2]; /* with shaping on: inplace, log or both */
+	unsigned nplace;
 	uint64_t seed;
 	const char *json, *csv, *svg;
 	bool quiet;
@@ -52,9 +54,30 @@ struct rc_world {
 	struct qs_rt_world *rt;
 };
 
-static uint64_t rc_capacity(const struct rc_world *w)
+static bool rc_has_log(const struct rc_opts *o)
 {
-	return w->rt ? qs_rt_world_sizes(w->rt)->capacity : qs_bench_world_sizes(w->sim)->capacity;
+	for (unsigned i = 0; o->on && i < o->nplace; i++)
+		if (o->place[i] == QS_PLACE_LOG)
+			return true;
+	return false;
+}
+
+/*
+ * What job percentages refer to. With log placement among the variants
+ * the client size it leaves (the QLC's bands less op_pct), for every
+ * variant, so that all of them write the same span.
+ */
+static uint64_t rc_capacity(const struct rc_opts *o, const struct rc_world *w)
+{
+	if (w->rt)
+		return qs_rt_world_sizes(w->rt)->capacity;
+	uint64_t cap = qs_bench_world_sizes(w->sim)->capacity;
+	if (rc_has_log(o)) {
+		struct qs_engine_conf lc;
+		qs_bench_world_log_conf(w->sim, &lc);
+		cap = qs_engine_conf_client_size(&lc, cap);
+	}
+	return cap;
 }
 
 static int rc_group(struct rc_world *w, const struct qs_job *jobs, size_t n,
@@ -96,6 +119,13 @@ static int rc_usage(FILE *f, enum rc_kind kind)
 		"  --cache SIZE       log size at the real drive's scale (default 400g; k/m/g/t\n"
 		"                     are decimal here); scaled with the drive model\n"
 		"  --shaping off|on|both  variants to run (default both)\n"
+		"  --placement inplace|log|both  where destage puts data with shaping on\n"
+		"                     (default inplace); each placement runs with each\n"
+		"                     policy; with log, job sizes in %% are of the client\n"
+		"                     size log placement leaves, for every variant\n"
+		"  --op-pct N         log placement: QLC share kept for GC, 5..50 (default 20)\n"
+		"  --band-size SIZE   log placement: band size at the model's scale (default\n"
+		"                     one superblock of the QLC model)\n"
 		"  --policy NAME      destage policy with shaping on: fifo, sweep, fullest;\n"
 		"                     repeat for several (default sweep)\n"
 		"  --mode sim|emu|dev sim: simulation on a virtual clock (default); emu: the\n"
@@ -131,6 +161,12 @@ static int rc_check_mode(const struct rc_opts *o)
 		      o->yes_overwrite ? "--yes-overwrite" : NULL;
 	if (bad) {
 		fprintf(stderr, "qlcshape %s: %s: only with --mode dev\n", o->cmd, bad);
+		return 2;
+	}
+	if (o->mode != RC_SIM && rc_has_log(o)) {
+		fprintf(stderr, "qlcshape %s: --placement %s: log placement runs in --mode sim "
+				"only so far (qlcshaped runs it with engine.placement = log)\n",
+			o->cmd, o->nplace > 1 ? "both" : "log");
 		return 2;
 	}
 	if (o->mode != RC_SIM && o->workers > 1) {
@@ -273,6 +309,45 @@ static int rc_opt_policy(const char *arg, struct rc_opts *o)
 	return 0;
 }
 
+/* --placement inplace|log|both; 0, or the exit status. */
+static int rc_opt_placement(const char *arg, struct rc_opts *o)
+{
+	o->nplace = 0;
+	if (!strcmp(arg, "inplace") || !strcmp(arg, "both"))
+		o->place[o->nplace++] = QS_PLACE_INPLACE;
+	if (!strcmp(arg, "log") || !strcmp(arg, "both"))
+		o->place[o->nplace++] = QS_PLACE_LOG;
+	if (!o->nplace) {
+		fprintf(stderr, "qlcshape %s: --placement '%s': allowed inplace, log, both\n",
+			o->cmd, arg);
+		return 2;
+	}
+	return 0;
+}
+
+/* --op-pct N or --band-size SIZE (log placement); 0, or the exit status. */
+static int rc_opt_log(int c, const char *arg, struct rc_opts *o)
+{
+	char *end;
+	if (c == 'O') {
+		unsigned long v = strtoul(arg, &end, 10);
+		if (*arg < '0' || *arg > '9' || *end || v < 5 || v > 50) {
+			fprintf(stderr, "qlcshape %s: --op-pct '%s': allowed 5 to 50\n", o->cmd, arg);
+			return 2;
+		}
+		o->conf.op_pct = (uint32_t)v;
+		return 0;
+	}
+	uint64_t b;
+	if (qs_job_parse_size(arg, 1024, &b) || b < 131072 || b % 4096 || b > (64ull << 30)) {
+		fprintf(stderr, "qlcshape %s: --band-size '%s': allowed 128k to 64g, whole 4 KiB "
+				"blocks (k/m/g are binary here), at the model's scale\n", o->cmd, arg);
+		return 2;
+	}
+	o->conf.band_bytes = b;
+	return 0;
+}
+
 /* --mode sim|emu|dev; 0, or the exit status. */
 static int rc_opt_mode(const char *arg, struct rc_opts *o)
 {
@@ -301,6 +376,8 @@ static int rc_opt(int c, const char *arg, struct rc_opts *o)
 	case 'Y': o->yes_overwrite = true; return 0;
 	case 's': return rc_opt_shaping(arg, o);
 	case 'P': return rc_opt_policy(arg, o);
+	case 'L': return rc_opt_placement(arg, o);
+	case 'O': case 'B': return rc_opt_log(c, arg, o);
 	case 'm': return rc_opt_mode(arg, o);
 	case 'c': case 'S': case 'g': case 'r': case 'W': return rc_opt_number(c, arg, o);
 	case 'T': case 'R': return rc_opt_time(c, arg, o);
@@ -344,6 +421,9 @@ static int rc_parse(int argc, char **argv, struct rc_opts *o)
 		{"cache", required_argument, NULL, 'c'},
 		{"shaping", required_argument, NULL, 's'},
 		{"policy", required_argument, NULL, 'P'},
+		{"placement", required_argument, NULL, 'L'},
+		{"op-pct", required_argument, NULL, 'O'},
+		{"band-size", required_argument, NULL, 'B'},
 		{"mode", required_argument, NULL, 'm'},
 		{"seed", required_argument, NULL, 'S'},
 		{"scale-gib", required_argument, NULL, 'g'},
@@ -375,6 +455,8 @@ static int rc_parse(int argc, char **argv, struct rc_opts *o)
 		return rc;
 	if (!o->npol)
 		o->pol[o->npol++] = QS_ORDER_SWEEP;
+	if (!o->nplace)
+		o->place[o->nplace++] = QS_PLACE_INPLACE;
 	o->conf.progress = !o->quiet && isatty(2);
 	return rc_check_mode(o);
 }
@@ -512,7 +594,7 @@ static int rc_setup(struct rc_opts *o, struct rc_world *w, struct qs_job_file **
 		fprintf(stderr, "qlcshape %s: %s\n", o->cmd, err);
 		return 1;
 	}
-	rc = qs_job_file_load(o->job_path, rc_capacity(w), jf, err, sizeof(err));
+	rc = qs_job_file_load(o->job_path, rc_capacity(o, w), jf, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "qlcshape %s: %s\n", o->cmd, err);
 		rc_world_free(w);
@@ -619,6 +701,9 @@ static void rc_note_late(const struct rc_opts *o, const struct qs_rt_late *q,
 
 static const char *rc_variant_name(const struct qs_report_run *r)
 {
+	if (r->shaping && r->placement && !strcmp(r->placement, "log"))
+		return !strcmp(r->policy, "fifo") ? "log fifo" : !strcmp(r->policy, "sweep")
+			? "log sweep" : "log fullest";
 	return r->shaping ? r->policy : "shaping off";
 }
 
@@ -641,12 +726,21 @@ struct rc_tasks {
 	struct qs_rt_late (*late)[2]; /* per task (real-time modes, in process) */
 };
 
+/* Variant k: shaping off first (if run), then each placement with each policy. */
 static struct qs_bench_variant rc_variant(const struct rc_opts *o, size_t k)
 {
 	struct qs_bench_variant v = {0};
 	v.shaping = !(o->off && k == 0);
-	v.order = o->pol[v.shaping ? k - (o->off ? 1 : 0) : 0];
+	size_t on = v.shaping ? k - (o->off ? 1 : 0) : 0;
+	v.order = o->pol[on % o->npol];
+	v.placement = o->place[on / o->npol];
 	return v;
+}
+
+/* Variants per job: shaping off, and the placements times the policies. */
+static size_t rc_variants(const struct rc_opts *o)
+{
+	return (o->off ? 1 : 0) + (o->on ? (size_t)o->npol * o->nplace : 0);
 }
 
 /*
@@ -713,7 +807,7 @@ static int rc_run(struct rc_opts *o)
 	if (st)
 		return st;
 	rc_describe(o, &w, jf);
-	size_t per = (o->off ? 1 : 0) + (o->on ? o->npol : 0);
+	size_t per = rc_variants(o);
 	/* jobs between stonewalls run together, as in fio: one task a group
 	 * and variant, variants of a group next to each other */
 	size_t ntask = 0, maxgn = 1;
@@ -818,7 +912,7 @@ static int rc_curve(struct rc_opts *o)
 	if (st)
 		return st;
 	rc_describe(o, &w, jf);
-	size_t per = (o->off ? 1 : 0) + (o->on ? o->npol : 0);
+	size_t per = rc_variants(o);
 	size_t nvar = jf->njobs * per, npts = RC_CURVE_STEPS + 1;
 	struct qs_report_run *reps = calloc(nvar * npts, sizeof(*reps));
 	char (*names)[QS_JOB_NAME_MAX + 16] = calloc(nvar * npts, sizeof(*names));

@@ -110,6 +110,16 @@ uint64_t qs_engine_conf_client_size(const struct qs_engine_conf *c, uint64_t qlc
 	return c->qlc_size ? c->qlc_size : avail;
 }
 
+uint64_t qs_engine_conf_map_bytes(const struct qs_engine_conf *c, uint64_t qlc_bytes)
+{
+	if (c->placement != QS_PLACE_LOG || !c->band_bytes)
+		return 0;
+	uint64_t phys = qlc_bytes / c->band_bytes * (c->band_bytes / QS_BLOCK_SIZE);
+	uint32_t width = phys < UINT32_MAX ? 4 : 8;
+	uint64_t lbas = qs_engine_conf_client_size(c, qlc_bytes) / QS_BLOCK_SIZE;
+	return 2 * qs_fmt_map_pages(lbas, width) * QS_BLOCK_SIZE;
+}
+
 int qs_engine_conf_check_qlc(const struct qs_engine_conf *c, uint64_t qlc_bytes,
 			     struct qs_conf_err *err)
 {

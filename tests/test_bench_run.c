@@ -184,6 +184,44 @@ static void test_whole_ius(void **state)
 }
 
 /*
+ * Log placement in the bench: the same job through the engine with
+ * placement = log sends the drive only whole IUs, none of them read-filled,
+ * destages, and reports its placement; the drive (the model) sees no
+ * partial IU. The fast tier grows by the map region, so the log is the
+ * same size as in place.
+ */
+static void test_log_placement(void **state)
+{
+	(void)state;
+	struct qs_bench_world *w = tiny_world();
+	struct qs_job_file *jf;
+	char err[512];
+	struct qs_engine_conf lc;
+	qs_bench_world_log_conf(w, &lc);
+	assert_int_equal(lc.placement, QS_PLACE_LOG);
+	assert_int_equal(lc.op_pct, 20);
+	assert_true(lc.band_bytes >= 2 * 65536 && lc.band_bytes % 65536 == 0);
+	uint64_t cap = qs_engine_conf_client_size(&lc, qs_bench_world_sizes(w)->capacity);
+	assert_true(cap > 0 && cap < qs_bench_world_sizes(w)->capacity);
+	assert_int_equal(qs_job_file_load(job_path, cap, &jf, err, sizeof(err)), 0);
+	struct qs_bench_result r;
+	struct qs_bench_variant v = {.shaping = true, .order = QS_ORDER_FIFO,
+				     .placement = QS_PLACE_LOG};
+	int rc = qs_bench_run_job(w, &jf->jobs[0], &v, 1, &r, err, sizeof(err));
+	if (rc)
+		fprintf(stderr, "%s\n", err);
+	assert_int_equal(rc, 0);
+	assert_true(r.eng.destage_ius > 0);
+	assert_int_equal(r.eng.qlc_iu_whole_writes, r.eng.qlc_writes);
+	assert_int_equal(r.eng.read_fill_bytes, 0);
+	assert_int_equal(r.qlc.partial_ius, 0);
+	assert_string_equal(r.rep.placement, "log");
+	assert_true(r.eng.bands > 4);
+	qs_job_file_free(jf);
+	qs_bench_world_free(w);
+}
+
+/*
  * Jobs without stonewall run together on one drive (fio's rule): both jobs
  * of the file in one group share the engine, so with the same window their
  * drive-wide figures are the same, each has its own client figures, and
@@ -356,6 +394,7 @@ int main(void)
 		cmocka_unit_test(test_arg_errors),
 		cmocka_unit_test(test_deterministic_json),
 		cmocka_unit_test(test_whole_ius),
+		cmocka_unit_test(test_log_placement),
 		cmocka_unit_test(test_group),
 		cmocka_unit_test(test_life_rating),
 		cmocka_unit_test(test_curve),

@@ -380,6 +380,7 @@ static void test_json(void **state)
 	(void)state;
 	struct qs_report_run r[3];
 	sample_runs(r);
+	r[1].placement = "log";
 	char *out = capture(qs_report_json, r, 3);
 	struct jp p = {out, false};
 	struct jv *root = jvalue(&p);
@@ -392,8 +393,8 @@ static void test_json(void **state)
 	assert_int_equal(runs->n, 3);
 	for (size_t i = 0; i < 3; i++) {
 		const struct jv *o = runs->items[i];
-		jkeys(o, (const char *[]){"job", "shaping", "policy", "mode", "read", "write",
-					  "qlc", "fast", NULL});
+		jkeys(o, (const char *[]){"job", "shaping", "policy", "placement", "mode", "read",
+					  "write", "qlc", "fast", NULL});
 		assert_string_equal(jget(o, "shaping", J_STR)->str, r[i].shaping ? "on" : "off");
 		check_dir(jget(o, "read", J_OBJ), &r[i].read);
 		check_dir(jget(o, "write", J_OBJ), &r[i].write);
@@ -413,6 +414,9 @@ static void test_json(void **state)
 	assert_string_equal(jget(runs->items[0], "job", J_STR)->str, "4k-randwrite");
 	assert_string_equal(jget(runs->items[0], "policy", J_STR)->str, "-");
 	assert_string_equal(jget(runs->items[1], "policy", J_STR)->str, "sweep");
+	/* the placement: "-" when shaping is off, as set otherwise */
+	assert_string_equal(jget(runs->items[0], "placement", J_STR)->str, "-");
+	assert_string_equal(jget(runs->items[1], "placement", J_STR)->str, "log");
 	/* the mode: NULL is the simulation's */
 	assert_string_equal(jget(runs->items[0], "mode", J_STR)->str, "sim");
 	assert_string_equal(jget(runs->items[1], "mode", J_STR)->str, "dev");
@@ -475,18 +479,20 @@ static void test_csv(void **state)
 	(void)state;
 	struct qs_report_run r[3];
 	sample_runs(r);
+	r[1].placement = "log";
 	char *out = capture(qs_report_csv, r, 3);
 	char (*f)[64] = calloc(64, 64);
 	char *save = NULL, *line = strtok_r(out, "\n", &save);
 	size_t nh = csv_split(line, f, 64);
-	assert_int_equal(nh, 24);
+	assert_int_equal(nh, 25);
 	assert_string_equal(f[0], "job");
-	assert_string_equal(f[3], "read_iops");
-	assert_string_equal(f[8], "read_lat_p999_ns");
-	assert_string_equal(f[14], "write_lat_p999_ns");
-	assert_string_equal(f[15], "qlc_write_bytes");
-	assert_string_equal(f[22], "fast_write_bytes");
-	assert_string_equal(f[23], "mode");
+	assert_string_equal(f[3], "placement");
+	assert_string_equal(f[4], "read_iops");
+	assert_string_equal(f[9], "read_lat_p999_ns");
+	assert_string_equal(f[15], "write_lat_p999_ns");
+	assert_string_equal(f[16], "qlc_write_bytes");
+	assert_string_equal(f[23], "fast_write_bytes");
+	assert_string_equal(f[24], "mode");
 	int lines = 0;
 	while ((line = strtok_r(NULL, "\n", &save))) {
 		size_t n = csv_split(line, f, 64);
@@ -494,15 +500,16 @@ static void test_csv(void **state)
 		if (lines == 1) {
 			assert_string_equal(f[1], "on");
 			assert_string_equal(f[2], "sweep");
-			assert_string_equal(f[9], "350000.250");
-			assert_string_equal(f[15], "7300000000");
-			assert_string_equal(f[22], "7400000000");
-			assert_string_equal(f[23], "dev");
+			assert_string_equal(f[3], "log");
+			assert_string_equal(f[10], "350000.250");
+			assert_string_equal(f[16], "7300000000");
+			assert_string_equal(f[23], "7400000000");
+			assert_string_equal(f[24], "dev");
 		}
 		if (lines == 2) {
 			assert_string_equal(f[0], "64k \"quoted\", job");
-			assert_string_equal(f[19], ""); /* NaN waf_host: empty */
-			assert_string_equal(f[21], ""); /* infinite life: empty */
+			assert_string_equal(f[20], ""); /* NaN waf_host: empty */
+			assert_string_equal(f[22], ""); /* infinite life: empty */
 		}
 		lines++;
 	}

@@ -1206,6 +1206,11 @@ uint32_t qs_model_superblocks(const struct qs_model *m)
 	return m->nsb;
 }
 
+uint64_t qs_model_superblock_bytes(const struct qs_model *m)
+{
+	return m->nsb ? (uint64_t)m->sb_ius * m->iu : 0;
+}
+
 int qs_model_check(const struct qs_model *m)
 {
 	if (m->p.media != QS_MEDIA_NAND)

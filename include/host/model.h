@@ -123,5 +123,7 @@ int qs_model_check(const struct qs_model *m);
 /* Free superblocks right now (tests and reports). */
 uint32_t qs_model_free_superblocks(const struct qs_model *m);
 uint32_t qs_model_superblocks(const struct qs_model *m);
+/* Bytes of user data one superblock holds (0 for a model without NAND). */
+uint64_t qs_model_superblock_bytes(const struct qs_model *m);
 
 #endif

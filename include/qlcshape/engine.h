@@ -148,6 +148,13 @@ int qs_engine_conf_check(const struct qs_engine_conf *conf, struct qs_conf_err *
 int qs_engine_conf_check_qlc(const struct qs_engine_conf *conf, uint64_t qlc_bytes,
 			     struct qs_conf_err *err);
 
+/*
+ * Bytes of the fast device that log placement's map region takes beyond
+ * the log (two 4 KiB slots per map page), for a QLC of qlc_bytes; 0 in
+ * place. A host sizing a fast device for a given log adds this.
+ */
+uint64_t qs_engine_conf_map_bytes(const struct qs_engine_conf *conf, uint64_t qlc_bytes);
+
 /* Client-visible bytes conf gives over a QLC of qlc_bytes (0 if invalid). */
 uint64_t qs_engine_conf_client_size(const struct qs_engine_conf *conf, uint64_t qlc_bytes);
 
