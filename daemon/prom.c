@@ -154,6 +154,29 @@ static const struct pmetric engine_metrics[] = {
 	{"qlcshape_device_errors_total", C, "I/O errors from the devices, by tier.", "tier", "fast",
 	 ES(fast_errors), 1},
 	{"qlcshape_device_errors_total", C, NULL, "tier", "qlc", ES(qlc_errors), 1},
+	{"qlcshape_bands", G, "Log placement: QLC bands by state (all 0 in place).", "state",
+	 "free", ES(bands_free), 1},
+	{"qlcshape_bands", G, NULL, "state", "open", ES(bands_open), 1},
+	{"qlcshape_bands", G, NULL, "state", "full", ES(bands_full), 1},
+	{"qlcshape_gc_victims_total", C, "Log placement: bands GC emptied.", NULL, NULL,
+	 ES(gc_victims), 1},
+	{"qlcshape_gc_bytes_total", C,
+	 "Log placement: QLC bytes GC read from victims and wrote relocated.", "op", "read",
+	 ES(gc_read_bytes), 1},
+	{"qlcshape_gc_bytes_total", C, NULL, "op", "write", ES(gc_write_bytes), 1},
+	{"qlcshape_map_memory_bytes", G, "Log placement: DRAM of the map and its reverse.", NULL,
+	 NULL, ES(map_bytes), 1},
+	{"qlcshape_bands_total", G, "Log placement: QLC bands (0 in place).", NULL, NULL,
+	 ES(bands), 1},
+	{"qlcshape_band_size_bytes", G, "Log placement: the size of a band.", NULL, NULL,
+	 ES(band_bytes), 1},
+	{"qlcshape_gc_moved_blocks_total", C,
+	 "Log placement: blocks GC relocated that the map now points at.", NULL, NULL,
+	 ES(gc_moved_blocks), 1},
+	{"qlcshape_map_page_writes_total", C, "Log placement: map pages written to the fast tier.",
+	 NULL, NULL, ES(map_page_writes), 1},
+	{"qlcshape_mapped_bytes", G, "Log placement: client data with a copy on the QLC.", NULL,
+	 NULL, ES(mapped_blocks), 4096},
 };
 
 #undef ES
@@ -197,6 +220,12 @@ static void pw_engine(struct qs_out *w, struct pfam *f, const char *cfg,
 	       e->failed ? 1 : 0);
 	pw_u64(w, f, cfg, "qlcshape_client_inflight_requests", "gauge",
 	       "Client requests in flight in the engine.", NULL, NULL, e->inflight);
+	pw_u64(w, f, cfg, "qlcshape_placement_log", "gauge",
+	       "1 with log placement (destage into bands, a map, GC), 0 in place.", NULL, NULL,
+	       e->placement == QS_PLACE_LOG);
+	pw_u64(w, f, cfg, "qlcshape_op_percent", "gauge",
+	       "Log placement: the share of the QLC kept from the client for GC.", NULL, NULL,
+	       e->op_pct);
 	for (size_t i = 0; i < sizeof(engine_metrics) / sizeof(engine_metrics[0]); i++) {
 		const struct pmetric *m = &engine_metrics[i];
 		uint64_t v;

@@ -20,6 +20,14 @@ static double st_late_us(const struct qs_emu_stats *es)
 	return es->completions ? (double)es->late_ns_sum / (double)es->completions / 1e3 : 0.0;
 }
 
+/* GC write amplification: QLC bytes written by destage and GC over destage's. */
+static double st_gc_waf(const struct qs_engine_stats *e)
+{
+	return e->destage_bytes ? (double)(e->destage_bytes + e->gc_write_bytes) /
+					  (double)e->destage_bytes
+				: 1.0;
+}
+
 static void st_json_engine(struct qs_out *o, const struct qs_stats_view *v)
 {
 	const struct qs_engine_stats *e = v->engine;
@@ -42,6 +50,17 @@ static void st_json_engine(struct qs_out *o, const struct qs_stats_view *v)
 	       U(e->qlc_write_bytes), U(e->qlc_iu_whole_writes),
 	       st_pct(e->qlc_iu_whole_writes, e->qlc_writes), U(e->qlc_reads),
 	       U(e->qlc_read_bytes), U(e->read_fill_bytes), U(e->bypass_writes));
+	qs_out_printf(o, " \"placement\": \"%s\",\n", e->placement == QS_PLACE_LOG ? "log" : "inplace");
+	if (e->placement == QS_PLACE_LOG)
+		qs_out_printf(o, " \"bands\": {\"total\": %llu, \"free\": %llu, \"open\": %llu, "
+		       "\"full\": %llu, \"bytes\": %llu, \"op_pct\": %u},\n"
+		       " \"gc\": {\"victims\": %llu, \"read_bytes\": %llu, \"write_bytes\": %llu, "
+		       "\"moved_blocks\": %llu, \"waf\": %.3f},\n"
+		       " \"map\": {\"bytes\": %llu, \"mapped_blocks\": %llu, \"page_writes\": %llu},\n",
+		       U(e->bands), U(e->bands_free), U(e->bands_open), U(e->bands_full),
+		       U(e->band_bytes), e->op_pct, U(e->gc_victims), U(e->gc_read_bytes),
+		       U(e->gc_write_bytes), U(e->gc_moved_blocks), st_gc_waf(e), U(e->map_bytes),
+		       U(e->mapped_blocks), U(e->map_page_writes));
 	qs_out_printf(o, " \"errors\": {\"fast\": %llu, \"qlc\": %llu, \"client\": %llu, "
 	       "\"failed\": %s}", U(e->fast_errors), U(e->qlc_errors), U(e->client_errors),
 	       e->failed ? "true" : "false");
@@ -96,6 +115,16 @@ static void st_text_engine(struct qs_out *o, const struct qs_stats_view *v)
 	       U(e->qlc_write_bytes), U(e->qlc_iu_whole_writes),
 	       st_pct(e->qlc_iu_whole_writes, e->qlc_writes), U(e->qlc_reads),
 	       U(e->read_fill_bytes), U(e->bypass_writes));
+	if (e->placement == QS_PLACE_LOG)
+		qs_out_printf(o, "bands            %llu of %llu free, %llu open, %llu full, %llu bytes "
+		       "each, op %u%%\n"
+		       "gc               %llu victims, %llu bytes read, %llu written, %llu blocks "
+		       "moved, write amplification %.3f\n"
+		       "map              %llu bytes of DRAM, %llu blocks mapped, %llu page writes\n",
+		       U(e->bands_free), U(e->bands), U(e->bands_open), U(e->bands_full),
+		       U(e->band_bytes), e->op_pct, U(e->gc_victims), U(e->gc_read_bytes),
+		       U(e->gc_write_bytes), U(e->gc_moved_blocks), st_gc_waf(e), U(e->map_bytes),
+		       U(e->mapped_blocks), U(e->map_page_writes));
 	qs_out_printf(o, "errors           fast %llu, qlc %llu, client %llu%s\n", U(e->fast_errors),
 	       U(e->qlc_errors), U(e->client_errors),
 	       e->failed ? "; LOG FAILED: writes return EIO" : "");

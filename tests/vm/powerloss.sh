@@ -13,9 +13,13 @@
 # lost device caches (the engine's fault-injecting tests cover those).
 . /qs/common.sh
 phase=$1
+# qs_plconf= on the kernel command line: powerloss (in place, the default)
+# or powerloss-log (log placement).
+conf=$(sed -n 's/.*qs_plconf=\([a-z-]*\).*/\1/p' /proc/cmdline)
+conf=/qs/${conf:-powerloss}.ini
 
 start() { # args
-	run_daemon /qs/powerloss.ini "$@"
+	run_daemon "$conf" "$@"
 }
 
 region_md5() {

@@ -61,10 +61,12 @@ build_initramfs() { # kernel -> build/vm/initramfs-K.cpio
 	ln -s busybox "$root/bin/sh" # for the #! of /init, before --install
 	install -m 0755 tests/vm/init "$root/init"
 	cp tests/vm/common.sh tests/vm/guest.sh tests/vm/powerloss.sh tests/vm/ram.ini tests/vm/engine.ini \
-		tests/vm/engine-recovery.ini tests/vm/powerloss.ini tests/vm/killstop.sh \
+		tests/vm/engine-recovery.ini tests/vm/powerloss.ini tests/vm/powerloss-log.ini \
+		tests/vm/killstop.sh \
 		tests/vm/killstop.ini tests/vm/restart-time.sh "$root/qs/"
 	# The emulated QLC's steps, configs and drive profile (emu:/qs/p5316-30t.ini).
-	cp tests/vm/emu.sh tests/vm/emu-bare.ini tests/vm/emu-shaped.ini conf/profiles/p5316-30t.ini \
+	cp tests/vm/emu.sh tests/vm/emu-bare.ini tests/vm/emu-shaped.ini tests/vm/emu-log.ini \
+		conf/profiles/p5316-30t.ini \
 		"$root/qs/"
 	cp "$VM/k$k/ublk_drv.ko" "$root/lib/ublk_drv.ko"
 	mkdir -p "$root/lib/mods"
@@ -101,22 +103,25 @@ show() { # kernel log
 }
 
 # Power loss: two boots over the same two virtio disks; the first stops
-# abruptly after a flush, the second must find the flushed data.
-powerloss() { # kernel -> 0 if passed
-	local k=$1 fast=$VM/pl-fast-$1.img qlc=$VM/pl-qlc-$1.img md5
+# abruptly after a flush, the second must find the flushed data. conf: the
+# daemon's config in the guest (powerloss: in place; powerloss-log: log
+# placement), its name in the console logs' names.
+powerloss() { # kernel conf -> 0 if passed
+	local k=$1 c=$2 fast=$VM/pl-fast-$1.img qlc=$VM/pl-qlc-$1.img md5
 	local disks=(-drive "file=$fast,if=virtio,format=raw,discard=unmap"
 		     -drive "file=$qlc,if=virtio,format=raw,discard=unmap")
 	rm -f "$fast" "$qlc"
 	truncate -s 64M "$fast"
 	truncate -s 256M "$qlc"
-	boot "$k" "$VM/console-$k-pl1.log" "${disks[@]}" -- qs_test=pl1
-	show "$k" "$VM/console-$k-pl1.log"
-	md5=$(sed -n 's/^qs-vm: flushed md5 \([0-9a-f]*\)$/\1/p' "$VM/console-$k-pl1.log")
-	grep -q '^qs-vm: abrupt power-off' "$VM/console-$k-pl1.log" && [ -n "$md5" ] || return 1
-	boot "$k" "$VM/console-$k-pl2.log" "${disks[@]}" -- qs_test=pl2 "qs_md5=$md5"
-	show "$k" "$VM/console-$k-pl2.log"
+	boot "$k" "$VM/console-$k-$c-1.log" "${disks[@]}" -- qs_test=pl1 "qs_plconf=$c"
+	show "$k" "$VM/console-$k-$c-1.log"
+	md5=$(sed -n 's/^qs-vm: flushed md5 \([0-9a-f]*\)$/\1/p' "$VM/console-$k-$c-1.log")
+	grep -q '^qs-vm: abrupt power-off' "$VM/console-$k-$c-1.log" && [ -n "$md5" ] || return 1
+	boot "$k" "$VM/console-$k-$c-2.log" "${disks[@]}" -- qs_test=pl2 "qs_md5=$md5" \
+		"qs_plconf=$c"
+	show "$k" "$VM/console-$k-$c-2.log"
 	rm -f "$fast" "$qlc"
-	grep -q '^QS-VM-RESULT: PASS' "$VM/console-$k-pl2.log"
+	grep -q '^QS-VM-RESULT: PASS' "$VM/console-$k-$c-2.log"
 }
 
 if [ -n "${QS_VM_ONLY:-}" ]; then
@@ -152,17 +157,20 @@ for k in "${kernels[@]}"; do
 		verdict[$k]="FAIL (${secs} s, kernel $(cat "$VM/k$k/version"); console: $log)"
 		failed=1
 	fi
-	start=$(date +%s)
-	if powerloss "$k"; then
-		verdict[$k-pl]="PASS ($(($(date +%s) - start)) s, two boots)"
-	else
-		verdict[$k-pl]="FAIL (consoles: $VM/console-$k-pl1.log, $VM/console-$k-pl2.log)"
-		failed=1
-	fi
+	for c in powerloss powerloss-log; do
+		start=$(date +%s)
+		if powerloss "$k" $c; then
+			verdict[$k-$c]="PASS ($(($(date +%s) - start)) s, two boots)"
+		else
+			verdict[$k-$c]="FAIL (consoles: $VM/console-$k-$c-1.log, $VM/console-$k-$c-2.log)"
+			failed=1
+		fi
+	done
 done
 echo
 for k in "${kernels[@]}"; do
 	echo "vmtest kernel $k: ${verdict[$k]}"
-	echo "vmtest kernel $k power loss: ${verdict[$k-pl]}"
+	echo "vmtest kernel $k power loss: ${verdict[$k-powerloss]}"
+	echo "vmtest kernel $k power loss (log placement): ${verdict[$k-powerloss-log]}"
 done
 exit $failed
