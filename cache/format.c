@@ -80,15 +80,17 @@ static enum qs_fmt_status sb_check_band(const struct qs_fmt_sb *sb)
 static enum qs_fmt_status sb_check_map(const struct qs_fmt_sb *sb, uint64_t fast_size)
 {
 	if (sb->placement == QS_FMT_PLACE_INPLACE)
-		return sb->map_width || sb->map_start || sb->map_pages ? QS_FMT_BAD_MAP
-								       : QS_FMT_OK;
+		return sb->map_width || sb->map_start || sb->map_pages || sb->map_seq ||
+			       sb->map_gen ? QS_FMT_BAD_MAP : QS_FMT_OK;
 	uint64_t phys = sb->qlc_phys_size / QS_BLOCK_SIZE;
 	uint32_t width = phys < UINT32_MAX ? 4 : 8;
 	if (sb->map_width != width ||
 	    sb->map_pages != qs_fmt_map_pages(sb->qlc_size / QS_BLOCK_SIZE, width) ||
 	    sb->map_start < sb->log_start + sb->log_blocks ||
 	    sb->map_start > fast_size / QS_BLOCK_SIZE ||
-	    2 * sb->map_pages > fast_size / QS_BLOCK_SIZE - sb->map_start)
+	    2 * sb->map_pages > fast_size / QS_BLOCK_SIZE - sb->map_start ||
+	    sb->map_seq >= QS_FMT_MAX_POS || sb->map_gen >= QS_FMT_MAX_POS ||
+	    sb->map_seq < sb->tail_seq)
 		return QS_FMT_BAD_MAP;
 	return QS_FMT_OK;
 }

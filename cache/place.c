@@ -53,12 +53,41 @@ static inline uint64_t band_of(const struct plc *p, uint64_t phys)
 	return phys / p->band_blocks;
 }
 
-static void page_dirty(struct plc *p, uint64_t lba)
+static inline bool bit_get(const uint8_t *bm, uint64_t i)
 {
+	return bm[i >> 3] & (1u << (i & 7));
+}
+
+static inline void bit_put(uint8_t *bm, uint64_t i, bool v)
+{
+	if (v)
+		bm[i >> 3] |= (uint8_t)(1u << (i & 7));
+	else
+		bm[i >> 3] &= (uint8_t)~(1u << (i & 7));
+}
+
+static void page_fill(struct qs_engine *e, struct qs_fmt_map_page *b, uint64_t pg);
+
+/*
+ * lba's entry is about to change: its page joins the next map flush, and if
+ * the flush running now has not copied the page yet, the page is copied
+ * first (copy on write), so that the flush writes the map exactly as it was
+ * at its snapshot (after every record before snap_seq, nothing after).
+ */
+static void page_touch(struct qs_engine *e, uint64_t lba)
+{
+	struct plc *p = e->plc;
 	uint64_t pg = lba / p->per_page;
-	if (p->dirty[pg >> 3] & (1u << (pg & 7)))
+	if (bit_get(p->pending, pg) && !p->cow[pg]) {
+		p->cow[pg] = eng_alloc(e, QS_BLOCK_SIZE, QS_BLOCK_SIZE);
+		if (p->cow[pg])
+			page_fill(e, p->cow[pg], pg);
+		else
+			p->mf_result = -ENOMEM; /* this flush cannot be exact: fail it */
+	}
+	if (bit_get(p->dirty, pg))
 		return;
-	p->dirty[pg >> 3] |= (uint8_t)(1u << (pg & 7));
+	bit_put(p->dirty, pg, true);
 	p->dirty_list[p->ndirty++] = pg;
 }
 
@@ -80,8 +109,8 @@ static void map_set(struct qs_engine *e, uint64_t lba, uint64_t phys, bool runti
 {
 	struct plc *p = e->plc;
 	uint64_t old = tbl_get(p, p->map, lba);
+	page_touch(e, lba);
 	tbl_set(p, p->map, lba, phys);
-	page_dirty(p, lba);
 	if (!runtime)
 		return;
 	if (old != PLC_NONE) {
@@ -103,6 +132,15 @@ void plc_apply(struct qs_engine *e, const struct qs_fmt_extent *x,
 	       const struct qs_fmt_ext_phys *py, bool runtime)
 {
 	struct plc *p = e->plc;
+	/* In recovery the map pages already hold every record before map_seq:
+	 * their map changes apply again only from there (a TRIM still drops
+	 * the cached copies the replayed DATA records made). */
+	bool map = runtime || p->apply_seq >= e->sb.map_seq;
+	if (!map) {
+		if (x->kind == QS_EXT_TRIM)
+			eng_index_drop_range(e, x->lba, x->nblocks);
+		return;
+	}
 	switch (x->kind) {
 	case QS_EXT_MAP:
 		for (uint32_t i = 0; i < x->nblocks; i++) {
@@ -155,6 +193,8 @@ uint64_t plc_format_geometry(struct qs_engine *e, uint64_t seg)
 	sb->qlc_phys_size = phys * QS_BLOCK_SIZE;
 	sb->map_start = QS_FMT_LOG_START + log;
 	sb->map_pages = pages;
+	sb->map_seq = 1; /* the first record's: nothing is in the map pages yet */
+	sb->map_gen = 0;
 	return log;
 }
 
@@ -228,8 +268,13 @@ int plc_init(struct qs_engine *e)
 	p->dstu = p->gcu ? p->gcu + e->conf.destage_qd : NULL;
 	if (!p->bands || !p->freeq || !p->drained || !p->dirty_list || !p->mf_list || !p->gcu ||
 	    tbl_alloc(e, &p->map, p->lbas) || tbl_alloc(e, &p->rev, p->phys) ||
-	    bitmap_alloc(e, &p->dirty, p->map_pages) || bitmap_alloc(e, &p->newest, p->map_pages))
+	    bitmap_alloc(e, &p->dirty, p->map_pages) || bitmap_alloc(e, &p->newest, p->map_pages) ||
+	    bitmap_alloc(e, &p->pending, p->map_pages) ||
+	    bitmap_alloc(e, &p->written, p->map_pages) ||
+	    !(p->written_list = eng_alloc(e, p->map_pages * sizeof(uint64_t), 64)) ||
+	    !(p->cow = eng_alloc(e, p->map_pages * sizeof(void *), 64)))
 		return -ENOMEM;
+	memset(p->cow, 0, p->map_pages * sizeof(void *));
 	memset(p->bands, 0, p->nbands * sizeof(struct band));
 	memset(p->gcu, 0, 2 * e->conf.destage_qd * sizeof(struct unit));
 	for (uint32_t i = 0; i < 2 * e->conf.destage_qd; i++)
@@ -291,6 +336,13 @@ void plc_fini(struct qs_engine *e)
 	eng_free(e, p->rev);
 	eng_free(e, p->dirty);
 	eng_free(e, p->newest);
+	eng_free(e, p->pending);
+	eng_free(e, p->written);
+	eng_free(e, p->written_list);
+	if (p->cow)
+		for (uint64_t i = 0; i < p->map_pages; i++)
+			eng_free(e, p->cow[i]);
+	eng_free(e, p->cow);
 	eng_free(e, p->ld_buf);
 	eng_free(e, p);
 	e->plc = NULL;
@@ -994,6 +1046,25 @@ bool plc_busy(const struct qs_engine *e)
 
 static void mf_issue(struct qs_engine *e);
 
+/* Page pg as the map holds it now, sealed (not in timing-only runs). */
+static void page_fill(struct qs_engine *e, struct qs_fmt_map_page *b, uint64_t pg)
+{
+	struct plc *p = e->plc;
+	uint64_t first = pg * p->per_page;
+	uint32_t n = (uint32_t)(p->lbas - first < p->per_page ? p->lbas - first : p->per_page);
+	if (e->no_data)
+		return;
+	memset(b, 0, sizeof(*b));
+	b->magic = QS_FMT_MAP_MAGIC;
+	b->version = QS_FMT_VERSION;
+	b->width = (uint16_t)p->width;
+	b->page = pg;
+	b->gen = p->snap_gen;
+	b->nentries = n;
+	memcpy(b->entries, (const uint8_t *)p->map + first * p->width, (size_t)n * p->width);
+	qs_fmt_map_seal(b, e->seed);
+}
+
 static void mf_write_cb(void *arg, int res)
 {
 	struct plc_mfw *w = arg;
@@ -1006,40 +1077,38 @@ static void mf_write_cb(void *arg, int res)
 		e->st.fast_errors++;
 		if (!p->mf_result)
 			p->mf_result = res;
-		page_dirty(p, w->page * p->per_page); /* written again next time */
-	} else {
-		uint8_t bit = (uint8_t)(1u << (w->page & 7));
-		if (w->slot)
-			p->newest[w->page >> 3] |= bit;
-		else
-			p->newest[w->page >> 3] &= (uint8_t)~bit;
+		/* written again by the next flush */
+		if (!bit_get(p->dirty, w->page)) {
+			bit_put(p->dirty, w->page, true);
+			p->dirty_list[p->ndirty++] = w->page;
+		}
 	}
 	mf_issue(e);
 	eng_leave_deliver(e);
 }
 
-/* Fill w's buffer with page pg as it is now and write it to its other slot. */
+/* Write page pg, as it was at the snapshot, to the slot that does not hold
+ * its newest committed copy. */
 static void mf_write(struct qs_engine *e, struct plc_mfw *w, uint64_t pg)
 {
 	struct plc *p = e->plc;
-	struct qs_fmt_map_page *b = w->buf;
-	uint64_t first = pg * p->per_page;
-	uint32_t n = (uint32_t)(p->lbas - first < p->per_page ? p->lbas - first : p->per_page);
 	w->page = pg;
-	w->slot = !(p->newest[pg >> 3] & (1u << (pg & 7)));
+	w->slot = !bit_get(p->newest, pg);
 	w->busy = true;
-	if (!e->no_data) {
-		memset(b, 0, sizeof(*b));
-		b->magic = QS_FMT_MAP_MAGIC;
-		b->version = QS_FMT_VERSION;
-		b->width = (uint16_t)p->width;
-		b->page = pg;
-		b->wseq = ++p->wseq;
-		b->nentries = n;
-		memcpy(b->entries, (const uint8_t *)p->map + first * p->width, (size_t)n * p->width);
-		qs_fmt_map_seal(b, e->seed);
+	if (p->cow[pg]) {
+		if (!e->no_data)
+			memcpy(w->buf, p->cow[pg], QS_BLOCK_SIZE);
+		eng_free(e, p->cow[pg]);
+		p->cow[pg] = NULL;
+	} else {
+		page_fill(e, w->buf, pg);
 	}
-	w->iov.iov_base = b;
+	bit_put(p->pending, pg, false);
+	if (!bit_get(p->written, pg)) {
+		bit_put(p->written, pg, true);
+		p->written_list[p->nwritten++] = pg;
+	}
+	w->iov.iov_base = w->buf;
 	w->iov.iov_len = QS_BLOCK_SIZE;
 	p->mf_inflight++;
 	p->map_page_writes++;
@@ -1055,6 +1124,8 @@ static void mf_issue(struct qs_engine *e)
 			mf_write(e, &p->mfw[i], p->mf_list[p->mf_next++]);
 	if (p->mf_next == p->mf_n && !p->mf_inflight && p->mf_active) {
 		p->mf_active = false;
+		/* Written in full: the next superblock may commit it. */
+		p->mf_ready = !p->mf_result;
 		p->mf_cb(p->mf_arg, p->mf_result);
 	}
 }
@@ -1062,18 +1133,53 @@ static void mf_issue(struct qs_engine *e)
 void plc_map_flush(struct qs_engine *e, qs_io_cb cb, void *arg)
 {
 	struct plc *p = e->plc;
-	/* Snapshot the dirty set: pages changed from now on wait for the next. */
+	/*
+	 * Snapshot: the pages changed so far, as of now (every record before
+	 * done_seq applied, none after); changes from now on copy a page
+	 * still to be written first, and wait for the next flush.
+	 */
 	memcpy(p->mf_list, p->dirty_list, p->ndirty * sizeof(uint64_t));
 	p->mf_n = p->ndirty;
 	p->mf_next = 0;
-	for (uint64_t i = 0; i < p->ndirty; i++)
-		p->dirty[p->dirty_list[i] >> 3] &= (uint8_t)~(1u << (p->dirty_list[i] & 7));
+	for (uint64_t i = 0; i < p->ndirty; i++) {
+		bit_put(p->dirty, p->dirty_list[i], false);
+		bit_put(p->pending, p->dirty_list[i], true);
+	}
 	p->ndirty = 0;
+	p->snap_seq = e->done_seq;
+	p->snap_gen = ++p->gen;
 	p->mf_result = 0;
+	p->mf_ready = false;
 	p->mf_cb = cb;
 	p->mf_arg = arg;
 	p->mf_active = true;
 	mf_issue(e);
+}
+
+void plc_map_commit_fields(const struct qs_engine *e, struct qs_fmt_sb *sb)
+{
+	const struct plc *p = e->plc;
+	if (p && p->mf_ready) {
+		sb->map_seq = p->snap_seq;
+		sb->map_gen = p->snap_gen;
+	}
+}
+
+void plc_map_committed(struct qs_engine *e)
+{
+	struct plc *p = e->plc;
+	if (!p || !p->mf_ready)
+		return;
+	/* The superblock names the new gen: every page written since the last
+	 * commit (to the slot that did not hold its committed copy) now holds
+	 * its committed copy there. */
+	for (uint64_t i = 0; i < p->nwritten; i++) {
+		uint64_t pg = p->written_list[i];
+		bit_put(p->written, pg, false);
+		bit_put(p->newest, pg, !bit_get(p->newest, pg));
+	}
+	p->nwritten = 0;
+	p->mf_ready = false;
 }
 
 /* ---- recovery ------------------------------------------------------------------ */
@@ -1087,7 +1193,11 @@ static bool blank(const void *b)
 	return true;
 }
 
-/* Take the newest valid copy of page pg from its two slots. */
+/*
+ * Take the newest committed copy of page pg from its two slots: valid, of a
+ * gen at or below the superblock's map_gen (a copy of a later gen was
+ * written by a checkpoint that never committed it).
+ */
 static int load_page(struct qs_engine *e, uint64_t pg, const unsigned char *slots)
 {
 	struct plc *p = e->plc;
@@ -1095,27 +1205,37 @@ static int load_page(struct qs_engine *e, uint64_t pg, const unsigned char *slot
 					      (const void *)(slots + QS_BLOCK_SIZE)};
 	enum qs_fmt_status st[2];
 	int best = -1;
+	bool stale = false;
 	for (int s = 0; s < 2; s++) {
 		st[s] = qs_fmt_map_check(c[s], &e->sb, pg);
-		if (st[s] == QS_FMT_OK && (best < 0 || c[s]->wseq > c[best]->wseq))
+		if (st[s] == QS_FMT_OK && c[s]->gen > p->gen)
+			p->gen = c[s]->gen; /* new gens must pass every one on the device */
+		if (st[s] == QS_FMT_OK && c[s]->gen > e->sb.map_gen) {
+			stale = true;
+			continue;
+		}
+		if (st[s] == QS_FMT_OK && (best < 0 || c[s]->gen > c[best]->gen))
 			best = s;
 	}
+	/* An uncommitted copy is rewritten by the next flush, before a later
+	 * commit could take it for a committed one. */
+	if (stale) {
+		bit_put(p->dirty, pg, true);
+		p->dirty_list[p->ndirty++] = pg;
+	}
 	if (best < 0) {
-		/* Never written since format: one slot at least reads as zeroes
-		 * (a single torn write cannot spoil both). */
+		/* Never committed since format: its first slot reads as zeroes
+		 * (one torn or uncommitted write cannot spoil both). */
 		if (blank(c[0]) || blank(c[1]))
 			return 0;
-		eng_log(e, QS_LOG_ERR, "recovery: map page %llu: both copies invalid (%s, %s)",
+		eng_log(e, QS_LOG_ERR, "recovery: map page %llu: no committed copy (%s, %s)",
 			(unsigned long long)pg, qs_fmt_status_str(st[0]), qs_fmt_status_str(st[1]));
 		return -EBADMSG;
 	}
 	const struct qs_fmt_map_page *b = c[best];
 	memcpy((uint8_t *)p->map + pg * p->per_page * p->width, b->entries,
 	       (size_t)b->nentries * p->width);
-	if (best)
-		p->newest[pg >> 3] |= (uint8_t)(1u << (pg & 7));
-	if (b->wseq > p->wseq)
-		p->wseq = b->wseq;
+	bit_put(p->newest, pg, best);
 	return 0;
 }
 

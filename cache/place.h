@@ -103,9 +103,15 @@ struct plc {
 	uint32_t rsv_per_unit;	/* log blocks kept per unit still to destage */
 	uint32_t per_page;
 	uint64_t map_start, map_pages;
-	uint8_t *dirty, *newest; /* bitmaps: page dirty; slot 1 holds the newest copy */
+	uint8_t *dirty, *newest; /* bitmaps: page dirty; slot 1 holds its committed copy */
 	uint64_t *dirty_list, ndirty;
-	uint64_t wseq;
+	uint8_t *pending;	/* in the running flush, not yet copied for writing */
+	uint8_t *written;	/* written since the last commit (to !newest) */
+	uint64_t *written_list, nwritten;
+	struct qs_fmt_map_page **cow; /* per page: its copy at the snapshot, if changed */
+	uint64_t gen;		/* last map gen handed out (or seen on the device) */
+	uint64_t snap_seq, snap_gen; /* the running or last flush's snapshot */
+	bool mf_ready;		/* that flush is written in full, not yet committed */
 	/* map flush (checkpoint stage 0, close) */
 	bool mf_active;
 	uint64_t *mf_list, mf_n, mf_next;
@@ -166,8 +172,17 @@ void plc_apply(struct qs_engine *e, const struct qs_fmt_extent *x,
 void plc_load(struct qs_engine *e, qs_io_cb cb, void *arg);
 /* Recovery done: reverse map, band validity and free bands from the map. */
 int plc_rebuild(struct qs_engine *e);
-/* Write every dirty map page; cb once they are written (not flushed). */
+/*
+ * Write every dirty map page as the map is now (a snapshot: later changes
+ * copy a page still to be written first); cb once they are written (not
+ * flushed). The next superblock commits them (plc_map_commit_fields).
+ */
 void plc_map_flush(struct qs_engine *e, qs_io_cb cb, void *arg);
+/* Into a superblock about to be written: the map_seq and map_gen of the
+ * last flush written in full, if not committed yet. */
+void plc_map_commit_fields(const struct qs_engine *e, struct qs_fmt_sb *sb);
+/* That superblock is durable: the flush's pages are the committed copies. */
+void plc_map_committed(struct qs_engine *e);
 /* The log has become durable up to (not including) seq. */
 void plc_durable(struct qs_engine *e);
 

@@ -47,8 +47,10 @@ static void leave(struct qs_engine *e)
 static void sb_write_cb(void *arg, int res)
 {
 	struct qs_engine *e = arg;
-	if (!res)
+	if (!res) {
 		e->sb = e->sb_next;
+		plc_map_committed(e);
+	}
 	e->sb_cb(e->sb_arg, res);
 }
 
@@ -63,6 +65,7 @@ void rcv_write_sb(struct qs_engine *e, uint64_t tail_pos, uint64_t tail_seq, boo
 	n->flags = clean ? QS_SB_CLEAN : 0;
 	n->head_pos = clean ? e->done_pos : 0;
 	n->head_seq = clean ? e->done_seq : 0;
+	plc_map_commit_fields(e, n);
 	qs_fmt_sb_seal(n);
 	memset(e->sb_buf, 0, QS_BLOCK_SIZE);
 	memcpy(e->sb_buf, n, sizeof(*n));

@@ -187,6 +187,7 @@ static struct qs_fmt_sb good_log_sb(void)
 	sb.map_pages = qs_fmt_map_pages((48ull << 20) / 4096, 4);
 	sb.log_blocks = 480;
 	sb.map_start = QS_FMT_LOG_START + 480;
+	sb.map_seq = sb.tail_seq;
 	qs_fmt_sb_seal(&sb);
 	return sb;
 }
@@ -206,6 +207,7 @@ static void test_log_sb_branches(void **st)
 	LSB(x.map_pages++, QS_FMT_BAD_MAP);
 	LSB(x.map_start = 100, QS_FMT_BAD_MAP);		 /* inside the log */
 	LSB(x.map_start = FAST / 4096 - 1, QS_FMT_BAD_MAP); /* past the device */
+	LSB(x.map_seq = x.tail_seq - 1, QS_FMT_BAD_MAP);   /* records lost between */
 #undef LSB
 }
 
@@ -250,7 +252,7 @@ static void test_map_page_branches(void **st)
 	pg->version = QS_FMT_VERSION;
 	pg->width = 4;
 	pg->page = 2;
-	pg->wseq = 5;
+	pg->gen = 5;
 	pg->nentries = per;
 	memset(pg->entries, 0xff, per * 4); /* unmapped */
 	uint32_t v = 7;

@@ -72,7 +72,7 @@ enum qs_fmt_status qs_fmt_map_check(const struct qs_fmt_map_page *pg,
 #define QS_FMT_MIN_LOG_SEGMENTS 4u  /* two are kept for header-only records */
 #define QS_FMT_MAX_POS (1ull << 62) /* positions and seqs stay far from wrapping */
 
-/* Superblock: the first 160 bytes of blocks 0 and 1; the rest is zero. */
+/* Superblock: the first 176 bytes of blocks 0 and 1; the rest is zero. */
 struct qs_fmt_sb {
 	uint32_t magic;		 /* QS_FMT_SB_MAGIC */
 	uint16_t version;	 /* QS_FMT_VERSION */
@@ -98,10 +98,12 @@ struct qs_fmt_sb {
 	uint64_t qlc_phys_size;	 /* QLC bytes holding bands (whole bands) */
 	uint64_t map_start;	 /* first block of the map region */
 	uint64_t map_pages;	 /* map pages; the region is 2 * map_pages blocks */
+	uint64_t map_seq;	 /* the map pages hold every record before this seq */
+	uint64_t map_gen;	 /* map page copies of a later gen are not committed */
 	uint32_t reserved;	 /* zero */
 	uint32_t crc;		 /* CRC32C of bytes [0, offsetof(crc)) */
 };
-static_assert(sizeof(struct qs_fmt_sb) == 160, "superblock size");
+static_assert(sizeof(struct qs_fmt_sb) == 176, "superblock size");
 static_assert(offsetof(struct qs_fmt_sb, generation) == 8, "sb layout");
 static_assert(offsetof(struct qs_fmt_sb, uuid) == 16, "sb layout");
 static_assert(offsetof(struct qs_fmt_sb, iu_bytes) == 48, "sb layout");
@@ -111,7 +113,8 @@ static_assert(offsetof(struct qs_fmt_sb, flags) == 112, "sb layout");
 static_assert(offsetof(struct qs_fmt_sb, placement) == 116, "sb layout");
 static_assert(offsetof(struct qs_fmt_sb, qlc_phys_size) == 128, "sb layout");
 static_assert(offsetof(struct qs_fmt_sb, map_pages) == 144, "sb layout");
-static_assert(offsetof(struct qs_fmt_sb, crc) == 156, "sb layout");
+static_assert(offsetof(struct qs_fmt_sb, map_seq) == 152, "sb layout");
+static_assert(offsetof(struct qs_fmt_sb, crc) == 172, "sb layout");
 
 /* Extent kinds in a log record. */
 enum qs_fmt_ext_kind {
@@ -144,9 +147,11 @@ static_assert(sizeof(struct qs_fmt_ext_phys) == 16, "extent payload size");
 /*
  * Map page (log placement): entries for LBAs [page * per_page, + nentries),
  * each the QLC block the LBA lives at, all ones when unmapped, map_width
- * bytes little-endian. Written to slot (the one not holding the newest
- * valid copy) so that a torn write leaves the previous copy; a slot that is
- * all zeroes was never written since format (the region is zeroed then).
+ * bytes little-endian, as of the map checkpoint gen (the map after every
+ * record before its map_seq). Written to the slot that does not hold the
+ * page's newest committed copy, so that a torn or uncommitted write leaves
+ * that copy; a slot that is all zeroes was never written since format (the
+ * region is zeroed then).
  */
 #define QS_FMT_MAP_BYTES 4064u
 struct qs_fmt_map_page {
@@ -154,7 +159,8 @@ struct qs_fmt_map_page {
 	uint16_t version;  /* QS_FMT_VERSION */
 	uint16_t width;	   /* sb.map_width */
 	uint64_t page;	   /* its page number */
-	uint64_t wseq;	   /* map write sequence: the higher valid copy wins */
+	uint64_t gen;	   /* map checkpoint it belongs to: the newest copy at or
+			      below the superblock's map_gen wins */
 	uint32_t nentries; /* QS_FMT_MAP_BYTES / width, fewer on the last page */
 	uint8_t entries[QS_FMT_MAP_BYTES];
 	uint32_t crc;	   /* CRC32C of bytes [0, offsetof(crc)), seeded as records */
