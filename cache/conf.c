@@ -154,6 +154,16 @@ int qs_engine_conf_check_qlc(const struct qs_engine_conf *c, uint64_t qlc_bytes,
 
 static const char *const placement_names[] = {"inplace", "log"};
 static const char *const gc_names[] = {"greedy", "cost-benefit"};
+static const char *const order_names[] = {"fifo", "sweep", "fullest"};
+
+/* The index of name among names[0..n), or -EINVAL. */
+static int name_index(const char *const *names, unsigned n, const char *name)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (!strcmp(name, names[i]))
+			return (int)i;
+	return -EINVAL;
+}
 
 const char *qs_placement_name(enum qs_placement p)
 {
@@ -162,12 +172,10 @@ const char *qs_placement_name(enum qs_placement p)
 
 int qs_placement_parse(const char *name, enum qs_placement *p)
 {
-	for (unsigned i = 0; i < 2; i++)
-		if (!strcmp(name, placement_names[i])) {
-			*p = (enum qs_placement)i;
-			return 0;
-		}
-	return -EINVAL;
+	int i = name_index(placement_names, 2, name);
+	if (i >= 0)
+		*p = (enum qs_placement)i;
+	return i < 0 ? i : 0;
 }
 
 const char *qs_gc_victim_name(enum qs_gc_victim g)
@@ -177,24 +185,18 @@ const char *qs_gc_victim_name(enum qs_gc_victim g)
 
 int qs_gc_victim_parse(const char *name, enum qs_gc_victim *g)
 {
-	for (unsigned i = 0; i < 2; i++)
-		if (!strcmp(name, gc_names[i])) {
-			*g = (enum qs_gc_victim)i;
-			return 0;
-		}
-	return -EINVAL;
+	int i = name_index(gc_names, 2, name);
+	if (i >= 0)
+		*g = (enum qs_gc_victim)i;
+	return i < 0 ? i : 0;
 }
-
-static const char *const order_names[] = {"fifo", "sweep", "fullest"};
 
 int qs_policy_parse_order(const char *name, enum qs_order *order)
 {
-	for (unsigned i = 0; i < 3; i++)
-		if (!strcmp(name, order_names[i])) {
-			*order = (enum qs_order)i;
-			return 0;
-		}
-	return -EINVAL;
+	int i = name_index(order_names, 3, name);
+	if (i >= 0)
+		*order = (enum qs_order)i;
+	return i < 0 ? i : 0;
 }
 
 const char *qs_policy_order_name(enum qs_order order)

@@ -26,33 +26,6 @@
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "qlcshape's on-disk format is little-endian; big-endian hosts are not supported"
-/* Map entries per page for a given width (4 or 8), and pages for n LBAs. */
-static inline uint32_t qs_fmt_map_per_page(uint32_t width)
-{
-	return QS_FMT_MAP_BYTES / width;
-}
-
-static inline uint64_t qs_fmt_map_pages(uint64_t lbas, uint32_t width)
-{
-	return (lbas + qs_fmt_map_per_page(width) - 1) / qs_fmt_map_per_page(width);
-}
-
-/* The value of an unmapped entry of the given width. */
-static inline uint64_t qs_fmt_map_none(uint32_t width)
-{
-	return width == 4 ? UINT32_MAX : UINT64_MAX;
-}
-
-void qs_fmt_map_seal(struct qs_fmt_map_page *pg, uint32_t seed);
-
-/*
- * Validate map page copy found for page page_no of the log described by sb:
- * magic, version, CRC, then page number, width and count, then that every
- * entry is unmapped or a block of the QLC's bands.
- */
-enum qs_fmt_status qs_fmt_map_check(const struct qs_fmt_map_page *pg,
-				    const struct qs_fmt_sb *sb, uint64_t page_no);
-
 #endif
 
 #define QS_FMT_VERSION 2u
