@@ -476,9 +476,7 @@ static void dst_write(struct qs_engine *e, struct destage *d)
 		return;
 	}
 	uint64_t off = d->iu * e->conf.iu_bytes;
-	e->st.qlc_writes++;
-	e->st.qlc_write_bytes += e->conf.iu_bytes;
-	e->st.qlc_iu_whole_writes++;
+	eng_qlc_count_write(e, off, e->conf.iu_bytes);
 	d->iov.iov_base = d->buf;
 	d->iov.iov_len = e->conf.iu_bytes;
 	e->qlc->ops->write(e->qlc->ctx, off, &d->iov, 1, 0, dst_write_cb, d);

@@ -356,7 +356,7 @@ int eng_sub_io(struct qs_engine *e, struct req *r, struct qs_vol *vol, int op, u
 	return 0;
 }
 
-static void qlc_count_write(struct qs_engine *e, uint64_t off, uint64_t len)
+void eng_qlc_count_write(struct qs_engine *e, uint64_t off, uint64_t len)
 {
 	e->st.qlc_writes++;
 	e->st.qlc_write_bytes += len;
@@ -448,7 +448,7 @@ int qs_engine_write(struct qs_engine *e, uint64_t off, uint64_t len, const void 
 	e->st.client_writes++;
 	e->st.client_write_bytes += len;
 	if (e->conf.mode == QS_MODE_PASSTHROUGH) {
-		qlc_count_write(e, off, len);
+		eng_qlc_count_write(e, off, len);
 		rc = eng_sub_io(e, r, e->qlc, 'w', off, r->buf, len, UINT64_MAX, UINT64_MAX);
 		eng_req_part_done(e, r, rc);
 	} else if (e->conf.bypass_min_bytes && len >= e->conf.bypass_min_bytes &&
@@ -631,7 +631,7 @@ void qs_engine_free(struct qs_engine *e)
 	dst_fini(e);
 	plc_fini(e);
 	if (e->recs) {
-		for (uint32_t i = 0; i < e->conf.log_qd + 2; i++)
+		for (uint32_t i = 0; i < eng_nrecs(e); i++)
 			eng_free(e, e->recs[i].hdr);
 		eng_free(e, e->recs);
 	}
@@ -669,7 +669,7 @@ int eng_alloc_log(struct qs_engine *e)
 	e->seg_live = eng_alloc(e, e->nsegs * sizeof(uint32_t), 64);
 	e->seg_pins = eng_alloc(e, e->nsegs * sizeof(uint32_t), 64);
 	e->seg_first_seq = eng_alloc(e, e->nsegs * sizeof(uint64_t), 64);
-	uint32_t nrec = e->conf.log_qd + 2;
+	uint32_t nrec = eng_nrecs(e);
 	e->recs = eng_alloc(e, nrec * sizeof(struct rec), 64);
 	if (!e->seg_live || !e->seg_pins || !e->seg_first_seq || !e->recs)
 		return -ENOMEM;

@@ -30,6 +30,15 @@
 
 enum req_type { REQ_READ, REQ_WRITE, REQ_FLUSH, REQ_DISCARD, REQ_INTERNAL };
 
+/* Where a whole-IU QLC operation (qop.c) is. */
+enum qop_stage {
+	QOP_NONE = 0,	   /* no qop, or not started */
+	QOP_QLC = 1,	   /* the QLC write (FUA) or discard in flight */
+	QOP_QLC_FLUSH = 2, /* a discard's QLC flush in flight */
+	QOP_INVAL = 3,	   /* durable on the QLC: its INVAL record being logged */
+	QOP_DONE = 4,	   /* IUs released */
+};
+
 struct req {
 	enum req_type type;
 	uint64_t lba, nblocks;	/* 4 KiB blocks */
@@ -45,7 +54,7 @@ struct req {
 	/* whole-IU QLC op (bypass write or discard of whole IUs) */
 	uint64_t qop_iu, qop_ius;
 	uint64_t qop_lba, qop_nblocks; /* the INVAL extent to log */
-	int qop_stage;		/* 1 QLC op, 2 QLC flush, 3 INVAL logging, 4 done */
+	enum qop_stage qop_stage;
 	bool inval_todo;
 	bool waiting;		/* in the space-wait list */
 	bool fua_flushing;	/* FUA: waiting for the log flush */
@@ -166,7 +175,7 @@ struct qs_engine {
 	uint64_t *seg_first_seq;      /* seq of the record at segment start */
 
 	/* records */
-	struct rec *recs;	/* log_qd + 1 */
+	struct rec *recs;	/* eng_nrecs() */
 	struct rec *free_recs;
 	struct rec *open;	/* batch being filled */
 	struct rec *fifo_head, *fifo_tail;
@@ -275,6 +284,17 @@ struct req *eng_req_alloc(struct qs_engine *e);
 void eng_req_free(struct qs_engine *e, struct req *r);
 void eng_arm_timer(struct qs_engine *e);
 void eng_maybe_finish_close(struct qs_engine *e);
+/*
+ * Record slots: log_qd records in flight, the open one being filled, and
+ * one closed that waits for a write slot (so filling never waits on the
+ * record ahead of it).
+ */
+static inline uint32_t eng_nrecs(const struct qs_engine *e)
+{
+	return e->conf.log_qd + 2;
+}
+/* Count a QLC write of len bytes at off (whole IUs or not). */
+void eng_qlc_count_write(struct qs_engine *e, uint64_t off, uint64_t len);
 int eng_alloc_log(struct qs_engine *e);
 void eng_fail(struct qs_engine *e, const char *why);
 /* Issue one piece of client request r on vol ('r', 'w', 'f', 'd'), pinning

@@ -479,9 +479,9 @@ void eng_space_kick(struct qs_engine *e)
 		bool done;
 		if (e->failed) {
 			r->inval_todo = false;
-			if (r->qop_stage == 3) {
+			if (r->qop_stage == QOP_INVAL) {
 				/* its QLC op is done; nothing will log its INVAL */
-				r->qop_stage = 4;
+				r->qop_stage = QOP_DONE;
 				eng_qop_release(e, r);
 				eng_req_part_done(e, r, -EIO);
 			}

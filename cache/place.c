@@ -813,9 +813,7 @@ static void unit_issue(struct qs_engine *e, struct unit *u)
 		memset(u->buf + (size_t)u->n * QS_BLOCK_SIZE, 0,
 		       (size_t)(e->iu_blocks - u->n) * QS_BLOCK_SIZE);
 	p->bands[u->band].inflight++;
-	e->st.qlc_writes++;
-	e->st.qlc_write_bytes += e->conf.iu_bytes;
-	e->st.qlc_iu_whole_writes++;
+	eng_qlc_count_write(e, u->phys * QS_BLOCK_SIZE, e->conf.iu_bytes);
 	if (u->gc) {
 		p->gc_write_bytes += e->conf.iu_bytes;
 	} else {

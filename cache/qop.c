@@ -33,14 +33,12 @@ static void qop_start(struct qs_engine *e, struct req *r)
 	for (uint64_t i = 0; i < r->qop_ius; i++)
 		busy_add(e, r->qop_iu + i);
 	uint64_t off = r->qop_iu * e->conf.iu_bytes, len = r->qop_ius * e->conf.iu_bytes;
-	r->qop_stage = 1;
+	r->qop_stage = QOP_QLC;
 	if (r->type == REQ_WRITE) {
 		struct iovec *iov = &r->iov1;
 		iov->iov_base = r->buf;
 		iov->iov_len = len;
-		e->st.qlc_writes++;
-		e->st.qlc_write_bytes += len;
-		e->st.qlc_iu_whole_writes++;
+		eng_qlc_count_write(e, off, len);
 		e->st.bypass_writes++;
 		e->st.bypass_bytes += len;
 		e->qlc->ops->write(e->qlc->ctx, off, iov, 1,
@@ -100,8 +98,8 @@ void eng_qop_finish(struct qs_engine *e, struct req *r, int res)
 	r->inval_pending--;
 	if (res < 0 && !r->result)
 		r->result = res;
-	if (!r->inval_pending && !r->inval_todo && r->qop_stage != 4) {
-		r->qop_stage = 4;
+	if (!r->inval_pending && !r->inval_todo && r->qop_stage != QOP_DONE) {
+		r->qop_stage = QOP_DONE;
 		eng_qop_release(e, r);
 		eng_req_part_done(e, r, res);
 	}
@@ -119,16 +117,16 @@ static void qop_cb(void *arg, int res)
 			r->type == REQ_WRITE ? "write" : "discard",
 			(unsigned long long)r->qop_iu, (unsigned long long)r->qop_ius,
 			strerror(-res));
-		r->qop_stage = 4;
+		r->qop_stage = QOP_DONE;
 		eng_qop_release(e, r);
 		eng_req_part_done(e, r, res);
-	} else if (r->qop_stage == 1 && r->type != REQ_WRITE &&
+	} else if (r->qop_stage == QOP_QLC && r->type != REQ_WRITE &&
 		   (e->qlc->flags & QS_VOL_VOLATILE_CACHE)) {
-		r->qop_stage = 2;
+		r->qop_stage = QOP_QLC_FLUSH;
 		e->st.qlc_flushes++;
 		e->qlc->ops->flush(e->qlc->ctx, qop_cb, r);
 	} else {
-		r->qop_stage = 3;
+		r->qop_stage = QOP_INVAL;
 		r->inval_todo = true;
 		r->inval_done = 0;
 		if (r->waiting) {

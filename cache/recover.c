@@ -26,6 +26,7 @@
 
 #include "engine_int.h"
 #include "qlcshape/crc32c.h"
+#include "qlcshape/splitmix64.h"
 
 static void open_done(struct qs_engine *e, int res)
 {
@@ -81,13 +82,6 @@ void rcv_write_sb(struct qs_engine *e, uint64_t tail_pos, uint64_t tail_seq, boo
 
 /* ---- format --------------------------------------------------------------------- */
 
-static uint64_t mix64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
 
 static void format_cb(void *arg, int res)
 {
@@ -164,7 +158,8 @@ static void format_start(struct qs_engine *e)
 	sb->version = QS_FMT_VERSION;
 	sb->size = sizeof(*sb);
 	sb->generation = 0; /* the first write makes it 1 */
-	uint64_t u0 = mix64(eng_now(e) ^ (uintptr_t)e), u1 = mix64(u0 ^ e->fast->size);
+	uint64_t s0 = eng_now(e) ^ (uintptr_t)e, u0 = qs_splitmix64(&s0);
+	uint64_t s1 = u0 ^ e->fast->size, u1 = qs_splitmix64(&s1);
 	memcpy(sb->uuid, &u0, 8);
 	memcpy(sb->uuid + 8, &u1, 8);
 	sb->fast_size = e->fast->size;

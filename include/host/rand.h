@@ -8,14 +8,6 @@
 #ifndef QS_HOST_RAND_H
 #define QS_HOST_RAND_H
 
-#include <stdint.h>
-
-static inline uint64_t qs_splitmix64(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
+#include "qlcshape/splitmix64.h" /* qs_splitmix64: one, the engine's too */
 
 #endif
