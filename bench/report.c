@@ -40,8 +40,7 @@ static const char *placement_of(const struct qs_report_run *r)
 	return r->placement;
 }
 
-/* A variant's column name: its policy, "log-" before it with log placement. */
-static const char *label_of(const struct qs_report_run *r)
+const char *qs_report_label(const struct qs_report_run *r)
 {
 	static const char *const log_names[] = {"log-fifo", "log-sweep", "log-fullest"};
 	if (is_log(r))
@@ -206,7 +205,7 @@ int qs_report_table(FILE *f, const struct qs_report_run *runs, size_t n)
 			char h[40];
 			const struct qs_report_run *r = &runs[cols[c]];
 			if (r->shaping)
-				snprintf(h, sizeof(h), "on %s", label_of(r));
+				snprintf(h, sizeof(h), "on %s", qs_report_label(r));
 			else
 				snprintf(h, sizeof(h), "off");
 			fprintf(f, " %14.14s", h);
@@ -215,7 +214,7 @@ int qs_report_table(FILE *f, const struct qs_report_run *runs, size_t n)
 			for (size_t c = 0; c < nc; c++)
 				if (runs[cols[c]].shaping) {
 					char h[40];
-					snprintf(h, sizeof(h), "%s/off", label_of(&runs[cols[c]]));
+					snprintf(h, sizeof(h), "%s/off", qs_report_label(&runs[cols[c]]));
 					fprintf(f, " %12.12s", h);
 				}
 		fputc('\n', f);
@@ -474,7 +473,7 @@ static void svg_head(FILE *f, int w, int h)
 static void variant_name(char *b, size_t n, const struct qs_report_run *r)
 {
 	if (r->shaping)
-		snprintf(b, n, "on %s", label_of(r));
+		snprintf(b, n, "on %s", qs_report_label(r));
 	else
 		snprintf(b, n, "off");
 }

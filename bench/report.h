@@ -45,6 +45,10 @@ struct qs_report_run {
 	uint64_t fast_write_bytes; /* bytes written to the fast tier */
 };
 
+/* A variant's name as the table's columns give it: its policy, "log-POLICY"
+ * with log placement. */
+const char *qs_report_label(const struct qs_report_run *r);
+
 /*
  * Fill d from a latency histogram of one direction and its totals over
  * elapsed_ns (the measured time, after ramp_time): iops = ios / s,

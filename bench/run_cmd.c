@@ -701,10 +701,7 @@ static void rc_note_late(const struct rc_opts *o, const struct qs_rt_late *q,
 
 static const char *rc_variant_name(const struct qs_report_run *r)
 {
-	if (r->shaping && r->placement && !strcmp(r->placement, "log"))
-		return !strcmp(r->policy, "fifo") ? "log fifo" : !strcmp(r->policy, "sweep")
-			? "log sweep" : "log fullest";
-	return r->shaping ? r->policy : "shaping off";
+	return r->shaping ? qs_report_label(r) : "shaping off";
 }
 
 /*

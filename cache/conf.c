@@ -115,7 +115,7 @@ uint64_t qs_engine_conf_map_bytes(const struct qs_engine_conf *c, uint64_t qlc_b
 	if (c->placement != QS_PLACE_LOG || !c->band_bytes)
 		return 0;
 	uint64_t phys = qlc_bytes / c->band_bytes * (c->band_bytes / QS_BLOCK_SIZE);
-	uint32_t width = phys < UINT32_MAX ? 4 : 8;
+	uint32_t width = qs_fmt_map_width(phys);
 	uint64_t lbas = qs_engine_conf_client_size(c, qlc_bytes) / QS_BLOCK_SIZE;
 	return 2 * qs_fmt_map_pages(lbas, width) * QS_BLOCK_SIZE;
 }

@@ -574,10 +574,8 @@ void qs_engine_get_stats(const struct qs_engine *e, struct qs_engine_stats *s)
 			 (e->diu_map.slots ? qs_index_bytes(&e->diu_map) : 0) +
 			 (uint64_t)e->diu_cap * sizeof(struct diu);
 	s->failed = e->failed;
-	if (e->plc) {
-		plc_stats(e, s);
-		s->index_bytes += s->map_bytes;
-	}
+	if (e->plc)
+		plc_stats(e, s); /* the map's memory is map_bytes, not in index_bytes */
 }
 
 uint64_t qs_engine_size(const struct qs_engine *e)

@@ -83,7 +83,7 @@ static enum qs_fmt_status sb_check_map(const struct qs_fmt_sb *sb, uint64_t fast
 		return sb->map_width || sb->map_start || sb->map_pages || sb->map_seq ||
 			       sb->map_gen ? QS_FMT_BAD_MAP : QS_FMT_OK;
 	uint64_t phys = sb->qlc_phys_size / QS_BLOCK_SIZE;
-	uint32_t width = phys < UINT32_MAX ? 4 : 8;
+	uint32_t width = qs_fmt_map_width(phys);
 	if (sb->map_width != width ||
 	    sb->map_pages != qs_fmt_map_pages(sb->qlc_size / QS_BLOCK_SIZE, width) ||
 	    sb->map_start < sb->log_start + sb->log_blocks ||

@@ -78,7 +78,8 @@ static void page_touch(struct qs_engine *e, uint64_t lba)
 {
 	struct plc *p = e->plc;
 	uint64_t pg = lba / p->per_page;
-	if (bit_get(p->pending, pg) && !p->cow[pg]) {
+	/* Timing-only runs write no page contents: nothing to copy. */
+	if (!e->no_data && bit_get(p->pending, pg) && !p->cow[pg]) {
 		p->cow[pg] = eng_alloc(e, QS_BLOCK_SIZE, QS_BLOCK_SIZE);
 		if (p->cow[pg])
 			page_fill(e, p->cow[pg], pg);
@@ -179,7 +180,7 @@ uint64_t plc_format_geometry(struct qs_engine *e, uint64_t seg)
 	struct qs_fmt_sb *sb = &e->sb;
 	uint64_t band_blocks = e->conf.band_bytes / QS_BLOCK_SIZE;
 	uint64_t phys = e->qlc->size / e->conf.band_bytes * band_blocks;
-	uint32_t width = phys < UINT32_MAX ? 4 : 8;
+	uint32_t width = qs_fmt_map_width(phys);
 	uint64_t pages = qs_fmt_map_pages(e->conf.qlc_size / QS_BLOCK_SIZE, width);
 	uint64_t blocks = e->fast->size / QS_BLOCK_SIZE;
 	if (blocks < QS_FMT_LOG_START + 2 * pages)

@@ -249,6 +249,13 @@ static inline uint64_t qs_fmt_map_pages(uint64_t lbas, uint32_t width)
 	return (lbas + qs_fmt_map_per_page(width) - 1) / qs_fmt_map_per_page(width);
 }
 
+/* Map entry width for a QLC of phys 4 KiB blocks in bands: 4 bytes while
+ * every block number and the unmapped value fit, else 8. */
+static inline uint32_t qs_fmt_map_width(uint64_t phys)
+{
+	return phys < UINT32_MAX ? 4 : 8;
+}
+
 /* The value of an unmapped entry of the given width. */
 static inline uint64_t qs_fmt_map_none(uint32_t width)
 {
