@@ -817,6 +817,32 @@ static int job_resolve(struct job_build *b, uint64_t capacity, const char *path,
 	return 0;
 }
 
+unsigned qs_job_file_override(struct qs_job_file *f, uint64_t runtime_ns,
+			      uint64_t ramp_ns, FILE *warn)
+{
+	unsigned cut = 0;
+	for (size_t i = 0; i < f->njobs; i++) {
+		struct qs_job *j = &f->jobs[i];
+		if (runtime_ns != UINT64_MAX) {
+			j->runtime_ns = runtime_ns;
+			j->time_based = true;
+		}
+		if (ramp_ns != UINT64_MAX) {
+			j->ramp_time_ns = ramp_ns;
+		} else if (runtime_ns != UINT64_MAX && j->ramp_time_ns > runtime_ns) {
+			if (warn)
+				fprintf(warn, "%s:%u: [%s] key 'ramp_time' value %.9g s is "
+					"longer than --runtime %.9g s: cut to %.9g s (give "
+					"--ramp-time for another ramp)\n", f->path, j->line,
+					j->name, (double)j->ramp_time_ns / 1e9,
+					(double)runtime_ns / 1e9, (double)runtime_ns / 1e9);
+			j->ramp_time_ns = runtime_ns;
+			cut++;
+		}
+	}
+	return cut;
+}
+
 void qs_job_file_free(struct qs_job_file *f)
 {
 	if (!f)

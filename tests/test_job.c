@@ -355,6 +355,38 @@ static void test_default_file(void **state)
 	qs_job_file_free(f);
 }
 
+/* Issue 12: ramp_time=30d under --runtime 200ms ran for 30 days (fio's
+ * ramp comes before the runtime). --runtime now bounds the ramp, with a
+ * warning naming the key; --ramp-time still sets any ramp. */
+static void test_runtime_bounds_ramp(void **state)
+{
+	(void)state;
+	write_file("[global]\nsize=1%\nruntime=200ms\n[j]\nrw=randwrite\n"
+		   "ramp_time=30d\n[k]\nramp_time=100ms\n");
+	struct qs_job_file *f;
+	char err[512] = "";
+	assert_int_equal(qs_job_file_load(path, CAP, &f, err, sizeof(err)), 0);
+	char *msg = NULL;
+	size_t msglen = 0;
+	FILE *w = open_memstream(&msg, &msglen);
+	assert_int_equal(qs_job_file_override(f, 200000000ull, UINT64_MAX, w), 1);
+	fclose(w);
+	print_message("%s", msg);
+	assert_int_equal(f->jobs[0].runtime_ns, 200000000ull);
+	assert_int_equal(f->jobs[0].ramp_time_ns, 200000000ull);
+	assert_true(f->jobs[0].time_based);
+	assert_int_equal(f->jobs[1].ramp_time_ns, 100000000ull); /* shorter: kept */
+	assert_non_null(strstr(msg, path));
+	assert_non_null(strstr(msg, ":4: [j] key 'ramp_time' value 2592000 s"));
+	assert_non_null(strstr(msg, "--runtime 0.2 s"));
+	free(msg);
+	/* --ramp-time given: it wins, nothing is cut, nothing is said */
+	assert_int_equal(qs_job_file_override(f, 200000000ull, 5000000000ull, NULL), 0);
+	assert_int_equal(f->jobs[0].ramp_time_ns, 5000000000ull);
+	assert_int_equal(f->jobs[1].ramp_time_ns, 5000000000ull);
+	qs_job_file_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -366,6 +398,7 @@ int main(void)
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_shipped_files),
 		cmocka_unit_test(test_default_file),
+		cmocka_unit_test_teardown(test_runtime_bounds_ramp, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
