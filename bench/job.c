@@ -314,8 +314,14 @@ static int job_key_bs(struct job_build *b, const char *key, const char *v, unsig
 		      const char **allowed)
 {
 	uint64_t u;
-	*allowed = "a size that is a multiple of 4k, from 4k to 16m "
-		   "(one value for reads and writes)";
+	/* With kb_base=1000, 4k is 4000 bytes: the range is said in bytes
+	 * and KiB, which mean the same under either base. */
+	*allowed = b->kb_base == 1000
+			   ? "a multiple of 4096 bytes from 4096 to 16777216 (4KiB to "
+			     "16MiB; with kb_base=1000, 4k is 4000 bytes: write 4KiB "
+			     "or 4096) (one value for reads and writes)"
+			   : "a size that is a multiple of 4k, from 4k to 16m "
+			     "(one value for reads and writes)";
 	if (qs_job_parse_size(v, b->kb_base, &u) || !u || u % 4096 || u > (16u << 20))
 		return -EINVAL;
 	b->job.bs = u;
@@ -368,8 +374,12 @@ static int job_key_span(struct job_build *b, const char *key, const char *v, uns
 			const char **allowed)
 {
 	struct pct_size *ps = key[0] == 's' ? &b->size : &b->offset;
-	*allowed = "a size (4k, 1m, 1g...) or a percentage of the "
-		   "capacity (5%), a multiple of 4k";
+	*allowed = b->kb_base == 1000
+			   ? "a size (4KiB, 1MiB, 1GiB...) or a percentage of the "
+			     "capacity (5%), a multiple of 4096 bytes (with "
+			     "kb_base=1000, 4k is 4000 bytes)"
+			   : "a size (4k, 1m, 1g...) or a percentage of the "
+			     "capacity (5%), a multiple of 4k";
 	if (parse_pct_size(v, b->kb_base, ps))
 		return -EINVAL;
 	if (!ps->pct && ps->bytes % 4096)
@@ -384,7 +394,10 @@ static int job_key_offset_inc(struct job_build *b, const char *key, const char *
 			      unsigned line, const char **allowed)
 {
 	uint64_t u;
-	*allowed = "a size that is a multiple of 4k";
+	*allowed = b->kb_base == 1000
+			   ? "a multiple of 4096 bytes (with kb_base=1000, 4k is 4000 "
+			     "bytes: write 4KiB or 4096)"
+			   : "a size that is a multiple of 4k";
 	if (qs_job_parse_size(v, b->kb_base, &u) || u % 4096)
 		return -EINVAL;
 	b->job.offset_increment = u;
@@ -632,8 +645,18 @@ static int scan_file(const char *path, struct scan *sc, char *err, size_t errlen
 	int rc = 0;
 	struct scan_ent cur = {0};
 
-	while (getline(&buf, &cap, f) >= 0) {
+	ssize_t got;
+	while ((got = getline(&buf, &cap, f)) >= 0) {
 		line++;
+		/* iniparser and str_trim stop at a NUL: the rest of the line
+		 * (all of it, for a leading NUL) would vanish unseen. */
+		const char *nul = memchr(buf, 0, (size_t)got);
+		if (nul) {
+			errf(err, errlen, "%s:%u: NUL byte at column %zu; a job file "
+			     "must be text", path, line, (size_t)(nul - buf) + 1);
+			rc = -EINVAL;
+			break;
+		}
 		str_trim(buf);
 		if (!*buf || *buf == ';' || *buf == '#')
 			continue;
@@ -642,6 +665,18 @@ static int scan_file(const char *path, struct scan *sc, char *err, size_t errlen
 			if (!close) {
 				errf(err, errlen, "%s:%u: section header '%s' has no ']'",
 				     path, line, buf);
+				rc = -EINVAL;
+				break;
+			}
+			/* iniparser drops what follows the ']' ([j] bs=64k loses
+			 * bs), so a key there is refused, not ignored. */
+			char *rest = close + 1;
+			while (isspace((unsigned char)*rest))
+				rest++;
+			if (*rest) {
+				errf(err, errlen, "%s:%u: '%s' follows the section header "
+				     "'%.*s'; put it on a line of its own", path, line,
+				     rest, (int)(close - buf + 1), buf);
 				rc = -EINVAL;
 				break;
 			}
@@ -674,6 +709,14 @@ static int scan_file(const char *path, struct scan *sc, char *err, size_t errlen
 			continue;
 		}
 		char *eq = strchr(buf, '=');
+		if (!eq && !strncasecmp(buf, "include", 7) &&
+		    (!buf[7] || isspace((unsigned char)buf[7]))) {
+			errf(err, errlen, "%s:%u: '%s': fio's include is not supported; "
+			     "copy the sections of the included file into this one",
+			     path, line, buf);
+			rc = -EINVAL;
+			break;
+		}
 		if (!eq) {
 			errf(err, errlen, "%s:%u: '%s' has no value; write %s=1 for a "
 			     "flag (key=value)", path, line, buf, buf);

@@ -272,6 +272,34 @@ static void test_errors(void **state)
 		     (const char *[]){":2:", "'trace_timescale'", "'0'", "above 0", NULL});
 	expect_error("[a]\ntime_based=1\n",
 		     (const char *[]){"'time_based'", "runtime", NULL});
+	/* issue 12: a key on the header line was dropped */
+	expect_error("[a] bs=64k\nrw=write\n",
+		     (const char *[]){":1:", "'bs=64k'", "'[a]'", "line of its own", NULL});
+	/* issue 12: kb_base=1000 refused 4k saying "a multiple of 4k" */
+	expect_error("[a]\nkb_base=1000\nbs=4k\n",
+		     (const char *[]){":3:", "'bs'", "'4k'", "4000 bytes", "4KiB", NULL});
+	/* issue 12: include suggested "include default.fio=1 for a flag" */
+	expect_error("include default.fio\n[a]\n",
+		     (const char *[]){":1:", "include", "not supported", NULL});
+}
+
+/* Issue 12: a line starting with a NUL byte was skipped without a word
+ * (and a NUL inside a line cut it there). */
+static void test_nul_byte(void **state)
+{
+	(void)state;
+	static const char text[] = "[a]\nrw=write\n\0bs=64k\n";
+	ttmp_file(path, sizeof(path), "job", NULL, "");
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(text, 1, sizeof(text) - 1, f), sizeof(text) - 1);
+	fclose(f);
+	struct qs_job_file *jf = (void *)0x1;
+	char err[512] = "";
+	assert_int_equal(qs_job_file_load(path, CAP, &jf, err, sizeof(err)), -EINVAL);
+	assert_null(jf);
+	print_message("%s\n", err);
+	assert_non_null(strstr(err, ":3: NUL byte at column 1"));
 }
 
 static void test_missing_file(void **state)
@@ -399,6 +427,7 @@ int main(void)
 		cmocka_unit_test(test_shipped_files),
 		cmocka_unit_test(test_default_file),
 		cmocka_unit_test_teardown(test_runtime_bounds_ramp, teardown),
+		cmocka_unit_test_teardown(test_nul_byte, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
