@@ -806,6 +806,13 @@ static int d_engine_open(struct daemon *d)
 		return ret;
 	}
 	if (ec.mode == QS_MODE_CACHE) {
+		/* Before anything is opened: a format would write the log into
+		 * the QLC's data. */
+		ret = qs_config_check_devices(&d->cfg, msg, sizeof(msg));
+		if (ret) {
+			d_log("%s", msg);
+			return ret;
+		}
 		if (!d->cfg.fast) {
 			d_log("%s: key 'devices.fast' is missing; engine.mode = cache needs it",
 			      d->cfg.file);
@@ -935,9 +942,8 @@ static int d_args(struct daemon *d, int argc, char **argv)
 		d_log("%s", err);
 		return 2;
 	}
-	if (d->format_only && d->cfg.backend != QS_BACKEND_ENGINE) {
-		d_log("%s: --format-only: daemon.backend is not 'engine', so there is no log to "
-		      "format", config);
+	if (d->format_only && qs_config_check_format_only(&d->cfg, err, sizeof(err))) {
+		d_log("%s", err);
 		qs_config_free(&d->cfg);
 		return 2;
 	}

@@ -307,6 +307,61 @@ static void test_engine_cross_check(void **state)
 	qs_config_free(&c);
 }
 
+/* Issue 12: fast and qlc naming one file (or a link to it) formatted the
+ * log into the QLC file; --format-only in passthrough said "log
+ * formatted". Both are refused naming the keys. */
+static void test_same_device_and_format_only(void **state)
+{
+	struct qs_config c;
+	char err[512] = "", dir[64], a[96], b[96], l[96], text[512];
+	const char *p;
+
+	(void)state;
+	ttmp_dir(dir, sizeof(dir), "conf_dev");
+	snprintf(a, sizeof(a), "%s/qlc.img", dir);
+	snprintf(b, sizeof(b), "%s/fast.img", dir);
+	snprintf(l, sizeof(l), "%s/link.img", dir);
+	ttmp_write(a, "");
+	ttmp_write(b, "");
+	assert_int_equal(symlink(a, l), 0);
+	const char *fasts[] = {a, l};
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(text, sizeof(text), "[devices]\nqlc = %s\nfast = %s\n", a, fasts[i]);
+		p = write_conf(text);
+		assert_int_equal(qs_config_load(&c, p, err, sizeof(err)), 0);
+		assert_int_equal(qs_config_check_devices(&c, err, sizeof(err)), -EINVAL);
+		print_message("%s\n", err);
+		assert_non_null(strstr(err, p));
+		assert_non_null(strstr(err, ":3: key 'devices.fast'"));
+		assert_non_null(strstr(err, "key 'devices.qlc' (line 2"));
+		assert_non_null(strstr(err, "same file"));
+		qs_config_free(&c);
+		unlink(p);
+	}
+	/* two files, or a QLC that does not exist yet: fine here */
+	snprintf(text, sizeof(text), "[devices]\nqlc = %s\nfast = %s\n", a, b);
+	p = write_conf(text);
+	assert_int_equal(qs_config_load(&c, p, err, sizeof(err)), 0);
+	assert_int_equal(qs_config_check_devices(&c, err, sizeof(err)), 0);
+	assert_int_equal(qs_config_check_format_only(&c, err, sizeof(err)), 0);
+	qs_config_free(&c);
+	unlink(p);
+
+	snprintf(text, sizeof(text), "[devices]\nqlc = %s\nfast = %s\n[engine]\n"
+		 "mode = passthrough\n", a, b);
+	p = write_conf(text);
+	assert_int_equal(qs_config_load(&c, p, err, sizeof(err)), 0);
+	assert_int_equal(qs_config_check_format_only(&c, err, sizeof(err)), -EINVAL);
+	print_message("%s\n", err);
+	assert_non_null(strstr(err, ":5: --format-only: key 'engine.mode' value 'passthrough'"));
+	qs_config_free(&c);
+	unlink(p);
+	unlink(l);
+	unlink(a);
+	unlink(b);
+	rmdir(dir);
+}
+
 static void test_missing_file(void **state)
 {
 	struct qs_config c;
@@ -347,6 +402,7 @@ int main(void)
 		cmocka_unit_test(test_errors_values),
 		cmocka_unit_test(test_errors_structure),
 		cmocka_unit_test(test_engine_cross_check),
+		cmocka_unit_test(test_same_device_and_format_only),
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_parse_size),
 	};

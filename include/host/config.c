@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 enum cfg_type {
 	CFG_STR,    /* char *: a path or name, non-empty */
@@ -722,6 +724,43 @@ int qs_config_check_engine(const struct qs_config *c, const struct qs_engine_con
 			       "conflicts with the engine's settings: %s", c->file, key, why.msg);
 	}
 	return cfg_err(err, errlen, "%s: engine settings: %s", c->file, why.msg);
+}
+
+int qs_config_check_devices(const struct qs_config *c, char *err, size_t errlen)
+{
+	struct stat f, q;
+
+	if (!c->fast || !c->qlc || !strncmp(c->qlc, "emu:", 4))
+		return 0;
+	if (stat(c->fast, &f) || stat(c->qlc, &q))
+		return 0;
+	bool same = S_ISBLK(f.st_mode) && S_ISBLK(q.st_mode) ? f.st_rdev == q.st_rdev
+							      : f.st_dev == q.st_dev && f.st_ino == q.st_ino;
+	if (!same)
+		return 0;
+	return cfg_err(err, errlen, "%s:%d: key 'devices.fast' ('%s') and key 'devices.qlc' "
+		       "(line %d, '%s') name the same %s (device %u:%u, inode %llu): the log "
+		       "would be written into the QLC's data; give the log its own device or "
+		       "file", c->file, qs_config_key_line(c, "devices.fast"), c->fast,
+		       qs_config_key_line(c, "devices.qlc"), c->qlc,
+		       S_ISBLK(f.st_mode) ? "block device" : "file",
+		       S_ISBLK(f.st_mode) ? major(f.st_rdev) : major(f.st_dev),
+		       S_ISBLK(f.st_mode) ? minor(f.st_rdev) : minor(f.st_dev),
+		       (unsigned long long)f.st_ino);
+}
+
+int qs_config_check_format_only(const struct qs_config *c, char *err, size_t errlen)
+{
+	if (c->backend != QS_BACKEND_ENGINE)
+		return cfg_err(err, errlen, "%s:%d: --format-only: key 'daemon.backend' is not "
+			       "'engine', so there is no log to format; drop --format-only",
+			       c->file, qs_config_key_line(c, "daemon.backend"));
+	if (qs_config_is_set(c, "engine.mode") && c->engine.mode == QS_MODE_PASSTHROUGH)
+		return cfg_err(err, errlen, "%s:%d: --format-only: key 'engine.mode' value "
+			       "'passthrough' keeps no log, so there is nothing to format; drop "
+			       "--format-only, or set engine.mode = cache", c->file,
+			       qs_config_key_line(c, "engine.mode"));
+	return 0;
 }
 
 void qs_config_engine_conf(const struct qs_config *c, struct qs_engine_conf *conf)

@@ -89,6 +89,24 @@ int qs_config_check_engine(const struct qs_config *c, const struct qs_engine_con
 void qs_config_engine_conf(const struct qs_config *c, struct qs_engine_conf *conf);
 
 /*
+ * devices.fast and devices.qlc must be two things: the same regular file
+ * (or a link to it, or a second name of its inode) or the same block
+ * device would put the log into the QLC's data. 0, or -EINVAL with a
+ * message naming both keys, their lines and paths. A path that cannot be
+ * stat'ed is left to the open, which names it; overlapping partitions of
+ * one disk are not detected.
+ */
+int qs_config_check_devices(const struct qs_config *c, char *err, size_t errlen);
+
+/*
+ * qlcshaped --format-only: whether this config has a log to format (the
+ * engine backend in cache mode). 0, or -EINVAL with a message naming the
+ * key (and its line) that leaves no log: --format-only used to say "log
+ * formatted" and exit 0 in passthrough mode.
+ */
+int qs_config_check_format_only(const struct qs_config *c, char *err, size_t errlen);
+
+/*
  * Parse a byte size: a number with an optional K, M, G or T suffix (powers
  * of 1024, "KiB" and "k" accepted too). Returns 0 or -EINVAL (also on
  * overflow). Used by the config and by command-line options.
