@@ -6,8 +6,8 @@
  * Parsing is strict: a malformed line, a key outside a section, an unknown
  * section or key, a repeated key, or a value outside its range stops the
  * load with one message that names the file, the line, the key, the value
- * and what is allowed. iniparser reads the values; the file is also scanned
- * line by line because iniparser keeps no line numbers.
+ * and what is allowed. The reader is the project's own (include/host/config.c,
+ * docs/DAEMON.md says why not iniparser): every refusal names the line.
  *
  * Engine settings are an overlay: qs_config_engine_conf() writes only the
  * keys the file sets over a struct qs_engine_conf the caller filled with the
@@ -29,6 +29,8 @@ enum qs_backend_kind {
 };
 
 #define QS_CONFIG_MAX_KEYS 64
+/* The longest line the reader takes, in bytes (newline not counted). */
+#define QS_CONFIG_MAX_LINE 4096
 
 struct qs_config {
 	char *file;	      /* the file loaded */
