@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <iniparser.h>
 
@@ -644,12 +645,27 @@ static int scan_file(const char *path, struct scan *sc, char *err, size_t errlen
 	unsigned line = 0;
 	int rc = 0;
 	struct scan_ent cur = {0};
+	struct stat st;
+
+	if (fstat(fileno(f), &st) == 0 && !S_ISREG(st.st_mode)) {
+		errf(err, errlen, "%s: not a regular file (%s); give the path of a job file",
+		     path, S_ISDIR(st.st_mode) ? "a directory" : "a device, pipe or socket");
+		fclose(f);
+		return -EINVAL;
+	}
 
 	ssize_t got;
 	while ((got = getline(&buf, &cap, f)) >= 0) {
 		line++;
 		/* iniparser and str_trim stop at a NUL: the rest of the line
 		 * (all of it, for a leading NUL) would vanish unseen. */
+		size_t len = (size_t)got - (got && buf[got - 1] == '\n');
+		if (len > QS_JOB_MAX_LINE) {
+			errf(err, errlen, "%s:%u: line longer than %d characters (%zu)",
+			     path, line, QS_JOB_MAX_LINE, len);
+			rc = -EINVAL;
+			break;
+		}
 		const char *nul = memchr(buf, 0, (size_t)got);
 		if (nul) {
 			errf(err, errlen, "%s:%u: NUL byte at column %zu; a job file "

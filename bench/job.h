@@ -50,6 +50,10 @@ enum qs_job_rate_process {
 };
 
 #define QS_JOB_NAME_MAX 64
+/* The longest job file line, newline not counted: iniparser reads the
+ * values and refuses a whole file with a line of 1,023 bytes or more,
+ * without saying which; the loader refuses it first, by line. */
+#define QS_JOB_MAX_LINE 1000
 
 /* One job, every option resolved to bytes, ns and enums. */
 struct qs_job {

@@ -281,6 +281,14 @@ static void test_errors(void **state)
 	/* issue 12: include suggested "include default.fio=1 for a flag" */
 	expect_error("include default.fio\n[a]\n",
 		     (const char *[]){":1:", "include", "not supported", NULL});
+	/* issue 12: a line iniparser cannot take failed as "could not read" */
+	{
+		char t[1200];
+		int n = snprintf(t, sizeof(t), "[a]\n;");
+		memset(t + n, 'c', 1100);
+		strcpy(t + n + 1100, "\n");
+		expect_error(t, (const char *[]){":2:", "line longer than 1000", NULL});
+	}
 }
 
 /* Issue 12: a line starting with a NUL byte was skipped without a word
@@ -306,6 +314,11 @@ static void test_missing_file(void **state)
 {
 	(void)state;
 	struct qs_job_file *f;
+	char dir[64], derr[512] = "";
+	ttmp_dir(dir, sizeof(dir), "job_dir");
+	assert_int_equal(qs_job_file_load(dir, CAP, &f, derr, sizeof(derr)), -EINVAL);
+	rmdir(dir);
+	assert_non_null(strstr(derr, "not a regular file (a directory)"));
 	char err[256];
 	assert_int_equal(qs_job_file_load("/nonexistent/x.fio", CAP, &f, err, sizeof(err)),
 			 -ENOENT);
