@@ -981,9 +981,11 @@ static int d_setup(struct daemon *d)
 		d_log("systemd watchdog: WATCHDOG=1 every %.3f s",
 		      (double)d->nt.wd_interval_ns / 1e9);
 	/* Room for every ublk command plus the engine's log and destage I/O. */
-	ret = qs_uloop_init(&d->loop, d->cfg.queues * d->cfg.queue_depth + 512);
+	ret = qs_uloop_init(&d->loop, d->cfg.queues * d->cfg.queue_depth + QS_CONFIG_RING_EXTRA);
 	if (ret < 0) {
-		d_log("io_uring: %s", strerror(-ret));
+		d_log("io_uring with %u entries (ublk.queues %u x ublk.queue_depth %u + %d): %s",
+		      d->cfg.queues * d->cfg.queue_depth + QS_CONFIG_RING_EXTRA, d->cfg.queues,
+		      d->cfg.queue_depth, QS_CONFIG_RING_EXTRA, strerror(-ret));
 		return -1;
 	}
 	return 0;

@@ -248,6 +248,10 @@ static void test_errors_structure(void **state)
 	EXPECT("[devices]\nfast = /f\n", "devices.qlc", "missing");
 	EXPECT("[devices]\nfast = /f\n[daemon]\nbackend = engine\n", "devices.qlc", "missing");
 	EXPECT("[devices]\nqlc = /q\n", "devices.fast", "missing", "passthrough");
+	/* issue 12: the daemon said "io_uring: Invalid argument", naming no key */
+	EXPECT("[devices]\nqlc = /q\nfast = /f\n[ublk]\nqueues = 8\nqueue_depth = 4096\n",
+	       ":6: key 'ublk.queue_depth'", "queues 8 x queue_depth 4096 = 32768",
+	       "up to 32256 (queue_depth up to 4032 with 8 queues)");
 }
 
 /* Write n bytes (NULs allowed) to a fresh file; its name. */

@@ -740,6 +740,20 @@ int qs_config_load(struct qs_config *c, const char *path, char *err, size_t errl
 	ret = cfg_check_emu(c, err, errlen);
 	if (ret)
 		goto out;
+	if ((uint64_t)c->queues * c->queue_depth > QS_CONFIG_RING_MAX - QS_CONFIG_RING_EXTRA) {
+		const char *key = qs_config_is_set(c, "ublk.queue_depth") ? "ublk.queue_depth"
+									   : "ublk.queues";
+		ret = cfg_err(err, errlen,
+			      "%s:%d: key '%s': queues %u x queue_depth %u = %llu ublk commands, "
+			      "with the engine's %d entries more than the %d an io_uring holds; "
+			      "allowed: queues x queue_depth up to %d (queue_depth up to %u with "
+			      "%u queues)", path, qs_config_key_line(c, key), key, c->queues,
+			      c->queue_depth, (unsigned long long)c->queues * c->queue_depth,
+			      QS_CONFIG_RING_EXTRA, QS_CONFIG_RING_MAX,
+			      QS_CONFIG_RING_MAX - QS_CONFIG_RING_EXTRA,
+			      (QS_CONFIG_RING_MAX - QS_CONFIG_RING_EXTRA) / c->queues, c->queues);
+		goto out;
+	}
 	if (!c->control_socket) {
 		c->control_socket = strdup(QS_CONFIG_DEFAULT_SOCKET);
 		if (!c->control_socket)

@@ -29,6 +29,12 @@ enum qs_backend_kind {
 };
 
 #define QS_CONFIG_MAX_KEYS 64
+/* The daemon's ring holds every ublk command (queues x queue_depth) plus
+ * this many entries for the engine's own I/O; the kernel refuses a ring
+ * over QS_CONFIG_RING_MAX entries with a bare EINVAL, so the reader
+ * refuses the keys that would need one. */
+#define QS_CONFIG_RING_EXTRA 512
+#define QS_CONFIG_RING_MAX 32768 /* IORING_MAX_ENTRIES */
 /* The longest line the reader takes, in bytes (newline not counted). */
 #define QS_CONFIG_MAX_LINE 4096
 
