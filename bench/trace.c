@@ -25,6 +25,8 @@ struct qs_trace {
 	uint64_t skipped;
 	char *pending; /* first line read by format detection, not yet parsed */
 	unsigned pending_line;
+	char *iolog_file; /* iolog: the one FILE it may name */
+	unsigned iolog_line;
 };
 
 int qs_trace_format_parse(const char *name, enum qs_trace_format *f)
@@ -67,6 +69,7 @@ void qs_trace_close(struct qs_trace *t)
 	if (t->f)
 		fclose(t->f);
 	free(t->pending);
+	free(t->iolog_file);
 	free(t->buf);
 	free(t->path);
 	free(t);
@@ -368,6 +371,22 @@ static int parse_iolog(struct qs_trace *t, char *s, struct qs_io *io, char *err,
 		if (n == 5)
 			break;
 		fld[n++] = p;
+	}
+	/* The replay drives one device: two files' offsets would land on it
+	 * as if they were one file's. */
+	if (n >= 1 && !t->iolog_file) {
+		t->iolog_file = strdup(fld[0]);
+		t->iolog_line = t->line;
+		if (!t->iolog_file) {
+			snprintf(err, errlen, "%s: out of memory", t->path);
+			return -ENOMEM;
+		}
+	} else if (n >= 1 && strcmp(fld[0], t->iolog_file)) {
+		snprintf(err, errlen, "%s:%u: file '%.100s' is a second file (the log names "
+			 "'%.100s' on line %u); the replay drives one device: give each file's "
+			 "lines a trace of its own", t->path, t->line, fld[0], t->iolog_file,
+			 t->iolog_line);
+		return -EINVAL;
 	}
 	if (n == 2 && (!strcmp(fld[1], "add") || !strcmp(fld[1], "open") ||
 		       !strcmp(fld[1], "close")))

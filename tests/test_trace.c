@@ -301,6 +301,10 @@ static void test_bad_lines(void **state)
 	 * taken for MSR and failed at line 2 */
 	expect_bad("# time, dev, lba, size, type\n1 0 8 8 1\n2 0 16 8 7\n", QS_TRACE_AUTO,
 		   ":3:", "type '7'");
+	/* issue 12: an iolog naming two files was merged onto one device */
+	expect_bad("fio version 2 iolog\n/dev/a add\n/dev/b add\n/dev/a write 0 4096\n",
+		   QS_TRACE_IOLOG, ":3:", "file '/dev/b' is a second file (the log names "
+		   "'/dev/a' on line 2)");
 }
 
 /* issue 12: a directory read "read error" or "empty trace" */
