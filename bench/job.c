@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <iniparser.h>
 
@@ -314,8 +315,14 @@ static int job_key_bs(struct job_build *b, const char *key, const char *v, unsig
 		      const char **allowed)
 {
 	uint64_t u;
-	*allowed = "a size that is a multiple of 4k, from 4k to 16m "
-		   "(one value for reads and writes)";
+	/* With kb_base=1000, 4k is 4000 bytes: the range is said in bytes
+	 * and KiB, which mean the same under either base. */
+	*allowed = b->kb_base == 1000
+			   ? "a multiple of 4096 bytes from 4096 to 16777216 (4KiB to "
+			     "16MiB; with kb_base=1000, 4k is 4000 bytes: write 4KiB "
+			     "or 4096) (one value for reads and writes)"
+			   : "a size that is a multiple of 4k, from 4k to 16m "
+			     "(one value for reads and writes)";
 	if (qs_job_parse_size(v, b->kb_base, &u) || !u || u % 4096 || u > (16u << 20))
 		return -EINVAL;
 	b->job.bs = u;
@@ -368,8 +375,12 @@ static int job_key_span(struct job_build *b, const char *key, const char *v, uns
 			const char **allowed)
 {
 	struct pct_size *ps = key[0] == 's' ? &b->size : &b->offset;
-	*allowed = "a size (4k, 1m, 1g...) or a percentage of the "
-		   "capacity (5%), a multiple of 4k";
+	*allowed = b->kb_base == 1000
+			   ? "a size (4KiB, 1MiB, 1GiB...) or a percentage of the "
+			     "capacity (5%), a multiple of 4096 bytes (with "
+			     "kb_base=1000, 4k is 4000 bytes)"
+			   : "a size (4k, 1m, 1g...) or a percentage of the "
+			     "capacity (5%), a multiple of 4k";
 	if (parse_pct_size(v, b->kb_base, ps))
 		return -EINVAL;
 	if (!ps->pct && ps->bytes % 4096)
@@ -384,7 +395,10 @@ static int job_key_offset_inc(struct job_build *b, const char *key, const char *
 			      unsigned line, const char **allowed)
 {
 	uint64_t u;
-	*allowed = "a size that is a multiple of 4k";
+	*allowed = b->kb_base == 1000
+			   ? "a multiple of 4096 bytes (with kb_base=1000, 4k is 4000 "
+			     "bytes: write 4KiB or 4096)"
+			   : "a size that is a multiple of 4k";
 	if (qs_job_parse_size(v, b->kb_base, &u) || u % 4096)
 		return -EINVAL;
 	b->job.offset_increment = u;
@@ -631,9 +645,34 @@ static int scan_file(const char *path, struct scan *sc, char *err, size_t errlen
 	unsigned line = 0;
 	int rc = 0;
 	struct scan_ent cur = {0};
+	struct stat st;
 
-	while (getline(&buf, &cap, f) >= 0) {
+	if (fstat(fileno(f), &st) == 0 && !S_ISREG(st.st_mode)) {
+		errf(err, errlen, "%s: not a regular file (%s); give the path of a job file",
+		     path, S_ISDIR(st.st_mode) ? "a directory" : "a device, pipe or socket");
+		fclose(f);
+		return -EINVAL;
+	}
+
+	ssize_t got;
+	while ((got = getline(&buf, &cap, f)) >= 0) {
 		line++;
+		/* iniparser and str_trim stop at a NUL: the rest of the line
+		 * (all of it, for a leading NUL) would vanish unseen. */
+		size_t len = (size_t)got - (got && buf[got - 1] == '\n');
+		if (len > QS_JOB_MAX_LINE) {
+			errf(err, errlen, "%s:%u: line longer than %d characters (%zu)",
+			     path, line, QS_JOB_MAX_LINE, len);
+			rc = -EINVAL;
+			break;
+		}
+		const char *nul = memchr(buf, 0, (size_t)got);
+		if (nul) {
+			errf(err, errlen, "%s:%u: NUL byte at column %zu; a job file "
+			     "must be text", path, line, (size_t)(nul - buf) + 1);
+			rc = -EINVAL;
+			break;
+		}
 		str_trim(buf);
 		if (!*buf || *buf == ';' || *buf == '#')
 			continue;
@@ -642,6 +681,18 @@ static int scan_file(const char *path, struct scan *sc, char *err, size_t errlen
 			if (!close) {
 				errf(err, errlen, "%s:%u: section header '%s' has no ']'",
 				     path, line, buf);
+				rc = -EINVAL;
+				break;
+			}
+			/* iniparser drops what follows the ']' ([j] bs=64k loses
+			 * bs), so a key there is refused, not ignored. */
+			char *rest = close + 1;
+			while (isspace((unsigned char)*rest))
+				rest++;
+			if (*rest) {
+				errf(err, errlen, "%s:%u: '%s' follows the section header "
+				     "'%.*s'; put it on a line of its own", path, line,
+				     rest, (int)(close - buf + 1), buf);
 				rc = -EINVAL;
 				break;
 			}
@@ -674,6 +725,14 @@ static int scan_file(const char *path, struct scan *sc, char *err, size_t errlen
 			continue;
 		}
 		char *eq = strchr(buf, '=');
+		if (!eq && !strncasecmp(buf, "include", 7) &&
+		    (!buf[7] || isspace((unsigned char)buf[7]))) {
+			errf(err, errlen, "%s:%u: '%s': fio's include is not supported; "
+			     "copy the sections of the included file into this one",
+			     path, line, buf);
+			rc = -EINVAL;
+			break;
+		}
 		if (!eq) {
 			errf(err, errlen, "%s:%u: '%s' has no value; write %s=1 for a "
 			     "flag (key=value)", path, line, buf, buf);
@@ -815,6 +874,32 @@ static int job_resolve(struct job_build *b, uint64_t capacity, const char *path,
 		return -EINVAL;
 	}
 	return 0;
+}
+
+unsigned qs_job_file_override(struct qs_job_file *f, uint64_t runtime_ns,
+			      uint64_t ramp_ns, FILE *warn)
+{
+	unsigned cut = 0;
+	for (size_t i = 0; i < f->njobs; i++) {
+		struct qs_job *j = &f->jobs[i];
+		if (runtime_ns != UINT64_MAX) {
+			j->runtime_ns = runtime_ns;
+			j->time_based = true;
+		}
+		if (ramp_ns != UINT64_MAX) {
+			j->ramp_time_ns = ramp_ns;
+		} else if (runtime_ns != UINT64_MAX && j->ramp_time_ns > runtime_ns) {
+			if (warn)
+				fprintf(warn, "%s:%u: [%s] key 'ramp_time' value %.9g s is "
+					"longer than --runtime %.9g s: cut to %.9g s (give "
+					"--ramp-time for another ramp)\n", f->path, j->line,
+					j->name, (double)j->ramp_time_ns / 1e9,
+					(double)runtime_ns / 1e9, (double)runtime_ns / 1e9);
+			j->ramp_time_ns = runtime_ns;
+			cut++;
+		}
+	}
+	return cut;
 }
 
 void qs_job_file_free(struct qs_job_file *f)

@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "trace.h"
 
@@ -49,6 +50,10 @@ enum qs_job_rate_process {
 };
 
 #define QS_JOB_NAME_MAX 64
+/* The longest job file line, newline not counted: iniparser reads the
+ * values and refuses a whole file with a line of 1,023 bytes or more,
+ * without saying which; the loader refuses it first, by line. */
+#define QS_JOB_MAX_LINE 1000
 
 /* One job, every option resolved to bytes, ns and enums. */
 struct qs_job {
@@ -97,6 +102,19 @@ struct qs_job_file {
  */
 int qs_job_file_load(const char *path, uint64_t capacity,
 		     struct qs_job_file **out, char *err, size_t errlen);
+
+/*
+ * The command line's --runtime and --ramp-time for every job of f
+ * (UINT64_MAX = not given). --runtime sets runtime (and time_based=1) and
+ * also bounds the ramp: fio's ramp_time comes before the runtime, so a
+ * job's ramp_time=30d under --runtime 200ms would run for 30 days. Without
+ * --ramp-time, a job's ramp_time longer than --runtime is cut to it (the
+ * run lasts at most twice --runtime) and a line naming the file, the
+ * section's line, the key and both values goes to warn (if not NULL).
+ * Returns the number of ramps cut.
+ */
+unsigned qs_job_file_override(struct qs_job_file *f, uint64_t runtime_ns,
+			      uint64_t ramp_ns, FILE *warn);
 
 /* Free f and everything in it (NULL is fine). */
 void qs_job_file_free(struct qs_job_file *f);

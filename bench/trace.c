@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "trace.h"
 
@@ -24,6 +25,8 @@ struct qs_trace {
 	uint64_t skipped;
 	char *pending; /* first line read by format detection, not yet parsed */
 	unsigned pending_line;
+	char *iolog_file; /* iolog: the one FILE it may name */
+	unsigned iolog_line;
 };
 
 int qs_trace_format_parse(const char *name, enum qs_trace_format *f)
@@ -66,6 +69,7 @@ void qs_trace_close(struct qs_trace *t)
 	if (t->f)
 		fclose(t->f);
 	free(t->pending);
+	free(t->iolog_file);
 	free(t->buf);
 	free(t->path);
 	free(t);
@@ -126,9 +130,26 @@ int qs_trace_open(const char *path, const struct qs_trace_opts *opts,
 		qs_trace_close(t);
 		return rc;
 	}
-	char *first = next_line(t);
+	struct stat st;
+	if (fstat(fileno(t->f), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a trace file (%s)", path,
+			 S_ISDIR(st.st_mode) ? "a directory" : "a device or socket");
+		qs_trace_close(t);
+		return -EINVAL;
+	}
+	/* Comment lines do not say the format: "# lba, size" is no MSR line. */
+	char *first;
+	while ((first = next_line(t)) && *first == '#')
+		;
+	if (!first && ferror(t->f)) {
+		snprintf(err, errlen, "%s:%u: read error: %s", path, t->line + 1,
+			 strerror(errno));
+		qs_trace_close(t);
+		return -EIO;
+	}
 	if (!first) {
-		snprintf(err, errlen, "%s: empty trace", path);
+		snprintf(err, errlen, "%s: empty trace (%u lines, none a request)", path,
+			 t->line);
 		qs_trace_close(t);
 		return -EINVAL;
 	}
@@ -194,6 +215,12 @@ static int map_range(struct qs_trace *t, struct qs_io *io, char *err, size_t err
 	}
 	io->off = start;
 	io->len = end - start;
+	if (io->len > QS_TRACE_MAX_IO) {
+		snprintf(err, errlen, "%s:%u: request of %" PRIu64 " bytes at offset %" PRIu64
+			 ": allowed at most %llu bytes (%llu MiB) per request", t->path, t->line,
+			 io->orig_len, io->orig_off, QS_TRACE_MAX_IO, QS_TRACE_MAX_IO >> 20);
+		return -EINVAL;
+	}
 	if (t->o.span_len) {
 		uint64_t span = t->o.span_len / BLK * BLK;
 		if (io->len > span) {
@@ -210,11 +237,11 @@ static int map_range(struct qs_trace *t, struct qs_io *io, char *err, size_t err
 	return 1;
 }
 
-static void set_time(struct qs_trace *t, struct qs_io *io, uint64_t stamp,
-		     double unit_ns)
+static int set_time(struct qs_trace *t, struct qs_io *io, uint64_t stamp,
+		    double unit_ns, const char *field, char *err, size_t errlen)
 {
 	if (t->o.ignore_time)
-		return;
+		return 0;
 	if (!t->have_first) {
 		t->have_first = true;
 		t->first_stamp = stamp;
@@ -222,8 +249,17 @@ static void set_time(struct qs_trace *t, struct qs_io *io, uint64_t stamp,
 	/* Traces are in arrival order, but tolerate small disorder: a stamp
 	 * before the first one counts as time 0. */
 	uint64_t rel = stamp >= t->first_stamp ? stamp - t->first_stamp : 0;
+	double ns = (double)rel * unit_ns * t->o.timescale;
+	if (!(ns <= (double)QS_TRACE_MAX_NS)) {
+		snprintf(err, errlen, "%s:%u: %s %" PRIu64 " is %.4g s after the first request's "
+			 "(%" PRIu64 ", trace_timescale %g); allowed: at most %llu days",
+			 t->path, t->line, field, stamp, ns / 1e9, t->first_stamp,
+			 t->o.timescale, QS_TRACE_MAX_NS / 86400000000000ull);
+		return -EINVAL;
+	}
 	io->timed = true;
-	io->at_ns = (uint64_t)llround((double)rel * unit_ns * t->o.timescale);
+	io->at_ns = (uint64_t)llround(ns);
+	return 0;
 }
 
 /* "arrival_time device start_lba size_in_sectors type" */
@@ -268,7 +304,8 @@ static int parse_mqsim(struct qs_trace *t, char *s, struct qs_io *io, char *err,
 	io->op = v[4] ? QS_IO_READ : QS_IO_WRITE;
 	io->orig_off = v[2] * 512;
 	io->orig_len = v[3] * 512;
-	set_time(t, io, v[0], 1.0);
+	if (set_time(t, io, v[0], 1.0, "arrival_time", err, errlen))
+		return -EINVAL;
 	return map_range(t, io, err, errlen);
 }
 
@@ -318,7 +355,8 @@ static int parse_msr(struct qs_trace *t, char *s, struct qs_io *io, char *err,
 	}
 	io->orig_off = off;
 	io->orig_len = len;
-	set_time(t, io, ts, 100.0);
+	if (set_time(t, io, ts, 100.0, "Timestamp", err, errlen))
+		return -EINVAL;
 	return map_range(t, io, err, errlen);
 }
 
@@ -333,6 +371,22 @@ static int parse_iolog(struct qs_trace *t, char *s, struct qs_io *io, char *err,
 		if (n == 5)
 			break;
 		fld[n++] = p;
+	}
+	/* The replay drives one device: two files' offsets would land on it
+	 * as if they were one file's. */
+	if (n >= 1 && !t->iolog_file) {
+		t->iolog_file = strdup(fld[0]);
+		t->iolog_line = t->line;
+		if (!t->iolog_file) {
+			snprintf(err, errlen, "%s: out of memory", t->path);
+			return -ENOMEM;
+		}
+	} else if (n >= 1 && strcmp(fld[0], t->iolog_file)) {
+		snprintf(err, errlen, "%s:%u: file '%.100s' is a second file (the log names "
+			 "'%.100s' on line %u); the replay drives one device: give each file's "
+			 "lines a trace of its own", t->path, t->line, fld[0], t->iolog_file,
+			 t->iolog_line);
+		return -EINVAL;
 	}
 	if (n == 2 && (!strcmp(fld[1], "add") || !strcmp(fld[1], "open") ||
 		       !strcmp(fld[1], "close")))
@@ -379,7 +433,8 @@ int qs_trace_next(struct qs_trace *t, struct qs_io *io, char *err,
 		char *s = next_line(t);
 		if (!s) {
 			if (ferror(t->f)) {
-				snprintf(err, errlen, "%s:%u: read error", t->path, t->line);
+				snprintf(err, errlen, "%s:%u: read error: %s", t->path,
+					 t->line + 1, strerror(errno));
 				return -EIO;
 			}
 			return 0;

@@ -43,6 +43,15 @@ enum qs_trace_format {
 	QS_TRACE_IOLOG = 3,
 };
 
+/* The largest request a trace may hold (after the 4 KiB mapping), as a
+ * job's largest bs: a larger one is refused naming the file and line
+ * rather than failing in the driver without either. */
+#define QS_TRACE_MAX_IO (16ull << 20)
+/* The latest time a request may come after the first, scaled: beyond it
+ * the nanoseconds no longer fit a double exactly (and a stamp near 2^64
+ * overflowed to 2^63 ns). */
+#define QS_TRACE_MAX_NS (365ull * 86400 * 1000000000)
+
 struct qs_trace_opts {
 	enum qs_trace_format format;
 	double timescale;	     /* multiplies time stamps; > 0, 1.0 = as is */

@@ -215,10 +215,43 @@ int qs_wl_open(const struct qs_job *job, unsigned clone, uint64_t seed,
 		w->zipf_eta = (1.0 - pow(2.0 / n, 1.0 - th)) /
 			      (1.0 - w->zeta2 / w->zeta_n);
 	} else if (job->dist == QS_DIST_PARETO) {
-		w->pareto_pow = log(job->dist_param) / log(1.0 - job->dist_param);
+		/* The hot set is h of the blocks (1 - h when h > 1/2); below one
+		 * block the shape cannot be drawn (every I/O lands on one block
+		 * whatever h is), so such an h is refused rather than run as a
+		 * single-block workload under the name pareto. */
+		double h = job->dist_param, n = (double)w->nblocks;
+		double hot = h < 0.5 ? h : 1.0 - h;
+		if (!(h > 0 && h < 1) || hot * n < 1.0) {
+			snprintf(err, errlen,
+				 "job %s: random_distribution=pareto:%g leaves a hot set of "
+				 "%.3g of %llu blocks (size %llu / bs %llu); allowed: "
+				 "h from %.3g to %.9g (the hot share h, or 1 - h, must "
+				 "be at least one block); fix: raise h or size",
+				 job->name, h, hot * n, (unsigned long long)w->nblocks,
+				 (unsigned long long)job->size, (unsigned long long)job->bs,
+				 1.0 / n, 1.0 - 1.0 / n);
+			free(w);
+			return -EINVAL;
+		}
+		/* log1p(-h), not log(1 - h): for a small h, 1 - h rounds to 1,
+		 * log gives 0 and the exponent becomes infinite. */
+		w->pareto_pow = log(h) / log1p(-h);
 	}
 	*out = w;
 	return 0;
+}
+
+/* A rank computed in double, as an index in [0, n): converting a double
+ * at or past 2^64 (or inf, or NaN) to an integer is undefined, and the
+ * optimised build then returns one fixed value for every draw. */
+static uint64_t rank_clamp(const struct qs_wl *w, double x)
+{
+	double last = (double)(w->nblocks - 1);
+	if (!(x >= 0))
+		return 0;
+	if (!(x < last))
+		return w->nblocks - 1;
+	return (uint64_t)x;
 }
 
 /* Zipf rank in [0, n) (0 = most popular), Gray et al. */
@@ -233,15 +266,15 @@ static uint64_t zipf_rank(struct qs_wl *w)
 	else if (uz < w->zeta2)
 		r = 1;
 	else
-		r = (uint64_t)((double)w->nblocks *
-			       pow(w->zipf_eta * u - w->zipf_eta + 1.0, w->zipf_alpha));
+		r = rank_clamp(w, (double)w->nblocks *
+				  pow(w->zipf_eta * u - w->zipf_eta + 1.0, w->zipf_alpha));
 	return r < w->nblocks ? r : w->nblocks - 1;
 }
 
 static uint64_t pareto_rank(struct qs_wl *w)
 {
 	double u = qs_wl_rng_double(&w->rng);
-	uint64_t r = (uint64_t)((double)(w->nblocks - 1) * pow(u, w->pareto_pow));
+	uint64_t r = rank_clamp(w, (double)(w->nblocks - 1) * pow(u, w->pareto_pow));
 	return r < w->nblocks ? r : w->nblocks - 1;
 }
 

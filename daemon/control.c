@@ -3,6 +3,7 @@
 #include "control.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,14 +13,23 @@
 #include <unistd.h>
 
 #include "host/ctl.h"
+#include "host/env.h"
+
+/* Back-off after an accept that failed for want of a resource (EMFILE,
+ * ENFILE, ENOBUFS, ENOMEM): re-arming at once spins at 100% CPU and logs
+ * each failure, since the pending connection stays in the queue. */
+#define CTLD_BACKOFF_MIN_NS (10ull * 1000 * 1000)
+#define CTLD_BACKOFF_MAX_NS (1000ull * 1000 * 1000)
 
 struct ctld_conn {
 	struct qs_uop op; /* first */
+	struct qs_utimer idle; /* from accept to the last byte of the reply */
 	struct qs_ctld *c;
 	struct ctld_conn *next, **pprev;
 	int fd;
 	bool sending;
 	bool waiting; /* a drain is running for it */
+	bool timed_out; /* the idle timer fired: recv ends with EOF (shutdown) */
 	size_t in_len;
 	char in[QS_CTL_MAX_REQUEST + 2];
 	char *out;
@@ -34,10 +44,17 @@ struct qs_ctld {
 	int fd;
 	char *path;
 	struct ctld_conn *conns;
+	unsigned nconns, max_conns;
+	uint64_t idle_ns;
+	struct qs_utimer backoff;  /* armed while accept waits out a failure */
+	uint64_t backoff_ns;	   /* the next wait; 0 = accept is healthy */
+	unsigned long failures;	   /* accept failures since it last worked */
 };
 
 static void ctld_conn_free(struct ctld_conn *k)
 {
+	qs_uloop_timer_cancel(k->c->loop, &k->idle);
+	k->c->nconns--;
 	*k->pprev = k->next;
 	if (k->next)
 		k->next->pprev = k->pprev;
@@ -85,7 +102,24 @@ static void ctld_reply(struct ctld_conn *k, int result, const char *body)
 		k->out_len = (size_t)sprintf(k->out, "ok\n%s", body);
 	k->out_done = 0;
 	k->sending = true;
+	/* A fresh window for the reply (a drain may have taken long). */
+	qs_uloop_timer_set(k->c->loop, &k->idle, qs_henv_now_ns() + k->c->idle_ns);
 	ctld_conn_arm(&k->op, 0);
+}
+
+/*
+ * The connection's time is up. A recv or send of it is in the kernel and
+ * points at k, so k is not freed here: shutdown ends the recv with EOF
+ * (answered as a timeout in ctld_conn_io) or fails the send (freed there).
+ */
+static void ctld_idle_fire(struct qs_utimer *t)
+{
+	struct ctld_conn *k = (struct ctld_conn *)((char *)t - offsetof(struct ctld_conn, idle));
+
+	if (k->waiting)
+		return;
+	k->timed_out = true;
+	shutdown(k->fd, k->sending ? SHUT_RDWR : SHUT_RD);
 }
 
 static void ctld_drain_done(void *token, int result, const char *msg)
@@ -96,10 +130,10 @@ static void ctld_drain_done(void *token, int result, const char *msg)
 	ctld_reply(k, result, msg);
 }
 
-static void ctld_handle(struct ctld_conn *k)
+static void ctld_handle(struct ctld_conn *k, char *nl)
 {
 	struct qs_ctld *c = k->c;
-	char *line = k->in, *nl = strchr(line, '\n');
+	char *line = k->in;
 	char *out = malloc(QS_CTL_MAX_REPLY);
 	int ret;
 
@@ -145,6 +179,22 @@ static void ctld_conn_io(struct qs_uop *op, int res)
 {
 	struct ctld_conn *k = (struct ctld_conn *)op;
 
+	/* EOF before a newline (the peer shut its side down, or the idle
+	 * timer shut ours) is answered, since the peer may still read; a
+	 * client that connected and closed without a byte is not. */
+	if (res <= 0 && !k->sending && (res == 0 || k->timed_out) &&
+	    (k->timed_out || k->in_len)) {
+		char msg[160];
+		if (k->timed_out)
+			snprintf(msg, sizeof(msg), "no complete request within %llu ms; "
+				 "end the request with a newline",
+				 (unsigned long long)(k->c->idle_ns / 1000000));
+		else
+			snprintf(msg, sizeof(msg), "the request ended (EOF) after %zu bytes "
+				 "without a newline; end it with '\\n'", k->in_len);
+		ctld_reply(k, -EINVAL, msg);
+		return;
+	}
 	if (res <= 0) {
 		/* Peer gone (or error) before the exchange finished. */
 		ctld_conn_free(k);
@@ -160,12 +210,26 @@ static void ctld_conn_io(struct qs_uop *op, int res)
 	}
 	k->in_len += (size_t)res;
 	k->in[k->in_len] = 0;
-	if (strchr(k->in, '\n')) {
-		ctld_handle(k);
+	/* Searched by length, not as a string: a NUL would hide the newline
+	 * after it and leave the request unanswered until the timeout. */
+	char *nl = memchr(k->in, '\n', k->in_len);
+	char *nul = memchr(k->in, 0, nl ? (size_t)(nl - k->in) : k->in_len);
+	if (nul) {
+		char msg[96];
+		snprintf(msg, sizeof(msg), "the request holds a NUL byte at offset %zu; "
+			 "requests are text lines", (size_t)(nul - k->in));
+		ctld_reply(k, -EINVAL, msg);
+		return;
+	}
+	if (nl) {
+		ctld_handle(k, nl);
 		return;
 	}
 	if (k->in_len > QS_CTL_MAX_REQUEST) {
-		ctld_reply(k, -E2BIG, "request line too long");
+		char msg[96];
+		snprintf(msg, sizeof(msg), "request line longer than %d bytes",
+			 QS_CTL_MAX_REQUEST);
+		ctld_reply(k, -E2BIG, msg);
 		return;
 	}
 	ctld_conn_arm(op, 0);
@@ -185,31 +249,79 @@ static void ctld_accept_arm(struct qs_uop *op, int unused)
 	io_uring_sqe_set_data(sqe, op);
 }
 
+static void ctld_backoff_fire(struct qs_utimer *t)
+{
+	struct qs_ctld *c = (struct qs_ctld *)((char *)t - offsetof(struct qs_ctld, backoff));
+
+	ctld_accept_arm(&c->accept_op, 0);
+}
+
+/* Refuse a client over the cap with an answer, not a hang: the reply is
+ * short and the socket new, so a non-blocking send takes all of it. */
+static void ctld_refuse(struct qs_ctld *c, int fd)
+{
+	char msg[160];
+	int n = snprintf(msg, sizeof(msg), "error: %u control connections are open, the "
+			 "most served at once; try again\n", c->nconns);
+
+	if (send(fd, msg, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+		/* nothing more to do for it */
+	}
+	close(fd);
+}
+
 static void ctld_accepted(struct qs_uop *op, int res)
 {
 	struct qs_ctld *c = (struct qs_ctld *)op;
 	struct ctld_conn *k;
 
 	if (res >= 0) {
-		k = calloc(1, sizeof(*k));
+		if (c->failures)
+			fprintf(stderr, "qlcshaped: control socket accept works again "
+				"(%lu failures)\n", c->failures);
+		c->failures = 0;
+		c->backoff_ns = 0;
+		k = c->nconns < c->max_conns ? calloc(1, sizeof(*k)) : NULL;
 		if (!k) {
-			close(res);
+			ctld_refuse(c, res); /* over the cap (or out of memory) */
 		} else {
 			k->c = c;
 			k->fd = res;
 			k->op.done = ctld_conn_io;
 			k->op.retry = ctld_conn_arm;
+			k->idle.fire = ctld_idle_fire;
 			k->next = c->conns;
 			if (k->next)
 				k->next->pprev = &k->next;
 			k->pprev = &c->conns;
 			c->conns = k;
+			c->nconns++;
+			qs_uloop_timer_set(c->loop, &k->idle, qs_henv_now_ns() + c->idle_ns);
 			ctld_conn_arm(&k->op, 0);
 		}
+	} else if (res == -EMFILE || res == -ENFILE || res == -ENOBUFS || res == -ENOMEM) {
+		/* The client stays queued; try again later, and say so once. */
+		if (!c->failures++)
+			fprintf(stderr, "qlcshaped: control socket accept: %s; retrying every "
+				"%llu ms up to %llu ms while it lasts (%u connections open)\n",
+				strerror(-res),
+				(unsigned long long)(CTLD_BACKOFF_MIN_NS / 1000000),
+				(unsigned long long)(CTLD_BACKOFF_MAX_NS / 1000000), c->nconns);
+		c->backoff_ns = c->backoff_ns ? c->backoff_ns * 2 : CTLD_BACKOFF_MIN_NS;
+		if (c->backoff_ns > CTLD_BACKOFF_MAX_NS)
+			c->backoff_ns = CTLD_BACKOFF_MAX_NS;
+		qs_uloop_timer_set(c->loop, &c->backoff, qs_henv_now_ns() + c->backoff_ns);
+		return;
 	} else if (res != -EINTR && res != -ECONNABORTED) {
 		fprintf(stderr, "qlcshaped: control socket accept: %s\n", strerror(-res));
 	}
 	ctld_accept_arm(op, 0);
+}
+
+void qs_ctld_set_limits(struct qs_ctld *c, unsigned max_conns, uint64_t idle_ns)
+{
+	c->max_conns = max_conns ? max_conns : QS_CTLD_MAX_CONNS;
+	c->idle_ns = idle_ns ? idle_ns : QS_CTLD_IDLE_NS;
 }
 
 int qs_ctld_open(struct qs_ctld **out, struct qs_uloop *loop, const char *path,
@@ -236,6 +348,8 @@ int qs_ctld_open(struct qs_ctld **out, struct qs_uloop *loop, const char *path,
 	c->ctx = ctx;
 	c->accept_op.done = ctld_accepted;
 	c->accept_op.retry = ctld_accept_arm;
+	c->backoff.fire = ctld_backoff_fire;
+	qs_ctld_set_limits(c, 0, 0);
 	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (c->fd < 0)
 		goto fail;
@@ -267,6 +381,7 @@ void qs_ctld_close(struct qs_ctld *c)
 {
 	if (!c)
 		return;
+	qs_uloop_timer_cancel(c->loop, &c->backoff);
 	while (c->conns)
 		ctld_conn_free(c->conns);
 	close(c->fd);

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "host/uloop.h"
 
@@ -35,6 +36,21 @@ struct qs_ctld_ops {
 };
 
 struct qs_ctld;
+
+/*
+ * Limits on what clients can hold (issue 12: 100 clients that never end
+ * their line took every fd and spun the accept). A connection gets
+ * QS_CTLD_IDLE_NS from accept to the end of its reply (a drain's wait does
+ * not count); then it is answered "error: no complete request ..." and
+ * closed. Past QS_CTLD_MAX_CONNS open connections a new client is answered
+ * "error: ... try again" and closed at once. A failed accept for want of
+ * fds or memory is retried after 10 ms, doubling up to 1 s, logged once.
+ */
+#define QS_CTLD_MAX_CONNS 16
+#define QS_CTLD_IDLE_NS (10ull * 1000 * 1000 * 1000)
+
+/* Other limits (0 = the default), for tests. */
+void qs_ctld_set_limits(struct qs_ctld *c, unsigned max_conns, uint64_t idle_ns);
 
 /*
  * Listen on path (an old socket file there is replaced; mode 0600) and serve

@@ -806,6 +806,13 @@ static int d_engine_open(struct daemon *d)
 		return ret;
 	}
 	if (ec.mode == QS_MODE_CACHE) {
+		/* Before anything is opened: a format would write the log into
+		 * the QLC's data. */
+		ret = qs_config_check_devices(&d->cfg, msg, sizeof(msg));
+		if (ret) {
+			d_log("%s", msg);
+			return ret;
+		}
 		if (!d->cfg.fast) {
 			d_log("%s: key 'devices.fast' is missing; engine.mode = cache needs it",
 			      d->cfg.file);
@@ -935,9 +942,8 @@ static int d_args(struct daemon *d, int argc, char **argv)
 		d_log("%s", err);
 		return 2;
 	}
-	if (d->format_only && d->cfg.backend != QS_BACKEND_ENGINE) {
-		d_log("%s: --format-only: daemon.backend is not 'engine', so there is no log to "
-		      "format", config);
+	if (d->format_only && qs_config_check_format_only(&d->cfg, err, sizeof(err))) {
+		d_log("%s", err);
 		qs_config_free(&d->cfg);
 		return 2;
 	}
@@ -975,9 +981,11 @@ static int d_setup(struct daemon *d)
 		d_log("systemd watchdog: WATCHDOG=1 every %.3f s",
 		      (double)d->nt.wd_interval_ns / 1e9);
 	/* Room for every ublk command plus the engine's log and destage I/O. */
-	ret = qs_uloop_init(&d->loop, d->cfg.queues * d->cfg.queue_depth + 512);
+	ret = qs_uloop_init(&d->loop, d->cfg.queues * d->cfg.queue_depth + QS_CONFIG_RING_EXTRA);
 	if (ret < 0) {
-		d_log("io_uring: %s", strerror(-ret));
+		d_log("io_uring with %u entries (ublk.queues %u x ublk.queue_depth %u + %d): %s",
+		      d->cfg.queues * d->cfg.queue_depth + QS_CONFIG_RING_EXTRA, d->cfg.queues,
+		      d->cfg.queue_depth, QS_CONFIG_RING_EXTRA, strerror(-ret));
 		return -1;
 	}
 	return 0;

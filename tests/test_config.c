@@ -248,6 +248,89 @@ static void test_errors_structure(void **state)
 	EXPECT("[devices]\nfast = /f\n", "devices.qlc", "missing");
 	EXPECT("[devices]\nfast = /f\n[daemon]\nbackend = engine\n", "devices.qlc", "missing");
 	EXPECT("[devices]\nqlc = /q\n", "devices.fast", "missing", "passthrough");
+	/* issue 12: the daemon said "io_uring: Invalid argument", naming no key */
+	EXPECT("[devices]\nqlc = /q\nfast = /f\n[ublk]\nqueues = 8\nqueue_depth = 4096\n",
+	       ":6: key 'ublk.queue_depth'", "queues 8 x queue_depth 4096 = 32768",
+	       "up to 32256 (queue_depth up to 4032 with 8 queues)");
+}
+
+/* Write n bytes (NULs allowed) to a fresh file; its name. */
+static const char *write_bytes(const void *b, size_t n)
+{
+	ttmp_file(tmp_path, sizeof(tmp_path), "conf", NULL, NULL);
+	FILE *f = fopen(tmp_path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(b, 1, n, f), n);
+	assert_int_equal(fclose(f), 0);
+	return tmp_path;
+}
+
+static void load_ok(const char *p, struct qs_config *c)
+{
+	char err[512] = "";
+	if (qs_config_load(c, p, err, sizeof(err)))
+		fail_msg("%s", err);
+	unlink(p);
+}
+
+/* Issue 12: what iniparser did to hostile or unusual files. */
+static void test_reader_hostile(void **state)
+{
+	struct qs_config c;
+	char err[512];
+
+	(void)state;
+	/* a comment ending in a backslash swallowed the next line */
+	load_ok(write_conf("[devices]\n; path C:\\\nqlc = /q\nfast = /f\n"), &c);
+	assert_string_equal(c.qlc, "/q");
+	qs_config_free(&c);
+	/* values were cut at '#' and ';' */
+	load_ok(write_conf("[devices]\nqlc = /q\nfast = /f;x\n[daemon]\n"
+			   "control_socket = /run/a#b.sock # the socket\n"), &c);
+	assert_string_equal(c.control_socket, "/run/a#b.sock");
+	assert_string_equal(c.fast, "/f;x");
+	qs_config_free(&c);
+	/* quoted: taken as it is */
+	load_ok(write_conf("[devices]\nqlc = \"/q ;x\" ; comment\nfast = /f\n"), &c);
+	assert_string_equal(c.qlc, "/q ;x");
+	qs_config_free(&c);
+	/* a comment after a section header, a UTF-8 BOM, a 3000-byte line, CRLF */
+	{
+		char *t = malloc(4000);
+		assert_non_null(t);
+		strcpy(t, "\xef\xbb\xbf[devices] ; drives\r\nqlc = /q\r\nfast = /f\r\n;");
+		size_t at = strlen(t);
+		memset(t + at, 'c', 3000);
+		strcpy(t + at + 3000, "\n");
+		load_ok(write_conf(t), &c);
+		free(t);
+	}
+	assert_string_equal(c.fast, "/f");
+	qs_config_free(&c);
+
+	/* a NUL byte: named, not "iniparser could not load the file" */
+	static const char nul[] = "[devices]\nqlc\0 = /q\n";
+	const char *p = write_bytes(nul, sizeof(nul) - 1);
+	assert_int_equal(qs_config_load(&c, p, err, sizeof(err)), -EINVAL);
+	unlink(p);
+	print_message("%s\n", err);
+	assert_non_null(strstr(err, ":2: NUL byte 0x00 at column 4"));
+	/* binary garbage is shown escaped, not raw */
+	EXPECT("[devices]\nqlc = /q\n\x01\x02zz\n", ":3:", "control byte 0x01 at column 1");
+	EXPECT("[devices]\n\xff\xfe\x80 = 1\n", ":2:", "unknown key '\\xff\\xfe\\x80'");
+	EXPECT("[devices]\nqlc = /q\xff\nfast = rel\n", ":3:", "'rel'");
+	/* a value continued with '\' was reported as a missing key */
+	EXPECT("[devices]\nqlc = /q\nfast = /f\\\n  ast\n", ":3:", "devices.fast",
+	       "ends with a backslash", "continuation");
+	EXPECT("[devices]\nqlc = \"/q\n", ":2:", "closing '\"'");
+	EXPECT("[devices] qlc = /q\n", ":1:", "'qlc = /q' follows the ']'");
+	/* a directory as the config */
+	char dir[64];
+	ttmp_dir(dir, sizeof(dir), "conf_dir");
+	assert_int_equal(qs_config_load(&c, dir, err, sizeof(err)), -EINVAL);
+	rmdir(dir);
+	assert_non_null(strstr(err, dir));
+	assert_non_null(strstr(err, "not a regular file (a directory)"));
 }
 
 /* Consistency between keys is the engine's check; the message still points at the file. */
@@ -307,6 +390,61 @@ static void test_engine_cross_check(void **state)
 	qs_config_free(&c);
 }
 
+/* Issue 12: fast and qlc naming one file (or a link to it) formatted the
+ * log into the QLC file; --format-only in passthrough said "log
+ * formatted". Both are refused naming the keys. */
+static void test_same_device_and_format_only(void **state)
+{
+	struct qs_config c;
+	char err[512] = "", dir[64], a[96], b[96], l[96], text[512];
+	const char *p;
+
+	(void)state;
+	ttmp_dir(dir, sizeof(dir), "conf_dev");
+	snprintf(a, sizeof(a), "%s/qlc.img", dir);
+	snprintf(b, sizeof(b), "%s/fast.img", dir);
+	snprintf(l, sizeof(l), "%s/link.img", dir);
+	ttmp_write(a, "");
+	ttmp_write(b, "");
+	assert_int_equal(symlink(a, l), 0);
+	const char *fasts[] = {a, l};
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(text, sizeof(text), "[devices]\nqlc = %s\nfast = %s\n", a, fasts[i]);
+		p = write_conf(text);
+		assert_int_equal(qs_config_load(&c, p, err, sizeof(err)), 0);
+		assert_int_equal(qs_config_check_devices(&c, err, sizeof(err)), -EINVAL);
+		print_message("%s\n", err);
+		assert_non_null(strstr(err, p));
+		assert_non_null(strstr(err, ":3: key 'devices.fast'"));
+		assert_non_null(strstr(err, "key 'devices.qlc' (line 2"));
+		assert_non_null(strstr(err, "same file"));
+		qs_config_free(&c);
+		unlink(p);
+	}
+	/* two files, or a QLC that does not exist yet: fine here */
+	snprintf(text, sizeof(text), "[devices]\nqlc = %s\nfast = %s\n", a, b);
+	p = write_conf(text);
+	assert_int_equal(qs_config_load(&c, p, err, sizeof(err)), 0);
+	assert_int_equal(qs_config_check_devices(&c, err, sizeof(err)), 0);
+	assert_int_equal(qs_config_check_format_only(&c, err, sizeof(err)), 0);
+	qs_config_free(&c);
+	unlink(p);
+
+	snprintf(text, sizeof(text), "[devices]\nqlc = %s\nfast = %s\n[engine]\n"
+		 "mode = passthrough\n", a, b);
+	p = write_conf(text);
+	assert_int_equal(qs_config_load(&c, p, err, sizeof(err)), 0);
+	assert_int_equal(qs_config_check_format_only(&c, err, sizeof(err)), -EINVAL);
+	print_message("%s\n", err);
+	assert_non_null(strstr(err, ":5: --format-only: key 'engine.mode' value 'passthrough'"));
+	qs_config_free(&c);
+	unlink(p);
+	unlink(l);
+	unlink(a);
+	unlink(b);
+	rmdir(dir);
+}
+
 static void test_missing_file(void **state)
 {
 	struct qs_config c;
@@ -346,7 +484,9 @@ int main(void)
 		cmocka_unit_test(test_minimal_and_overlay),
 		cmocka_unit_test(test_errors_values),
 		cmocka_unit_test(test_errors_structure),
+		cmocka_unit_test(test_reader_hostile),
 		cmocka_unit_test(test_engine_cross_check),
+		cmocka_unit_test(test_same_device_and_format_only),
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_parse_size),
 	};

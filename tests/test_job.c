@@ -272,12 +272,53 @@ static void test_errors(void **state)
 		     (const char *[]){":2:", "'trace_timescale'", "'0'", "above 0", NULL});
 	expect_error("[a]\ntime_based=1\n",
 		     (const char *[]){"'time_based'", "runtime", NULL});
+	/* issue 12: a key on the header line was dropped */
+	expect_error("[a] bs=64k\nrw=write\n",
+		     (const char *[]){":1:", "'bs=64k'", "'[a]'", "line of its own", NULL});
+	/* issue 12: kb_base=1000 refused 4k saying "a multiple of 4k" */
+	expect_error("[a]\nkb_base=1000\nbs=4k\n",
+		     (const char *[]){":3:", "'bs'", "'4k'", "4000 bytes", "4KiB", NULL});
+	/* issue 12: include suggested "include default.fio=1 for a flag" */
+	expect_error("include default.fio\n[a]\n",
+		     (const char *[]){":1:", "include", "not supported", NULL});
+	/* issue 12: a line iniparser cannot take failed as "could not read" */
+	{
+		char t[1200];
+		int n = snprintf(t, sizeof(t), "[a]\n;");
+		memset(t + n, 'c', 1100);
+		strcpy(t + n + 1100, "\n");
+		expect_error(t, (const char *[]){":2:", "line longer than 1000", NULL});
+	}
+}
+
+/* Issue 12: a line starting with a NUL byte was skipped without a word
+ * (and a NUL inside a line cut it there). */
+static void test_nul_byte(void **state)
+{
+	(void)state;
+	static const char text[] = "[a]\nrw=write\n\0bs=64k\n";
+	ttmp_file(path, sizeof(path), "job", NULL, "");
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(text, 1, sizeof(text) - 1, f), sizeof(text) - 1);
+	fclose(f);
+	struct qs_job_file *jf = (void *)0x1;
+	char err[512] = "";
+	assert_int_equal(qs_job_file_load(path, CAP, &jf, err, sizeof(err)), -EINVAL);
+	assert_null(jf);
+	print_message("%s\n", err);
+	assert_non_null(strstr(err, ":3: NUL byte at column 1"));
 }
 
 static void test_missing_file(void **state)
 {
 	(void)state;
 	struct qs_job_file *f;
+	char dir[64], derr[512] = "";
+	ttmp_dir(dir, sizeof(dir), "job_dir");
+	assert_int_equal(qs_job_file_load(dir, CAP, &f, derr, sizeof(derr)), -EINVAL);
+	rmdir(dir);
+	assert_non_null(strstr(derr, "not a regular file (a directory)"));
 	char err[256];
 	assert_int_equal(qs_job_file_load("/nonexistent/x.fio", CAP, &f, err, sizeof(err)),
 			 -ENOENT);
@@ -355,6 +396,38 @@ static void test_default_file(void **state)
 	qs_job_file_free(f);
 }
 
+/* Issue 12: ramp_time=30d under --runtime 200ms ran for 30 days (fio's
+ * ramp comes before the runtime). --runtime now bounds the ramp, with a
+ * warning naming the key; --ramp-time still sets any ramp. */
+static void test_runtime_bounds_ramp(void **state)
+{
+	(void)state;
+	write_file("[global]\nsize=1%\nruntime=200ms\n[j]\nrw=randwrite\n"
+		   "ramp_time=30d\n[k]\nramp_time=100ms\n");
+	struct qs_job_file *f;
+	char err[512] = "";
+	assert_int_equal(qs_job_file_load(path, CAP, &f, err, sizeof(err)), 0);
+	char *msg = NULL;
+	size_t msglen = 0;
+	FILE *w = open_memstream(&msg, &msglen);
+	assert_int_equal(qs_job_file_override(f, 200000000ull, UINT64_MAX, w), 1);
+	fclose(w);
+	print_message("%s", msg);
+	assert_int_equal(f->jobs[0].runtime_ns, 200000000ull);
+	assert_int_equal(f->jobs[0].ramp_time_ns, 200000000ull);
+	assert_true(f->jobs[0].time_based);
+	assert_int_equal(f->jobs[1].ramp_time_ns, 100000000ull); /* shorter: kept */
+	assert_non_null(strstr(msg, path));
+	assert_non_null(strstr(msg, ":4: [j] key 'ramp_time' value 2592000 s"));
+	assert_non_null(strstr(msg, "--runtime 0.2 s"));
+	free(msg);
+	/* --ramp-time given: it wins, nothing is cut, nothing is said */
+	assert_int_equal(qs_job_file_override(f, 200000000ull, 5000000000ull, NULL), 0);
+	assert_int_equal(f->jobs[0].ramp_time_ns, 5000000000ull);
+	assert_int_equal(f->jobs[1].ramp_time_ns, 5000000000ull);
+	qs_job_file_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -366,6 +439,8 @@ int main(void)
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_shipped_files),
 		cmocka_unit_test(test_default_file),
+		cmocka_unit_test_teardown(test_runtime_bounds_ramp, teardown),
+		cmocka_unit_test_teardown(test_nul_byte, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

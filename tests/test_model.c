@@ -554,6 +554,50 @@ static void test_profile_loader(void **state)
 	unlink(path);
 }
 
+/* Issue 12: what the profile loader took quietly or reported wrongly. */
+static void expect_profile(const char *path, const char *text, const char *want)
+{
+	struct qs_profile p;
+	char err[512] = "";
+	ttmp_write(path, text);
+	assert_int_equal(qs_profile_load(path, &p, err, sizeof(err)), -EINVAL);
+	print_message("%s\n", err);
+	if (!strstr(err, path) || !strstr(err, want))
+		fail_msg("error '%s' lacks the path or '%s'", err, want);
+}
+
+static void test_profile_hostile(void **state)
+{
+	(void)state;
+	char path[64], buf[1024];
+	ttmp_file(path, sizeof(path), "profile", ".ini", NULL);
+	/* a misspelt [drive] said "[drive] media is missing" */
+	subst(buf, sizeof(buf), good_ini, "[drive]", "[drvie]");
+	expect_profile(path, buf, ":1: unknown section '[drvie]'");
+	subst(buf, sizeof(buf), good_ini, "[drive]", "[method.x]");
+	expect_profile(path, buf, "no [drive] section");
+	expect_profile(path, "; nothing here\n", "no [drive] section");
+	/* a repeated key: the last won */
+	snprintf(buf, sizeof(buf), "%s%s", good_ini, "op_pct = 20\n");
+	expect_profile(path, buf, ":19: [drive] op_pct repeats the one on line 6");
+	/* keys before [drive] were dropped */
+	snprintf(buf, sizeof(buf), "%s%s", "op_pct = 20\n", good_ini);
+	expect_profile(path, buf, ":1: key 'op_pct' before [drive]");
+	/* gc_free_low = 1000 with superblocks = 16: the model grew the drive */
+	snprintf(buf, sizeof(buf), "%s%s", good_ini, "superblocks = 16\ngc_free_low = 1000\n");
+	expect_profile(path, buf, ":20: [drive] gc_free_low = '1000': at most half of "
+				  "superblocks (16)");
+	/* a directory */
+	char dir[64];
+	struct qs_profile p;
+	char err[256] = "";
+	ttmp_dir(dir, sizeof(dir), "profile_dir");
+	assert_int_equal(qs_profile_load(dir, &p, err, sizeof(err)), -EINVAL);
+	rmdir(dir);
+	assert_non_null(strstr(err, "not a profile file (a directory)"));
+	unlink(path);
+}
+
 static void test_shipped_profiles_load(void **state)
 {
 	(void)state;
@@ -745,6 +789,7 @@ int main(void)
 		cmocka_unit_test(test_prog_passes),
 		cmocka_unit_test(test_scm_no_iu_penalty),
 		cmocka_unit_test(test_profile_loader),
+		cmocka_unit_test(test_profile_hostile),
 		cmocka_unit_test(test_shipped_profiles_load),
 		cmocka_unit_test(test_calibrate_cmd),
 		cmocka_unit_test(test_calibrate_curve_pacing),

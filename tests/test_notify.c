@@ -284,6 +284,7 @@ static void write_file(const char *path, const char *text)
 static void test_daemon_sequence_without_ublk(void **state)
 {
 	char conf[256], fast[256], qlc[256], sock[256], text[1024], got[2048];
+	char link_path[256];
 	const char *args_fmt[] = {"--config", conf, "--format-only", NULL};
 	const char *args[] = {"--config", conf, NULL};
 	struct sink s;
@@ -313,6 +314,36 @@ static void test_daemon_sequence_without_ublk(void **state)
 	assert_string_equal(got, "");
 	/* --format-only without a log to format (the RAM test backend). */
 	write_file(conf, "[daemon]\nbackend = ram\n");
+	assert_int_equal(run_daemon(&s, args_fmt, got, sizeof(got)), 2);
+	assert_string_equal(got, "");
+
+	/* Issue 12: fast naming the QLC file through a link: --format-only
+	 * wrote the log into the QLC file and exited 0. Refused before any
+	 * write now; the QLC file still reads as zeroes. */
+	snprintf(link_path, sizeof(link_path), "%s/fast-link.img", s.dir);
+	assert_int_equal(symlink(qlc, link_path), 0);
+	snprintf(text, sizeof(text),
+		 "[devices]\nfast = %s\nqlc = %s\niu = 64K\n[daemon]\ncontrol_socket = %s\n",
+		 link_path, qlc, sock);
+	write_file(conf, text);
+	assert_int_equal(run_daemon(&s, args_fmt, got, sizeof(got)), 1);
+	assert_string_equal(got, "");
+	{
+		static char blk[1 << 20];
+		fd = open(qlc, O_RDONLY);
+		assert_true(fd >= 0);
+		assert_int_equal(read(fd, blk, sizeof(blk)), (ssize_t)sizeof(blk));
+		close(fd);
+		for (size_t i = 0; i < sizeof(blk); i++)
+			if (blk[i])
+				fail_msg("the QLC file was written at byte %zu", i);
+	}
+	unlink(link_path);
+	/* --format-only in passthrough: there is no log; it said "log formatted". */
+	snprintf(text, sizeof(text),
+		 "[devices]\nqlc = %s\niu = 64K\n[engine]\nmode = passthrough\n"
+		 "[daemon]\ncontrol_socket = %s\n", qlc, sock);
+	write_file(conf, text);
 	assert_int_equal(run_daemon(&s, args_fmt, got, sizeof(got)), 2);
 	assert_string_equal(got, "");
 

@@ -287,6 +287,39 @@ static void test_bad_lines(void **state)
 	expect_bad("fio version 2 iolog\nf erase 0 4096\n", QS_TRACE_IOLOG, ":2:",
 		   "action 'erase'");
 	expect_bad("fio version 3 iolog\n", QS_TRACE_IOLOG, ":1:", "version 2");
+	/* issue 12: a stamp near 2^64 became 2^63 ns of virtual time, no warning */
+	expect_bad("0 0 8 8 1\n18446744073709551615 0 16 8 1\n", QS_TRACE_MQSIM, ":2:",
+		   "arrival_time 18446744073709551615 is 1.845e+10 s after");
+	expect_bad("0,h,0,Read,0,4096,1\n18446744073709551615,h,0,Read,0,4096,1\n",
+		   QS_TRACE_MSR, ":2:", "at most 365 days");
+	/* issue 12: a 1 GB request failed later with no file or line */
+	expect_bad("1 0 8 8 1\n2 0 0 2097152 0\n", QS_TRACE_MQSIM, ":2:",
+		   "request of 1073741824 bytes");
+	expect_bad("fio version 2 iolog\nf write 0 1073741824\n", QS_TRACE_IOLOG, ":2:",
+		   "at most 16777216 bytes");
+	/* issue 12: an MQSim trace opening with a comment holding a comma was
+	 * taken for MSR and failed at line 2 */
+	expect_bad("# time, dev, lba, size, type\n1 0 8 8 1\n2 0 16 8 7\n", QS_TRACE_AUTO,
+		   ":3:", "type '7'");
+	/* issue 12: an iolog naming two files was merged onto one device */
+	expect_bad("fio version 2 iolog\n/dev/a add\n/dev/b add\n/dev/a write 0 4096\n",
+		   QS_TRACE_IOLOG, ":3:", "file '/dev/b' is a second file (the log names "
+		   "'/dev/a' on line 2)");
+}
+
+/* issue 12: a directory read "read error" or "empty trace" */
+static void test_not_a_file(void **state)
+{
+	(void)state;
+	char dir[64], err[256] = "";
+	struct qs_trace_opts o = {.format = QS_TRACE_AUTO, .timescale = 1.0};
+	struct qs_trace *t = NULL;
+	ttmp_dir(dir, sizeof(dir), "trace_dir");
+	assert_int_equal(qs_trace_open(dir, &o, &t, err, sizeof(err)), -EINVAL);
+	rmdir(dir);
+	assert_null(t);
+	assert_non_null(strstr(err, dir));
+	assert_non_null(strstr(err, "not a trace file (a directory)"));
 }
 
 /* A trace job from a job file drives a workload stream. */
@@ -332,6 +365,7 @@ static void test_trace_job(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_not_a_file),
 		cmocka_unit_test(test_mqsim_tpcc),
 		cmocka_unit_test(test_mqsim_wsrch),
 		cmocka_unit_test(test_wrap_into_span),

@@ -5,11 +5,12 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <iniparser.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 enum cfg_type {
 	CFG_STR,    /* char *: a path or name, non-empty */
@@ -143,6 +144,7 @@ int qs_config_parse_size(const char *s, uint64_t *out)
 /* One key=value line as scanned from the file. */
 struct cfg_line {
 	char section[64], key[64];
+	char *value; /* comment and quotes removed */
 	int line;
 };
 
@@ -181,6 +183,45 @@ static int cfg_err(char *err, size_t errlen, const char *fmt, ...)
 	return -EINVAL;
 }
 
+/* Length of the valid UTF-8 sequence at p (1 to 4), or 0. */
+static size_t cfg_utf8_len(const unsigned char *p)
+{
+	size_t n = p[0] >= 0xf5 ? 0 : p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 ? 2 : 0;
+
+	for (size_t i = 1; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+/* src for a message: control bytes, DEL and invalid UTF-8 as \xNN (file
+ * content could be anything; the terminal should not get it raw). */
+static const char *cfg_vis(char *dst, size_t n, const char *src)
+{
+	const unsigned char *p = (const unsigned char *)src;
+	size_t o = 0;
+
+	while (*p && o + 5 < n) {
+		size_t u = *p >= 0x80 ? cfg_utf8_len(p) : 0;
+
+		if (u) {
+			memcpy(dst + o, p, u);
+			o += u;
+			p += u;
+		} else if (*p < 0x20 || *p >= 0x7f) {
+			o += (size_t)snprintf(dst + o, n - o, "\\x%02x", *p++);
+		} else {
+			dst[o++] = (char)*p++;
+		}
+	}
+	if (*p && o + 4 <= n) {
+		memcpy(dst + o, "...", 3);
+		o += 3;
+	}
+	dst[o] = 0;
+	return dst;
+}
+
 static const struct cfg_key *cfg_find(const char *section, const char *key)
 {
 	for (size_t i = 0; i < CFG_NKEYS; i++)
@@ -204,45 +245,81 @@ static void cfg_section_keys(const char *section, char *buf, size_t len)
 }
 
 /*
- * Scan the file for sections and keys with their line numbers, rejecting
- * what iniparser would reject or silently accept: malformed lines, keys
- * outside a section, unknown sections and keys, repeated keys.
+ * The reader (docs/DAEMON.md, "Config syntax"): one line is a blank, a
+ * comment (';' or '#' first), a [section] (a comment may follow), or
+ * key = value. A value ends at a ';' or '#' that follows a blank (so
+ * /run/a#b.sock stays whole), or is "quoted" (taken as it is). No line
+ * continuation: a value ending in '\' is refused, and a comment ending in
+ * one is only a comment. A UTF-8 byte order mark opening the file is
+ * skipped; a NUL or another control character, or a line over
+ * QS_CONFIG_MAX_LINE bytes, is refused naming the line and column. Also
+ * refused: keys outside a section, unknown sections and keys, repeats.
+ * Text echoed in messages is made visible (cfg_vis).
  */
 static int cfg_scan_file(const char *path, struct cfg_scan *sc, char *err, size_t errlen)
 {
-	char buf[4096], section[64] = "";
-	int lineno = 0, cont = 0, ret = 0;
+	char section[64] = "", *buf = NULL, vis[160];
+	size_t bufcap = 0;
+	ssize_t got;
+	int lineno = 0, ret = 0;
 	FILE *f = fopen(path, "re");
+	struct stat st;
 
 	if (!f) {
 		ret = -errno;
 		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
 		return ret;
 	}
-	while (fgets(buf, sizeof(buf), f)) {
-		char *s, *eq;
-		size_t len = strlen(buf);
-		int was_cont = cont;
+	if (fstat(fileno(f), &st) == 0 && !S_ISREG(st.st_mode)) {
+		fclose(f);
+		return cfg_err(err, errlen, "%s: not a regular file (%s); give the path of "
+			       "the config file", path, S_ISDIR(st.st_mode) ? "a directory" :
+			       "a device, pipe or socket");
+	}
+	while ((got = getline(&buf, &bufcap, f)) >= 0) {
+		char *s = buf, *eq, *v;
+		size_t len = (size_t)got;
 
 		lineno++;
-		if (len == sizeof(buf) - 1 && buf[len - 1] != '\n') {
-			ret = cfg_err(err, errlen, "%s:%d: line longer than %zu characters", path,
-				      lineno, sizeof(buf) - 2);
+		if (len && s[len - 1] == '\n')
+			s[--len] = 0;
+		if (len && s[len - 1] == '\r')
+			s[--len] = 0;
+		if (lineno == 1 && len >= 3 && !memcmp(s, "\xef\xbb\xbf", 3)) {
+			s += 3; /* what some editors put first: not content */
+			len -= 3;
+		}
+		if (len > QS_CONFIG_MAX_LINE) {
+			ret = cfg_err(err, errlen, "%s:%d: line longer than %d characters (%zu)",
+				      path, lineno, QS_CONFIG_MAX_LINE, len);
 			break;
 		}
-		s = cfg_trim(buf);
-		/* iniparser joins a line ending in a backslash with the next. */
-		len = strlen(s);
-		cont = len && s[len - 1] == '\\';
-		if (was_cont || !*s || *s == ';' || *s == '#')
+		for (size_t i = 0; i < len; i++) {
+			unsigned char ch = (unsigned char)s[i];
+
+			if (ch < 0x20 && ch != '\t') {
+				ret = cfg_err(err, errlen, "%s:%d: %s byte 0x%02x at column %zu; "
+					      "the file must be text", path, lineno,
+					      ch ? "control" : "NUL", ch, i + 1);
+				goto out;
+			}
+		}
+		s = cfg_trim(s);
+		if (!*s || *s == ';' || *s == '#')
 			continue;
 		if (*s == '[') {
 			char *close = strchr(s, ']');
 			char *rest = close ? cfg_trim(close + 1) : NULL;
 
-			if (!close || (*rest && *rest != ';' && *rest != '#')) {
-				ret = cfg_err(err, errlen, "%s:%d: malformed section header '%s'",
-					      path, lineno, s);
+			if (!close) {
+				ret = cfg_err(err, errlen, "%s:%d: malformed section header '%s': "
+					      "no ']'", path, lineno, cfg_vis(vis, sizeof(vis), s));
+				break;
+			}
+			if (*rest && *rest != ';' && *rest != '#') {
+				ret = cfg_err(err, errlen, "%s:%d: malformed section header: '%s' "
+					      "follows the ']'; put keys on lines of their own",
+					      path, lineno, cfg_vis(vis, sizeof(vis), rest));
 				break;
 			}
 			*close = 0;
@@ -252,7 +329,7 @@ static int cfg_scan_file(const char *path, struct cfg_scan *sc, char *err, size_
 				ret = cfg_err(err, errlen,
 					      "%s:%d: unknown section [%s]; allowed: [devices], "
 					      "[engine], [policy], [daemon], [emu], [ublk]",
-					      path, lineno, section);
+					      path, lineno, cfg_vis(vis, sizeof(vis), section));
 				break;
 			}
 			continue;
@@ -260,15 +337,16 @@ static int cfg_scan_file(const char *path, struct cfg_scan *sc, char *err, size_
 		eq = strchr(s, '=');
 		if (!eq) {
 			ret = cfg_err(err, errlen, "%s:%d: expected 'key = value', found '%s'",
-				      path, lineno, s);
+				      path, lineno, cfg_vis(vis, sizeof(vis), s));
 			break;
 		}
 		*eq = 0;
+		v = cfg_trim(eq + 1);
 		s = cfg_trim(s);
 		cfg_lower(s);
 		if (!*section) {
 			ret = cfg_err(err, errlen, "%s:%d: key '%s' outside any [section]", path,
-				      lineno, s);
+				      lineno, cfg_vis(vis, sizeof(vis), s));
 			break;
 		}
 		if (!cfg_find(section, s)) {
@@ -277,7 +355,7 @@ static int cfg_scan_file(const char *path, struct cfg_scan *sc, char *err, size_
 			cfg_section_keys(section, keys, sizeof(keys));
 			ret = cfg_err(err, errlen,
 				      "%s:%d: unknown key '%s' in [%s]; allowed keys: %s", path,
-				      lineno, s, section, keys);
+				      lineno, cfg_vis(vis, sizeof(vis), s), section, keys);
 			break;
 		}
 		for (size_t i = 0; i < sc->n; i++) {
@@ -286,6 +364,35 @@ static int cfg_scan_file(const char *path, struct cfg_scan *sc, char *err, size_
 					      "%s:%d: key '%s.%s' repeated (first set on line %d)",
 					      path, lineno, section, s, sc->lines[i].line);
 				goto out;
+			}
+		}
+		if (*v == '"') {
+			char *q = strchr(v + 1, '"');
+			char *rest = q ? cfg_trim(q + 1) : NULL;
+
+			if (!q || (*rest && *rest != ';' && *rest != '#')) {
+				ret = cfg_err(err, errlen, "%s:%d: key '%s.%s': %s", path, lineno,
+					      section, s, q ? "text after the closing '\"'"
+							    : "a value opened with '\"' needs a "
+							      "closing '\"' on the same line");
+				break;
+			}
+			*q = 0;
+			v++;
+		} else {
+			for (char *c = v; *c; c++) {
+				if ((*c == ';' || *c == '#') && c > v && isspace((unsigned char)c[-1])) {
+					*c = 0;
+					break;
+				}
+			}
+			v = cfg_trim(v);
+			if (*v && v[strlen(v) - 1] == '\\') {
+				ret = cfg_err(err, errlen, "%s:%d: key '%s.%s' = '%s' ends with a "
+					      "backslash: continuation lines are not supported; "
+					      "write the value on one line (or quote it)", path,
+					      lineno, section, s, cfg_vis(vis, sizeof(vis), v));
+				break;
 			}
 		}
 		if (sc->n == sc->cap) {
@@ -300,16 +407,25 @@ static int cfg_scan_file(const char *path, struct cfg_scan *sc, char *err, size_
 			sc->lines = nl;
 			sc->cap = cap;
 		}
-		snprintf(sc->lines[sc->n].section, sizeof(sc->lines[0].section), "%s", section);
-		snprintf(sc->lines[sc->n].key, sizeof(sc->lines[0].key), "%s", s);
-		sc->lines[sc->n].line = lineno;
+		struct cfg_line *l = &sc->lines[sc->n];
+		l->value = strdup(v);
+		if (!l->value) {
+			ret = -ENOMEM;
+			snprintf(err, errlen, "%s: out of memory", path);
+			break;
+		}
+		snprintf(l->section, sizeof(l->section), "%s", section);
+		snprintf(l->key, sizeof(l->key), "%s", s);
+		l->line = lineno;
 		sc->n++;
 	}
 out:
 	if (!ret && ferror(f)) {
 		ret = -EIO;
-		snprintf(err, errlen, "%s: read error", path);
+		snprintf(err, errlen, "%s: read error at line %d: %s", path, lineno + 1,
+			 strerror(errno));
 	}
+	free(buf);
 	fclose(f);
 	return ret;
 }
@@ -580,7 +696,6 @@ static int cfg_check_emu(const struct qs_config *c, char *err, size_t errlen)
 int qs_config_load(struct qs_config *c, const char *path, char *err, size_t errlen)
 {
 	struct cfg_scan sc = {0};
-	dictionary *d = NULL;
 	int ret;
 
 	memset(c, 0, sizeof(*c));
@@ -591,25 +706,19 @@ int qs_config_load(struct qs_config *c, const char *path, char *err, size_t errl
 	ret = cfg_scan_file(path, &sc, err, errlen);
 	if (ret)
 		goto out;
-	/* The scan accepted the syntax, so iniparser will not complain. */
-	d = iniparser_load(path);
-	if (!d) {
-		ret = cfg_err(err, errlen, "%s: iniparser could not load the file", path);
-		goto out;
-	}
 	for (size_t i = 0; i < sc.n; i++) {
 		const struct cfg_line *l = &sc.lines[i];
 		const struct cfg_key *k = cfg_find(l->section, l->key);
-		char name[140];
-		const char *val;
+		ret = cfg_parse_value(c, k, l->value, l->line, err, errlen);
+		if (ret) {
+			/* The message echoes the value: made visible. */
+			char *raw = strdup(err);
 
-		snprintf(name, sizeof(name), "%s:%s", l->section, l->key);
-		val = iniparser_getstring(d, name, NULL);
-		if (!val)
-			val = "";
-		ret = cfg_parse_value(c, k, val, l->line, err, errlen);
-		if (ret)
+			if (raw)
+				cfg_vis(err, errlen, raw);
+			free(raw);
 			goto out;
+		}
 		c->set[k - cfg_keys] = true;
 		c->line[k - cfg_keys] = l->line;
 	}
@@ -631,14 +740,28 @@ int qs_config_load(struct qs_config *c, const char *path, char *err, size_t errl
 	ret = cfg_check_emu(c, err, errlen);
 	if (ret)
 		goto out;
+	if ((uint64_t)c->queues * c->queue_depth > QS_CONFIG_RING_MAX - QS_CONFIG_RING_EXTRA) {
+		const char *key = qs_config_is_set(c, "ublk.queue_depth") ? "ublk.queue_depth"
+									   : "ublk.queues";
+		ret = cfg_err(err, errlen,
+			      "%s:%d: key '%s': queues %u x queue_depth %u = %llu ublk commands, "
+			      "with the engine's %d entries more than the %d an io_uring holds; "
+			      "allowed: queues x queue_depth up to %d (queue_depth up to %u with "
+			      "%u queues)", path, qs_config_key_line(c, key), key, c->queues,
+			      c->queue_depth, (unsigned long long)c->queues * c->queue_depth,
+			      QS_CONFIG_RING_EXTRA, QS_CONFIG_RING_MAX,
+			      QS_CONFIG_RING_MAX - QS_CONFIG_RING_EXTRA,
+			      (QS_CONFIG_RING_MAX - QS_CONFIG_RING_EXTRA) / c->queues, c->queues);
+		goto out;
+	}
 	if (!c->control_socket) {
 		c->control_socket = strdup(QS_CONFIG_DEFAULT_SOCKET);
 		if (!c->control_socket)
 			ret = -ENOMEM;
 	}
 out:
-	if (d)
-		iniparser_freedict(d);
+	for (size_t i = 0; i < sc.n; i++)
+		free(sc.lines[i].value);
 	free(sc.lines);
 	if (ret)
 		qs_config_free(c);
@@ -722,6 +845,43 @@ int qs_config_check_engine(const struct qs_config *c, const struct qs_engine_con
 			       "conflicts with the engine's settings: %s", c->file, key, why.msg);
 	}
 	return cfg_err(err, errlen, "%s: engine settings: %s", c->file, why.msg);
+}
+
+int qs_config_check_devices(const struct qs_config *c, char *err, size_t errlen)
+{
+	struct stat f, q;
+
+	if (!c->fast || !c->qlc || !strncmp(c->qlc, "emu:", 4))
+		return 0;
+	if (stat(c->fast, &f) || stat(c->qlc, &q))
+		return 0;
+	bool same = S_ISBLK(f.st_mode) && S_ISBLK(q.st_mode) ? f.st_rdev == q.st_rdev
+							      : f.st_dev == q.st_dev && f.st_ino == q.st_ino;
+	if (!same)
+		return 0;
+	return cfg_err(err, errlen, "%s:%d: key 'devices.fast' ('%s') and key 'devices.qlc' "
+		       "(line %d, '%s') name the same %s (device %u:%u, inode %llu): the log "
+		       "would be written into the QLC's data; give the log its own device or "
+		       "file", c->file, qs_config_key_line(c, "devices.fast"), c->fast,
+		       qs_config_key_line(c, "devices.qlc"), c->qlc,
+		       S_ISBLK(f.st_mode) ? "block device" : "file",
+		       S_ISBLK(f.st_mode) ? major(f.st_rdev) : major(f.st_dev),
+		       S_ISBLK(f.st_mode) ? minor(f.st_rdev) : minor(f.st_dev),
+		       (unsigned long long)f.st_ino);
+}
+
+int qs_config_check_format_only(const struct qs_config *c, char *err, size_t errlen)
+{
+	if (c->backend != QS_BACKEND_ENGINE)
+		return cfg_err(err, errlen, "%s:%d: --format-only: key 'daemon.backend' is not "
+			       "'engine', so there is no log to format; drop --format-only",
+			       c->file, qs_config_key_line(c, "daemon.backend"));
+	if (qs_config_is_set(c, "engine.mode") && c->engine.mode == QS_MODE_PASSTHROUGH)
+		return cfg_err(err, errlen, "%s:%d: --format-only: key 'engine.mode' value "
+			       "'passthrough' keeps no log, so there is nothing to format; drop "
+			       "--format-only, or set engine.mode = cache", c->file,
+			       qs_config_key_line(c, "engine.mode"));
+	return 0;
 }
 
 void qs_config_engine_conf(const struct qs_config *c, struct qs_engine_conf *conf)

@@ -6,8 +6,8 @@
  * Parsing is strict: a malformed line, a key outside a section, an unknown
  * section or key, a repeated key, or a value outside its range stops the
  * load with one message that names the file, the line, the key, the value
- * and what is allowed. iniparser reads the values; the file is also scanned
- * line by line because iniparser keeps no line numbers.
+ * and what is allowed. The reader is the project's own (include/host/config.c,
+ * docs/DAEMON.md says why not iniparser): every refusal names the line.
  *
  * Engine settings are an overlay: qs_config_engine_conf() writes only the
  * keys the file sets over a struct qs_engine_conf the caller filled with the
@@ -29,6 +29,14 @@ enum qs_backend_kind {
 };
 
 #define QS_CONFIG_MAX_KEYS 64
+/* The daemon's ring holds every ublk command (queues x queue_depth) plus
+ * this many entries for the engine's own I/O; the kernel refuses a ring
+ * over QS_CONFIG_RING_MAX entries with a bare EINVAL, so the reader
+ * refuses the keys that would need one. */
+#define QS_CONFIG_RING_EXTRA 512
+#define QS_CONFIG_RING_MAX 32768 /* IORING_MAX_ENTRIES */
+/* The longest line the reader takes, in bytes (newline not counted). */
+#define QS_CONFIG_MAX_LINE 4096
 
 struct qs_config {
 	char *file;	      /* the file loaded */
@@ -87,6 +95,24 @@ int qs_config_check_engine(const struct qs_config *c, const struct qs_engine_con
 
 /* Write the engine keys the file set over conf (see above). */
 void qs_config_engine_conf(const struct qs_config *c, struct qs_engine_conf *conf);
+
+/*
+ * devices.fast and devices.qlc must be two things: the same regular file
+ * (or a link to it, or a second name of its inode) or the same block
+ * device would put the log into the QLC's data. 0, or -EINVAL with a
+ * message naming both keys, their lines and paths. A path that cannot be
+ * stat'ed is left to the open, which names it; overlapping partitions of
+ * one disk are not detected.
+ */
+int qs_config_check_devices(const struct qs_config *c, char *err, size_t errlen);
+
+/*
+ * qlcshaped --format-only: whether this config has a log to format (the
+ * engine backend in cache mode). 0, or -EINVAL with a message naming the
+ * key (and its line) that leaves no log: --format-only used to say "log
+ * formatted" and exit 0 in passthrough mode.
+ */
+int qs_config_check_format_only(const struct qs_config *c, char *err, size_t errlen);
 
 /*
  * Parse a byte size: a number with an optional K, M, G or T suffix (powers

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <errno.h>
 #include <iniparser.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,6 +227,132 @@ static int check_endurance(const struct qs_profile *p, const char *path, char *e
 	return 0;
 }
 
+/*
+ * What iniparser accepts quietly or refuses without a line: keys before
+ * [drive] (dropped), a repeated key (the last won), a misspelt or missing
+ * [drive] (reported as "[drive] media is missing": getsecnkeys gives 0, not
+ * -1), NUL bytes and long lines (the whole file refused, no line). The
+ * scan refuses each by line, so iniparser only reads what it reads right.
+ */
+#define PF_MAX_LINE 1000
+static int pf_scan(FILE *f, const char *path, char *err, size_t errlen)
+{
+	struct pf_key {
+		char name[160]; /* "section:key" */
+		int line;
+	} seen[512];
+	char sec[64] = "";
+	size_t nseen = 0;
+	char *buf = NULL;
+	size_t cap = 0;
+	ssize_t got;
+	int no = 0, drive = 0, rc = 0;
+
+	while ((got = getline(&buf, &cap, f)) >= 0) {
+		no++;
+		size_t len = (size_t)got - (got && buf[got - 1] == '\n');
+		if (len > PF_MAX_LINE) {
+			snprintf(err, errlen, "%s:%d: line longer than %d characters (%zu)", path, no,
+				 PF_MAX_LINE, len);
+			rc = -EINVAL;
+			break;
+		}
+		if (memchr(buf, 0, (size_t)got)) {
+			snprintf(err, errlen, "%s:%d: NUL byte at column %zu; a profile must be text",
+				 path, no, (size_t)((char *)memchr(buf, 0, (size_t)got) - buf) + 1);
+			rc = -EINVAL;
+			break;
+		}
+		char *s = buf;
+		while (isspace((unsigned char)*s))
+			s++;
+		char *e = s + strlen(s);
+		while (e > s && isspace((unsigned char)e[-1]))
+			*--e = 0;
+		if (!*s || *s == ';' || *s == '#')
+			continue;
+		if (*s == '[') {
+			char *close = strchr(s, ']');
+			if (!close || close[1]) {
+				snprintf(err, errlen, "%s:%d: malformed section header '%.80s'%s", path,
+					 no, s, close ? ": nothing may follow the ']' (put a comment "
+						       "on a line of its own)" : ": no ']'");
+				rc = -EINVAL;
+				break;
+			}
+			/* [drive] for the model; [method.NAME] and [test.N] hold the
+			 * calibration (bench/calibrate.c, docs/MODEL.md). */
+			bool is_drive = !strncasecmp(s, "[drive]", 7) && close == s + 6;
+			if (!is_drive && strncasecmp(s, "[method.", 8) && strncasecmp(s, "[test.", 6)) {
+				snprintf(err, errlen, "%s:%d: unknown section '%.80s'; allowed: [drive], "
+					 "[method.NAME], [test.N]", path, no, s);
+				rc = -EINVAL;
+				break;
+			}
+			*close = 0;
+			for (size_t i = 0; i < nseen; i++) {
+				if (!strchr(seen[i].name, ':') && !strcasecmp(seen[i].name, s + 1)) {
+					snprintf(err, errlen, "%s:%d: [%.60s] repeats the one on line %d",
+						 path, no, s + 1, seen[i].line);
+					rc = -EINVAL;
+					goto out;
+				}
+			}
+			snprintf(sec, sizeof(sec), "%s", s + 1);
+			if (nseen < sizeof(seen) / sizeof(seen[0])) {
+				snprintf(seen[nseen].name, sizeof(seen[nseen].name), "%s", sec);
+				seen[nseen++].line = no;
+			}
+			if (is_drive)
+				drive = no;
+			continue;
+		}
+		char *eq = strchr(s, '=');
+		if (!eq) {
+			snprintf(err, errlen, "%s:%d: expected 'key = value', found '%.80s'", path, no,
+				 s);
+			rc = -EINVAL;
+			break;
+		}
+		char *k = s;
+		while (eq > k && isspace((unsigned char)eq[-1]))
+			eq--;
+		*eq = 0;
+		if (!*sec) {
+			snprintf(err, errlen, "%s:%d: key '%.60s' before [drive]; put it under "
+				 "[drive]", path, no, k);
+			rc = -EINVAL;
+			break;
+		}
+		char full[160];
+		snprintf(full, sizeof(full), "%s:%.80s", sec, k);
+		for (size_t i = 0; i < nseen; i++) {
+			if (!strcasecmp(seen[i].name, full)) {
+				snprintf(err, errlen, "%s:%d: [%s] %.60s repeats the one on line "
+					 "%d; give each key once", path, no, sec, k, seen[i].line);
+				rc = -EINVAL;
+				goto out;
+			}
+		}
+		if (nseen < sizeof(seen) / sizeof(seen[0])) {
+			snprintf(seen[nseen].name, sizeof(seen[nseen].name), "%s", full);
+			seen[nseen++].line = no;
+		}
+	}
+	if (!rc && ferror(f)) {
+		snprintf(err, errlen, "%s:%d: read error: %s", path, no + 1, strerror(errno));
+		rc = -EIO;
+	}
+	if (!rc && !drive) {
+		snprintf(err, errlen, "%s: no [drive] section (%d lines read); a profile's drive "
+			 "keys go under [drive]", path, no);
+		rc = -EINVAL;
+	}
+out:
+	free(buf);
+	return rc;
+}
+
 int qs_profile_load(const char *path, struct qs_profile *p, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "r");
@@ -234,7 +361,17 @@ int qs_profile_load(const char *path, struct qs_profile *p, char *err, size_t er
 		snprintf(err, errlen, "%s: cannot open profile: %s", path, strerror(e));
 		return -e;
 	}
+	struct stat st;
+	if (fstat(fileno(f), &st) == 0 && !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a profile file (%s)", path,
+			 S_ISDIR(st.st_mode) ? "a directory" : "a device, pipe or socket");
+		fclose(f);
+		return -EINVAL;
+	}
+	int src = pf_scan(f, path, err, errlen);
 	fclose(f);
+	if (src)
+		return src;
 	dictionary *d = iniparser_load(path);
 	if (!d) {
 		snprintf(err, errlen, "%s: not a valid INI file", path);
@@ -371,6 +508,15 @@ int qs_profile_load(const char *path, struct qs_profile *p, char *err, size_t er
 			 (unsigned long long)((2ull * qs_profile_dies(p) * p->unit_ius *
 					       p->iu_bytes + (1 << 20) - 1) >> 20));
 		rc = bad(err, errlen, path, "write_buffer_mib", v, why);
+	}
+	if (!rc && p->media == QS_MEDIA_NAND && 2ull * p->gc_free_low > p->superblocks) {
+		/* The model would grow the drive to fit the watermark, quietly. */
+		char v[32], why[200];
+		snprintf(v, sizeof(v), "%u", p->gc_free_low);
+		snprintf(why, sizeof(why),
+			 "at most half of superblocks (%u): %u, or raise superblocks",
+			 p->superblocks, p->superblocks / 2);
+		rc = bad(err, errlen, path, "gc_free_low", v, why);
 	}
 	if (!rc)
 		rc = check_endurance(p, path, err, errlen);
