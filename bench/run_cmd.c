@@ -601,15 +601,7 @@ static int rc_setup(struct rc_opts *o, struct rc_world *w, struct qs_job_file **
 		return rc == -EINVAL ? 2 : 1;
 	}
 	/* command-line overrides, as fio's own --runtime does for every job */
-	for (size_t i = 0; i < (*jf)->njobs; i++) {
-		struct qs_job *j = &(*jf)->jobs[i];
-		if (o->runtime_ns != UINT64_MAX) {
-			j->runtime_ns = o->runtime_ns;
-			j->time_based = true;
-		}
-		if (o->ramp_ns != UINT64_MAX)
-			j->ramp_time_ns = o->ramp_ns;
-	}
+	qs_job_file_override(*jf, o->runtime_ns, o->ramp_ns, stderr);
 	return 0;
 }
 

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "../bench/cmds.h"
@@ -335,6 +336,36 @@ static void test_curve(void **state)
 	unlink(json);
 }
 
+/* Issue 12: the run command applies --runtime through qs_job_file_override,
+ * so a job's hour-long ramp is cut to --runtime with a warning on stderr
+ * (it ran for the whole ramp before). */
+static void test_runtime_bounds_ramp(void **state)
+{
+	(void)state;
+	char job[64], errp[64];
+	ttmp_file(job, sizeof(job), "br", ".fio",
+		  "[w]\nrw=randwrite\nbs=64k\nsize=10%\niodepth=4\nruntime=10m\nramp_time=1h\n");
+	ttmp_file(errp, sizeof(errp), "br", ".err", "");
+	char *argv[] = {"run", job, "--profile", qlc_path, "--fast", fast_path, "--cache", "16m",
+			"--shaping", "off", "--quiet", "--runtime", "20ms", NULL};
+	fflush(stderr);
+	int saved = dup(2), fd = open(errp, O_WRONLY | O_TRUNC);
+	assert_true(saved >= 0 && fd >= 0);
+	dup2(fd, 2);
+	close(fd);
+	int rc = qs_cmd_bench_run((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	assert_int_equal(rc, 0);
+	size_t n;
+	char *s = slurp(errp, &n);
+	assert_non_null(strstr(s, "key 'ramp_time' value 3600 s is longer than --runtime 0.02 s"));
+	free(s);
+	unlink(job);
+	unlink(errp);
+}
+
 static int run_args(int argc, char **argv)
 {
 	return qs_cmd_bench_run(argc, argv);
@@ -398,6 +429,7 @@ int main(void)
 		cmocka_unit_test(test_group),
 		cmocka_unit_test(test_life_rating),
 		cmocka_unit_test(test_curve),
+		cmocka_unit_test(test_runtime_bounds_ramp),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
