@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "host/env.h"
 #include "host/model.h"
@@ -86,6 +87,7 @@ struct drv_run {
 	bool closing;	   /* qs_engine_close called */
 	bool closed;	   /* its callback ran: the engine may be freed */
 	int flag_res;
+	struct qs_engine_conf ec; /* the conf of the last open */
 	int err;
 	char *errbuf;
 	size_t errlen;
@@ -572,8 +574,9 @@ nomem:
 	return -ENOMEM;
 }
 
-/* Open the engine (a new log) and wait for it. */
-static int drv_open(struct drv_run *r)
+/* Open the engine (a new log with QS_OPEN_FORMAT in flags, else recovery)
+ * and wait for it. */
+static int drv_open(struct drv_run *r, unsigned flags)
 {
 	const struct qs_drv_run *d = r->d;
 	const char *name = d->jobs[0].name;
@@ -587,8 +590,10 @@ static int drv_open(struct drv_run *r)
 		ec.op_pct = d->op_pct;
 		ec.band_bytes = d->band_bytes;
 	}
+	r->flag = r->closing = r->closed = false;
+	r->ec = ec;
 	r->e = qs_engine_open(d->env, d->v->shaping ? d->fast : NULL, d->qlc, &ec,
-			      QS_OPEN_FORMAT | d->open_flags, drv_flag_cb, r);
+			      flags | d->open_flags, drv_flag_cb, r);
 	if (!r->e) {
 		int rc = -errno;
 		snprintf(r->errbuf, r->errlen, "job '%s': engine open: %s", name, strerror(errno));
@@ -596,8 +601,8 @@ static int drv_open(struct drv_run *r)
 	}
 	int rc = drv_wait_flag(r);
 	if (rc)
-		snprintf(r->errbuf, r->errlen, "job '%s': engine open (format) failed: %s", name,
-			 strerror(-rc));
+		snprintf(r->errbuf, r->errlen, "job '%s': engine open (%s) failed: %s", name,
+			 flags & QS_OPEN_FORMAT ? "format" : "recovery", strerror(-rc));
 	return rc;
 }
 
@@ -719,6 +724,65 @@ static void drv_result(struct drv_run *r, struct drv_job *j, struct qs_bench_res
 	r->d->ops->result(r->d->ctx, j->index, res);
 }
 
+/* CPU of this thread, less what the world spent moving device data. */
+static double drv_cpu_s(const struct drv_run *r)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	double dev = r->d->ops->dev_cpu_s ? r->d->ops->dev_cpu_s(r->d->ctx) : 0;
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9 - dev;
+}
+
+/* Open on what the devices hold (no format): its time on the world's clock
+ * and the CPU it took. */
+static int drv_reopen(struct drv_run *r, uint64_t *ns, double *cpu_s)
+{
+	uint64_t t0 = drv_now(r);
+	double c0 = drv_cpu_s(r);
+	int rc = drv_open(r, 0);
+	*ns = drv_now(r) - t0;
+	*cpu_s = drv_cpu_s(r) - c0;
+	return rc;
+}
+
+/*
+ * Recovery after the window (struct qs_bench_recovery): cut the power with
+ * the engine's own I/O (destage, GC, map pages, checkpoints) in flight, let
+ * the devices go idle, drop the engine as a crash would and open a new one
+ * on what the fast tier holds; then close that one cleanly and open again.
+ * Client I/O has all completed (the loop waits for it), so nothing of the
+ * driver's is lost. Leaves r->e open for qs_drv_run's close.
+ */
+static int drv_recover(struct drv_run *r, struct qs_bench_recovery *rec)
+{
+	const struct qs_drv_run *d = r->d;
+	struct qs_engine_stats st;
+	qs_engine_get_stats(r->e, &st);
+	rec->log_used_bytes = st.log_used_blocks * QS_BLOCK_SIZE;
+	rec->cached_blocks = st.cached_blocks;
+	rec->map_bytes = st.map_bytes;
+	rec->map_region_bytes = r->ec.placement == QS_PLACE_LOG
+		? qs_engine_conf_map_bytes(&r->ec, d->qlc->size) : 0;
+	d->ops->power(d->ctx, false);
+	/* Nothing reaches the old engine now, neither completions nor its
+	 * timer (the world fires the timer of the engine it is given). */
+	while (d->ops->wait(d->ctx, NULL, UINT64_MAX) == 0)
+		;
+	qs_engine_free(r->e);
+	r->e = NULL;
+	d->ops->power(d->ctx, true);
+	int rc = drv_reopen(r, &rec->dirty_ns, &rec->dirty_cpu_s);
+	if (!rc)
+		rc = drv_close(r);
+	if (!rc) {
+		qs_engine_free(r->e);
+		r->e = NULL;
+		rc = drv_reopen(r, &rec->clean_ns, &rec->clean_cpu_s);
+	}
+	rec->measured = !rc;
+	return rc;
+}
+
 int qs_drv_run(const struct qs_drv_run *d, struct qs_bench_result *res, char *err,
 	       size_t errlen)
 {
@@ -728,7 +792,7 @@ int qs_drv_run(const struct qs_drv_run *d, struct qs_bench_result *res, char *er
 	memset(res, 0, d->njobs * sizeof(*res));
 	int rc = drv_setup(r);
 	if (!rc)
-		rc = drv_open(r);
+		rc = drv_open(r, QS_OPEN_FORMAT);
 	if (!r->e) {
 		drv_teardown(r);
 		return rc;
@@ -738,9 +802,12 @@ int qs_drv_run(const struct qs_drv_run *d, struct qs_bench_result *res, char *er
 	if (!rc)
 		rc = drv_loop(r);
 	uint64_t run_end = drv_now(r);
+	struct qs_bench_recovery rec = {0};
+	if (!rc && d->v->recovery && d->v->shaping && d->ops->power)
+		rc = drv_recover(r, &rec);
 	/* Whatever happened, the engine is closed: the next run, or the
 	 * world's release, must find no request in flight on the devices. */
-	int crc = drv_close(r);
+	int crc = r->e ? drv_close(r) : 0;
 	if (!rc && crc) {
 		rc = crc;
 		snprintf(err, errlen, "job '%s': engine close: %s", d->jobs[0].name,
@@ -749,6 +816,7 @@ int qs_drv_run(const struct qs_drv_run *d, struct qs_bench_result *res, char *er
 	for (size_t i = 0; i < d->njobs && !rc; i++) {
 		drv_result(r, &r->jobs[i], &res[i]);
 		res[i].sim_ns = run_end - r->t0;
+		res[i].rec = rec;
 	}
 	drv_teardown(r);
 	if (d->progress)

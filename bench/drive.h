@@ -52,6 +52,14 @@ struct qs_drv_world_ops {
 	 * res->rep.qlc, res->rep.fast_write_bytes, res->rep.mode); res->eng,
 	 * res->window_ns and the client figures are already filled. */
 	void (*result)(void *ctx, size_t job, struct qs_bench_result *res);
+	/* Power to both devices (qs_sim_vol_set_power): off, every request
+	 * in flight and every later one is lost without a callback. NULL for
+	 * a world that cannot cut power (real devices): no recovery runs. */
+	void (*power)(void *ctx, bool on);
+	/* CPU seconds the world itself spent so far moving the devices' data
+	 * (a simulated store's copies, which real devices do by DMA), for the
+	 * engine's own CPU figure; NULL: none. */
+	double (*dev_cpu_s)(void *ctx);
 };
 
 /* One run: a group of jobs in one variant, in one world. */
@@ -86,7 +94,10 @@ struct qs_drv_run {
 /*
  * Open the engine (QS_OPEN_FORMAT), run d's jobs on it and close it (no
  * drain) whether they succeeded or not; the engine is freed only once
- * closed. Fills res[0..njobs) (res->sim_ns: the run's time, ramp included;
+ * closed. With d->v->recovery and shaping on (the world must have power
+ * and volumes that keep the fast tier's data, d->open_flags without
+ * QS_OPEN_NO_DATA), power is cut after the window and the engine recovered,
+ * closed and reopened before that close: res->rec. Fills res[0..njobs) (res->sim_ns: the run's time, ramp included;
  * res->wall_s is the caller's). Returns 0, or -errno with one line naming
  * the job in err. Every I/O the run issued has completed when it returns.
  */

@@ -240,13 +240,33 @@ static void rn_result(void *ctx, size_t job, struct qs_bench_result *res)
 	res->rep.fast_write_bytes = res->fast.host_write_bytes;
 }
 
+static void rn_power(void *ctx, bool on)
+{
+	struct rn_sim *s = ctx;
+	qs_sim_vol_set_power(s->qv, on);
+	qs_sim_vol_set_power(s->fv, on);
+}
+
+static double rn_dev_cpu_s(void *ctx)
+{
+	struct rn_sim *s = ctx;
+	return qs_sim_vol_store_cpu_s(s->qv) + qs_sim_vol_store_cpu_s(s->fv);
+}
+
 static const struct qs_drv_world_ops rn_ops = {
 	.now = rn_now,
 	.wait = rn_wait,
 	.wake = rn_wake,
 	.window = rn_window_edge,
 	.result = rn_result,
+	.power = rn_power,
+	.dev_cpu_s = rn_dev_cpu_s,
 };
+
+static bool rn_keeps_data(const struct qs_bench_variant *v)
+{
+	return v->shaping && v->recovery;
+}
 
 /* A fresh simulation with the filled drive's copy and a new fast tier,
  * at the time the filled drive is idle. */
@@ -272,9 +292,13 @@ static int rn_sim_new(struct rn_sim *s, struct qs_bench_world *w, size_t njobs,
 	qs_sim_run_until(s->sim, w->fill_idle_ns);
 	/* Timing only: the engine's destage then writes whatever is in its
 	 * buffers, which a benchmark never looks at; so the engine is opened
-	 * with QS_OPEN_NO_DATA and skips checksums and copies of data. */
+	 * with QS_OPEN_NO_DATA and skips checksums and copies of data. A run
+	 * that measures recovery keeps the fast tier's data (the log and the
+	 * map pages recovery reads; client data is the shared buffer's
+	 * zeroes) and the engine does all its work on it. */
 	s->qv = qs_sim_vol_new(s->sim, s->qm, QS_SIM_DATA_NONE);
-	s->fv = qs_sim_vol_new(s->sim, s->fm, QS_SIM_DATA_NONE);
+	s->fv = qs_sim_vol_new(s->sim, s->fm, rn_keeps_data(v) ? QS_SIM_DATA_STORE
+							    : QS_SIM_DATA_NONE);
 	if (!s->qv || !s->fv)
 		return -ENOMEM;
 	qs_sim_set_timer_cb(s->sim, rn_timer, s);
@@ -313,7 +337,7 @@ int qs_bench_run_group(struct qs_bench_world *w, const struct qs_job *jobs, size
 			.iu_bytes = qs_model_iu_bytes(s.qm),
 			.op_pct = lc.op_pct,
 			.band_bytes = lc.band_bytes,
-			.open_flags = QS_OPEN_NO_DATA,
+			.open_flags = rn_keeps_data(v) ? 0 : QS_OPEN_NO_DATA,
 			.jobs = jobs,
 			.njobs = njobs,
 			.v = v,

@@ -87,6 +87,28 @@ struct qs_bench_variant {
 	enum qs_order order;	/* used when shaping */
 	enum qs_placement placement; /* used when shaping */
 	uint64_t rate_iops;	/* != 0: override the job's rate_iops (per clone) */
+	bool recovery;		/* shaping on: measure recovery after the window
+				   (struct qs_bench_recovery; sim only) */
+};
+
+/*
+ * Recovery measured after a run (qs_drv_run.recovery): power is cut at the
+ * end of the measured window, with the engine's own I/O in flight, and the
+ * engine reopened on what the fast tier holds; then closed cleanly and
+ * opened again. Times are on the run's clock (virtual in the simulator:
+ * the devices' time alone); CPU seconds are the process's real CPU time
+ * the opens took, which the simulator does not charge (never in a file:
+ * they depend on the machine).
+ */
+struct qs_bench_recovery {
+	bool measured;
+	uint64_t log_used_bytes;	/* log in use at the cut */
+	uint64_t cached_blocks;		/* blocks whose newest copy was in the log */
+	uint64_t map_bytes;		/* DRAM of the map (log placement) */
+	uint64_t map_region_bytes;	/* map pages on the fast tier (log placement) */
+	uint64_t dirty_ns;		/* open after the cut, until it is ready */
+	uint64_t clean_ns;		/* open after a clean close */
+	double dirty_cpu_s, clean_cpu_s;
 };
 
 /* Everything one run measured, over its measured window (after ramp). */
@@ -101,6 +123,7 @@ struct qs_bench_result {
 	uint64_t window_ns;		/* measured time */
 	double wall_s;			/* wall-clock seconds of the run or group
 					   (not in any report) */
+	struct qs_bench_recovery rec;	/* with qs_bench_variant.recovery */
 };
 
 /*

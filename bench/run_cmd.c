@@ -46,6 +46,7 @@ struct rc_opts {
 	bool yes_overwrite;
 	bool fast_set, scale_set, rating_set; /* given on the command line */
 	unsigned workers; /* runs at once (sim mode); 0 = not given */
+	bool recovery;	  /* --recovery: power cut and recovery after each run */
 };
 
 /* The world the runs use: the simulator's, or the real-time driver's. */
@@ -128,6 +129,10 @@ static int rc_usage(FILE *f, enum rc_kind kind)
 		"                     one superblock of the QLC model)\n"
 		"  --policy NAME      destage policy with shaping on: fifo, sweep, fullest;\n"
 		"                     repeat for several (default sweep)\n"
+		"  --recovery         sim, shaping on: after each run's window cut the power\n"
+		"                     (the engine's own I/O in flight is lost), recover, close\n"
+		"                     and open again; prints the recovery times (the fast\n"
+		"                     tier then keeps its data: slower, more memory)\n"
 		"  --mode sim|emu|dev sim: simulation on a virtual clock (default); emu: the\n"
 		"                     same models emulated in real time; dev: the engine on\n"
 		"                     real devices or files, real clock\n"
@@ -167,6 +172,12 @@ static int rc_check_mode(const struct rc_opts *o)
 		fprintf(stderr, "qlcshape %s: --placement %s: log placement runs in --mode sim "
 				"only so far (qlcshaped runs it with engine.placement = log)\n",
 			o->cmd, o->nplace > 1 ? "both" : "log");
+		return 2;
+	}
+	if (o->recovery && (o->mode != RC_SIM || !o->on || o->kind == RC_CURVE)) {
+		/* a power cut needs devices the bench can switch off: the models */
+		fprintf(stderr, "qlcshape %s: --recovery: only with --mode sim, shaping on, and "
+				"bench run or ab\n", o->cmd);
 		return 2;
 	}
 	if (o->mode != RC_SIM && o->workers > 1) {
@@ -374,6 +385,7 @@ static int rc_opt(int c, const char *arg, struct rc_opts *o)
 	case 'Q': o->qlc_dev = arg; return 0;
 	case 'F': o->fast_dev = arg; return 0;
 	case 'Y': o->yes_overwrite = true; return 0;
+	case 'X': o->recovery = true; return 0;
 	case 's': return rc_opt_shaping(arg, o);
 	case 'P': return rc_opt_policy(arg, o);
 	case 'L': return rc_opt_placement(arg, o);
@@ -438,6 +450,7 @@ static int rc_parse(int argc, char **argv, struct rc_opts *o)
 		{"fast-dev", required_argument, NULL, 'F'},
 		{"yes-overwrite", no_argument, NULL, 'Y'},
 		{"workers", required_argument, NULL, 'W'},
+		{"recovery", no_argument, NULL, 'X'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -697,6 +710,37 @@ static const char *rc_variant_name(const struct qs_report_run *r)
 }
 
 /*
+ * --recovery: what each shaping-on run's recovery took. The simulator
+ * charges the devices' time; the engine's CPU is measured on this machine
+ * and added. Log, map and records all grow with the drive (the log is
+ * scaled alike), so the real drive's figure is the model's times the scale.
+ */
+static void rc_print_recovery(const struct rc_opts *o, const struct rc_world *w,
+			      const struct qs_bench_result *res, size_t n)
+{
+	if (o->quiet || !o->recovery)
+		return;
+	double scale = qs_bench_world_scale(w->sim);
+	printf("\nrecovery after a power cut at the end of the window (device time simulated, "
+	       "CPU measured here; the real drive is %.0fx the model):\n", scale);
+	printf("%-24s %-12s %10s %12s %11s %9s %9s %12s %21s\n", "job", "variant", "log used",
+	       "map pages", "cached", "devices", "CPU", "real drive", "clean: devices, CPU");
+	for (size_t i = 0; i < n; i++) {
+		const struct qs_bench_recovery *r = &res[i].rec;
+		if (!r->measured)
+			continue;
+		double dirty = (double)r->dirty_ns / 1e9 + r->dirty_cpu_s;
+		double clean = (double)r->clean_ns / 1e9 + r->clean_cpu_s;
+		printf("%-24s %-12s %8.1f MB %9.1f MB %11llu %7.3f s %7.3f s %10.1f s %7.3f s, "
+		       "%.3f s (real drive %.1f s)\n",
+		       res[i].rep.job, rc_variant_name(&res[i].rep), (double)r->log_used_bytes / 1e6,
+		       (double)r->map_region_bytes / 1e6, (unsigned long long)r->cached_blocks,
+		       (double)r->dirty_ns / 1e9, r->dirty_cpu_s, dirty * scale,
+		       (double)r->clean_ns / 1e9, r->clean_cpu_s, clean * scale);
+	}
+}
+
+/*
  * One run: a group of jobs (between stonewalls) in one variant; for
  * rc_curve one job at a rate (0: closed loop, the maximum).
  */
@@ -723,6 +767,7 @@ static struct qs_bench_variant rc_variant(const struct rc_opts *o, size_t k)
 	size_t on = v.shaping ? k - (o->off ? 1 : 0) : 0;
 	v.order = o->pol[on % o->npol];
 	v.placement = o->place[on / o->npol];
+	v.recovery = v.shaping && o->recovery;
 	return v;
 }
 
@@ -856,6 +901,7 @@ static int rc_run(struct rc_opts *o)
 			if (late[i][0].requests || late[i][1].requests)
 				rc_note_late(o, &late[i][0], &late[i][1], res[i].rep.job,
 					     rc_variant_name(&res[i].rep));
+		rc_print_recovery(o, &w, res, n);
 	}
 	struct rc_runs rr = {reps, n, "qlcshape bench: shaping off vs on", NULL, 0};
 	st |= rc_outputs(o, &rr, rc_bars);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct ev {
 	uint64_t t, seq;
@@ -243,6 +244,8 @@ struct qs_sim_vol {
 	struct store st;
 	uint64_t inflight;
 	struct plain *free_plain; /* completion records to reuse */
+	bool power_off;		  /* qs_sim_vol_set_power: completions are lost */
+	double store_cpu_s;	  /* qs_sim_vol_store_cpu_s */
 };
 
 /* A request that must touch data when it completes. */
@@ -363,11 +366,24 @@ static int st_copy(struct store *st, uint64_t off, const struct iovec *iov, int 
 	return 0;
 }
 
+static double thread_cpu_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
 static void vol_done(void *a, int result)
 {
 	struct req *r = a;
 	struct qs_sim_vol *v = r->v;
+	if (v->power_off) {
+		v->inflight--;
+		free(r);
+		return;
+	}
 	if (result == 0) {
+		double t0 = thread_cpu_s();
 		if (r->op == QS_OP_WRITE)
 			result = st_copy(&v->st, r->off, r->iov, r->iovcnt, 1);
 		else if (r->op == QS_OP_READ)
@@ -376,6 +392,7 @@ static void vol_done(void *a, int result)
 			for (uint64_t b = r->off / QS_BLOCK_SIZE;
 			     b < (r->off + r->len) / QS_BLOCK_SIZE; b++)
 				st_drop(&v->st, b);
+		v->store_cpu_s += thread_cpu_s() - t0;
 	}
 	v->inflight--;
 	qs_io_cb cb = r->cb;
@@ -402,7 +419,8 @@ static void plain_done(void *a, int result)
 	p->next = v->free_plain;
 	v->free_plain = p;
 	v->inflight--;
-	cb(arg, result);
+	if (!v->power_off)
+		cb(arg, result);
 }
 
 /*
@@ -462,6 +480,16 @@ static void vol_submit(struct qs_sim_vol *v, int op, uint64_t off, uint64_t len,
 	/* Out of memory for the event itself: nothing can report later. */
 	fprintf(stderr, "qs_sim_vol: out of memory scheduling a completion\n");
 	abort();
+}
+
+void qs_sim_vol_set_power(struct qs_sim_vol *v, bool on)
+{
+	v->power_off = !on;
+}
+
+double qs_sim_vol_store_cpu_s(const struct qs_sim_vol *v)
+{
+	return v->store_cpu_s;
 }
 
 static uint64_t iov_len(const struct iovec *iov, int iovcnt)

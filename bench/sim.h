@@ -18,6 +18,7 @@
 #ifndef QS_BENCH_SIM_H
 #define QS_BENCH_SIM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "qlcshape/env.h"
@@ -84,5 +85,24 @@ void qs_sim_vol_free(struct qs_sim_vol *v);
 struct qs_vol *qs_sim_vol_vol(struct qs_sim_vol *v);
 /* Requests submitted and not yet completed. */
 uint64_t qs_sim_vol_inflight(const struct qs_sim_vol *v);
+
+/*
+ * Power to v: with on false, a power cut. Every request in flight, and
+ * every one submitted until power is back, is lost: none takes effect in
+ * the store and none calls back (the caller abandons whatever submitted
+ * them). The models still charge their time, so running the simulation
+ * until no event is left brings the drive to idle, as after a restart.
+ * Writes that completed before the cut stay: the model has no volatile
+ * cache to lose (the fast-tier profiles have power-loss protection).
+ */
+void qs_sim_vol_set_power(struct qs_sim_vol *v, bool on);
+
+/*
+ * CPU seconds this thread spent moving data to and from v's store
+ * (QS_SIM_DATA_STORE; 0 otherwise): work a real device does by DMA, which
+ * a measurement of the engine's CPU subtracts. Reads the thread's CPU
+ * clock twice a request, so only stores pay for it.
+ */
+double qs_sim_vol_store_cpu_s(const struct qs_sim_vol *v);
 
 #endif

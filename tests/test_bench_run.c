@@ -223,6 +223,45 @@ static void test_log_placement(void **state)
 }
 
 /*
+ * --recovery: a run in each placement ends in a power cut with the engine's
+ * own I/O in flight; the engine recovers from the fast tier (it would fail
+ * the run otherwise), finds the log it left, is closed and opens again; the
+ * window's figures are those of the same run without the cut.
+ */
+static void test_recovery(void **state)
+{
+	(void)state;
+	struct qs_bench_world *w = tiny_world();
+	struct qs_job_file *jf;
+	char err[512];
+	struct qs_engine_conf lc;
+	qs_bench_world_log_conf(w, &lc);
+	uint64_t cap = qs_engine_conf_client_size(&lc, qs_bench_world_sizes(w)->capacity);
+	assert_int_equal(qs_job_file_load(job_path, cap, &jf, err, sizeof(err)), 0);
+	for (int pl = 0; pl < 2; pl++) {
+		struct qs_bench_variant v = {.shaping = true, .order = QS_ORDER_FIFO,
+					     .placement = pl ? QS_PLACE_LOG : QS_PLACE_INPLACE};
+		struct qs_bench_result plain, r;
+		assert_int_equal(qs_bench_run_job(w, &jf->jobs[0], &v, 1, &plain, err,
+						  sizeof(err)), 0);
+		assert_false(plain.rec.measured);
+		v.recovery = true;
+		int rc = qs_bench_run_job(w, &jf->jobs[0], &v, 1, &r, err, sizeof(err));
+		if (rc)
+			fprintf(stderr, "%s\n", err);
+		assert_int_equal(rc, 0);
+		assert_true(r.rec.measured);
+		assert_true(r.rec.log_used_bytes > 0 && r.rec.cached_blocks > 0);
+		assert_true(r.rec.dirty_ns > 0 && r.rec.clean_ns > 0);
+		assert_true((r.rec.map_region_bytes > 0) == (pl == 1));
+		assert_int_equal(r.eng.client_write_bytes, plain.eng.client_write_bytes);
+		assert_int_equal(r.eng.qlc_write_bytes, plain.eng.qlc_write_bytes);
+	}
+	qs_job_file_free(jf);
+	qs_bench_world_free(w);
+}
+
+/*
  * Jobs without stonewall run together on one drive (fio's rule): both jobs
  * of the file in one group share the engine, so with the same window their
  * drive-wide figures are the same, each has its own client figures, and
@@ -426,6 +465,7 @@ int main(void)
 		cmocka_unit_test(test_deterministic_json),
 		cmocka_unit_test(test_whole_ius),
 		cmocka_unit_test(test_log_placement),
+		cmocka_unit_test(test_recovery),
 		cmocka_unit_test(test_group),
 		cmocka_unit_test(test_life_rating),
 		cmocka_unit_test(test_curve),
