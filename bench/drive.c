@@ -41,7 +41,8 @@ struct drv_job {
 	size_t index;
 	const struct qs_job *job;
 	unsigned live; /* clones not finished */
-	uint64_t ramp_end, end;
+	uint64_t start, ramp_end, end; /* start: t0 + startdelay */
+	bool started;		       /* its clones issue (start has come) */
 	bool in_window, window_done;
 	struct qs_hist *hr, *hw;
 	uint64_t rd_ios, rd_bytes, wr_ios, wr_bytes, ios;
@@ -138,6 +139,20 @@ static void drv_window_close(struct drv_job *j)
 	j->r->d->ops->window(j->r->d->ctx, j->index, true);
 }
 
+/* Job j ended: the jobs that wait_for it start after their startdelay (at
+ * the next tick). */
+static void drv_release_waiters(struct drv_job *j)
+{
+	struct drv_run *r = j->r;
+	for (size_t i = j->index + 1; i < r->d->njobs; i++) {
+		struct drv_job *w = &r->jobs[i];
+		if (w->job->wait_back && i - w->job->wait_back == j->index) {
+			w->start = drv_now(r) + w->job->startdelay_ns;
+			drv_wake(r);
+		}
+	}
+}
+
 /* Count a clone out once it issues nothing more and has nothing in flight.
  * The job's window ends with its last clone (if runtime did not end it
  * first); the run ends with the last clone of the run. */
@@ -147,8 +162,10 @@ static void drv_clone_finish(struct drv_clone *c)
 	if (c->done || !c->ended || c->inflight)
 		return;
 	c->done = true;
-	if (--j->live == 0)
+	if (--j->live == 0) {
 		drv_window_close(j);
+		drv_release_waiters(j);
+	}
 	if (--j->r->live == 0)
 		drv_wake(j->r);
 }
@@ -391,15 +408,15 @@ static void drv_pump(struct drv_clone *c)
 {
 	struct drv_run *r = c->j->r;
 	struct qs_io io;
-	if (c->ended || r->err)
+	if (c->ended || r->err || !c->j->started)
 		return;
 	if (c->timed) {
 		if (c->have_next)
 			return;
-		if (drv_next(c, &io) <= 0 || r->t0 + io.at_ns >= c->j->end)
+		if (drv_next(c, &io) <= 0 || c->j->start + io.at_ns >= c->j->end)
 			drv_end_clone(c);
 		else
-			drv_hold(c, &io, r->t0 + io.at_ns);
+			drv_hold(c, &io, c->j->start + io.at_ns);
 		return;
 	}
 	while (c->inflight < c->iodepth && !c->ended && !r->err) {
@@ -410,20 +427,52 @@ static void drv_pump(struct drv_clone *c)
 		if (io.timed) {
 			/* a timed trace: switch this clone to open loop */
 			c->timed = true;
-			drv_hold(c, &io, r->t0 + io.at_ns);
+			drv_hold(c, &io, c->j->start + io.at_ns);
 			return;
 		}
 		drv_issue(c, &io);
 	}
 }
 
-/* A job's deadlines at now: its window opens at ramp end, it ends at end.
+/* Job j starts at now: its ramp, then its runtime (fio: the run lasts
+ * both); without ramp its window opens. */
+static void drv_job_begin(struct drv_job *j, uint64_t now)
+{
+	struct drv_run *r = j->r;
+	const struct qs_job *job = j->job;
+	j->started = true;
+	j->start = now;
+	j->ramp_end = now + job->ramp_time_ns;
+	j->end = job->runtime_ns ? j->ramp_end + job->runtime_ns : UINT64_MAX;
+	if (j->end > r->end_max)
+		r->end_max = j->end;
+	if (!job->ramp_time_ns)
+		drv_window_open(j);
+}
+
+/* startdelay or wait_for over: the job begins, its clones issue. */
+static void drv_job_start(struct drv_job *j, uint64_t now)
+{
+	struct drv_run *r = j->r;
+	drv_job_begin(j, now);
+	for (unsigned i = 0; i < r->nclones && !r->err; i++)
+		if (r->clones[i].j == j)
+			drv_pump(&r->clones[i]);
+}
+
+/* A job's deadlines at now: it starts at start (startdelay), its window
+ * opens at ramp end, it ends at end.
  * Returns the next of them still to come (UINT64_MAX: none). */
 static uint64_t drv_tick_job(struct drv_job *j, uint64_t now)
 {
 	uint64_t next = UINT64_MAX;
 	if (j->window_done)
 		return next;
+	if (!j->started) {
+		if (now < j->start)
+			return j->start; /* UINT64_MAX: waiting for another job */
+		drv_job_start(j, now);
+	}
 	if (!j->in_window) {
 		if (now >= j->ramp_end)
 			drv_window_open(j);
@@ -627,13 +676,9 @@ static int drv_start(struct drv_run *r)
 				return rc;
 		}
 		j->live = job->numjobs;
-		j->ramp_end = r->t0 + job->ramp_time_ns;
-		/* fio: runtime starts when ramp_time ends (the run lasts both) */
-		j->end = job->runtime_ns ? j->ramp_end + job->runtime_ns : UINT64_MAX;
-		if (j->end > r->end_max)
-			r->end_max = j->end;
-		if (!job->ramp_time_ns)
-			drv_window_open(j);
+		j->start = job->wait_back ? UINT64_MAX : r->t0 + job->startdelay_ns;
+		if (j->start == r->t0)
+			drv_job_begin(j, r->t0); /* its clones go in drv_loop */
 	}
 	return 0;
 }

@@ -47,6 +47,8 @@ struct job_build {
 	unsigned kb_base;
 	struct pct_size size, offset;
 	unsigned line_numjobs, line_offset_inc, line_trace, line_bs;
+	char wait_for[QS_JOB_NAME_MAX]; /* wait_for's job name ("" none) */
+	unsigned line_wait_for;
 };
 
 static void errf(char *err, size_t errlen, const char *fmt, ...)
@@ -486,7 +488,9 @@ static int job_key_time(struct job_build *b, const char *key, const char *v, uns
 		   "ms, s, m, h or d (500ms, 2s, 1m)";
 	if (qs_job_parse_time(v, NS_PER_S, &u) || u > 30 * 86400 * NS_PER_S)
 		return -EINVAL;
-	*(key[1] == 'u' ? &b->job.runtime_ns : &b->job.ramp_time_ns) = u;
+	*(!strcmp(key, "runtime")     ? &b->job.runtime_ns
+	  : !strcmp(key, "ramp_time") ? &b->job.ramp_time_ns
+				      : &b->job.startdelay_ns) = u;
 	return 0;
 }
 
@@ -514,6 +518,18 @@ static int job_key_trace(struct job_build *b, const char *key, const char *v, un
 	free(b->job.trace);
 	b->job.trace = p;
 	b->line_trace = line;
+	return 0;
+}
+
+static int job_key_wait_for(struct job_build *b, const char *key, const char *v, unsigned line,
+			    const char **allowed)
+{
+	(void)key;
+	*allowed = "the name of an earlier job of the same group";
+	if (!*v || strlen(v) >= sizeof(b->wait_for))
+		return -EINVAL;
+	snprintf(b->wait_for, sizeof(b->wait_for), "%s", v);
+	b->line_wait_for = line;
 	return 0;
 }
 
@@ -562,6 +578,7 @@ static const struct {
 	{"rate_iops", job_key_count},
 	{"rate_process", job_key_rate_process},
 	{"runtime", job_key_time}, {"ramp_time", job_key_time},
+	{"startdelay", job_key_time}, {"wait_for", job_key_wait_for},
 	{"kb_base", job_key_kb_base},
 	{"trace", job_key_trace},
 	{"trace_format", job_key_trace_format},
@@ -920,6 +937,34 @@ static int quiet_ini_error(const char *fmt, ...)
 	return 0;
 }
 
+/*
+ * wait_for names the job to wait for; the bench runs a group of jobs on
+ * one engine, so that job must be an earlier one of the same group (fio
+ * has the same rule in effect: a stonewall between them would wait anyway).
+ */
+static int job_resolve_wait(struct job_build *b, const struct qs_job_file *f, const char *path,
+			    char *err, size_t errlen)
+{
+	if (!b->wait_for[0])
+		return 0;
+	size_t k = f->njobs;
+	while (k > 0 && strcmp(f->jobs[k - 1].name, b->wait_for))
+		k--;
+	const char *why = !k ? "no earlier job has that name" : NULL;
+	for (size_t i = k; !why && i <= f->njobs; i++)
+		if (i == f->njobs ? b->job.stonewall : f->jobs[i].stonewall)
+			why = "a stonewall stands between the two jobs, so they do not run "
+			      "together";
+	if (why) {
+		errf(err, errlen, "%s:%u: [%s] key 'wait_for' value '%s': allowed: the name of an "
+		     "earlier job of the same group (%s)", path, b->line_wait_for, b->job.name,
+		     b->wait_for, why);
+		return -EINVAL;
+	}
+	b->job.wait_back = (unsigned)(f->njobs - (k - 1));
+	return 0;
+}
+
 int qs_job_file_load(const char *path, uint64_t capacity,
 		     struct qs_job_file **out, char *err, size_t errlen)
 {
@@ -970,6 +1015,8 @@ int qs_job_file_load(const char *path, uint64_t capacity,
 			rc = apply_section(&b, &sc, e->sec, d, path, err, errlen);
 		if (!rc)
 			rc = job_resolve(&b, capacity, path, err, errlen);
+		if (!rc)
+			rc = job_resolve_wait(&b, f, path, err, errlen);
 		if (rc) {
 			free(b.job.trace);
 			goto out;

@@ -75,6 +75,12 @@ struct qs_job {
 	enum qs_job_rate_process rate_process;
 	uint64_t runtime_ns;	   /* 0 = until size bytes are done */
 	uint64_t ramp_time_ns;	   /* leading time excluded from statistics */
+	uint64_t startdelay_ns;	   /* fio's startdelay: the job (its ramp, its
+				      runtime) starts this long after its group
+				      starts, or after wait_for's job ended */
+	unsigned wait_back;	   /* fio's wait_for: 0 = none, else the job
+				      this many places earlier in the file (of
+				      the same group) must end first */
 	bool time_based;	   /* run for runtime even after size bytes */
 	bool stonewall;		   /* wait for earlier jobs before starting */
 	/* Replay (trace set): the generator options above except iodepth,

@@ -298,6 +298,42 @@ static void test_group(void **state)
 }
 
 /*
+ * fio's wait_for and startdelay: a 1 MiB sequential read that waits for a
+ * random fill of its span starts when the fill's last clone is done, so no
+ * drive write falls in its window (shaping off: every client write is a
+ * drive write); without wait_for the two overlap; startdelay past the
+ * fill's end does the same as wait_for.
+ */
+static void test_wait_for(void **state)
+{
+	(void)state;
+	struct qs_bench_world *w = tiny_world();
+	static const char *const reads[] = {"wait_for=fill\n", "", "startdelay=10s\n"};
+	for (int k = 0; k < 3; k++) {
+		char job[64], text[512], err[512];
+		snprintf(text, sizeof(text),
+			 "[global]\nsize=5%%\niodepth=8\n[fill]\nrw=randwrite\nbs=4k\n"
+			 "[read]\n%srw=read\nbs=1m\nruntime=20ms\ntime_based=1\n", reads[k]);
+		ttmp_file(job, sizeof(job), "br", ".fio", text);
+		struct qs_job_file *jf;
+		assert_int_equal(qs_job_file_load(job, qs_bench_world_sizes(w)->capacity, &jf, err,
+						  sizeof(err)), 0);
+		struct qs_bench_result g[2];
+		struct qs_bench_variant v = {.shaping = false};
+		assert_int_equal(qs_bench_run_group(w, jf->jobs, 2, &v, 1, g, err, sizeof(err)), 0);
+		assert_true(g[1].rep.read.iops > 0);
+		assert_int_equal(g[0].eng.client_write_bytes, jf->jobs[0].size);
+		if (k == 1)
+			assert_true(g[1].qlc.host_write_bytes > 0);
+		else
+			assert_int_equal(g[1].qlc.host_write_bytes, 0);
+		qs_job_file_free(jf);
+		unlink(job);
+	}
+	qs_bench_world_free(w);
+}
+
+/*
  * The life figure takes the profile's endurance rating, --rating-pbw
  * overrides it, and a profile without one projects no life. Same job and
  * seed, so the write rate is the same and the life scales with the rating.
@@ -466,6 +502,7 @@ int main(void)
 		cmocka_unit_test(test_whole_ius),
 		cmocka_unit_test(test_log_placement),
 		cmocka_unit_test(test_recovery),
+		cmocka_unit_test(test_wait_for),
 		cmocka_unit_test(test_group),
 		cmocka_unit_test(test_life_rating),
 		cmocka_unit_test(test_curve),

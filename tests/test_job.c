@@ -428,6 +428,42 @@ static void test_runtime_bounds_ramp(void **state)
 	qs_job_file_free(f);
 }
 
+/* fio's startdelay and wait_for: the delay is a time; wait_for resolves to
+ * an earlier job of the same group, and anything else is refused naming
+ * the line, the key, the value and why. */
+static void test_wait_for(void **state)
+{
+	(void)state;
+	struct qs_job_file *f;
+	char err[512] = "";
+	write_file("[global]\nsize=1%\n[fill]\nrw=randwrite\n[other]\n[read]\n"
+		   "wait_for=fill\nstartdelay=1500ms\n");
+	assert_int_equal(qs_job_file_load(path, CAP, &f, err, sizeof(err)), 0);
+	assert_int_equal(f->jobs[0].wait_back, 0);
+	assert_int_equal(f->jobs[2].wait_back, 2);
+	assert_int_equal(f->jobs[2].startdelay_ns, 1500000000ull);
+	qs_job_file_free(f);
+	static const struct {
+		const char *text, *want;
+	} bad[] = {
+		{"[read]\nwait_for=fill\n[fill]\n",
+		 ":2: [read] key 'wait_for' value 'fill': allowed: the name of an earlier job of "
+		 "the same group (no earlier job has that name)"},
+		{"[fill]\n[read]\nstonewall=1\nwait_for=fill\n", ":4: [read] key 'wait_for' "
+		 "value 'fill': allowed: the name of an earlier job of the same group (a stonewall"},
+		{"[fill]\n[mid]\nstonewall=1\n[read]\nwait_for=fill\n", ":5: [read] key "
+		 "'wait_for' value 'fill'"},
+		{"[read]\nwait_for=read\n", "(no earlier job has that name)"},
+		{"[read]\nstartdelay=31d\n", "key 'startdelay' value '31d': allowed: a time"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		write_file(bad[i].text);
+		assert_int_equal(qs_job_file_load(path, CAP, &f, err, sizeof(err)), -EINVAL);
+		print_message("%s\n", err);
+		assert_non_null(strstr(err, bad[i].want));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -440,6 +476,7 @@ int main(void)
 		cmocka_unit_test(test_shipped_files),
 		cmocka_unit_test(test_default_file),
 		cmocka_unit_test_teardown(test_runtime_bounds_ramp, teardown),
+		cmocka_unit_test_teardown(test_wait_for, teardown),
 		cmocka_unit_test_teardown(test_nul_byte, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
