@@ -263,6 +263,20 @@ uint64_t qs_drv_log_bytes(uint64_t bytes)
 	return bytes < QS_DRV_LOG_MIN ? 0 : bytes;
 }
 
+void qs_drv_log_conf(uint32_t iu_bytes, uint32_t op_pct, uint64_t band_bytes,
+		     uint64_t superblock_bytes, double scale, struct qs_engine_conf *c)
+{
+	qs_engine_conf_default(c);
+	c->iu_bytes = iu_bytes;
+	c->placement = QS_PLACE_LOG;
+	c->op_pct = op_pct;
+	uint64_t band = band_bytes ? band_bytes : superblock_bytes;
+	if (!band)
+		band = (uint64_t)((double)(1ull << 30) * scale);
+	band = band / iu_bytes * iu_bytes;
+	c->band_bytes = band > 2ull * iu_bytes ? band : 2ull * iu_bytes;
+}
+
 int qs_drv_sizes_model(const struct qs_profile *p, uint64_t scale_bytes, uint64_t cache_bytes,
 		       double rating_bytes, struct qs_drv_sizes *out, char *err, size_t errlen)
 {

@@ -113,6 +113,18 @@ int qs_drv_run(const struct qs_drv_run *d, struct qs_bench_result *res, char *er
 #define QS_DRV_LOG_MIN (8ull << 20)
 uint64_t qs_drv_log_bytes(uint64_t bytes);
 
+/*
+ * The engine settings of log placement in a bench world, filled into c
+ * over the engine's defaults: iu_bytes, op_pct, and the band: band_bytes
+ * when not 0 (--band-size), else one superblock of the QLC model
+ * (superblock_bytes, so the drive sees whole superblocks written in
+ * order), else, with no model or one without NAND, 1 GiB at the real
+ * drive's scale (scale: model bytes per real byte, 1 unscaled); whole IUs,
+ * at least two.
+ */
+void qs_drv_log_conf(uint32_t iu_bytes, uint32_t op_pct, uint64_t band_bytes,
+		     uint64_t superblock_bytes, double scale, struct qs_engine_conf *c);
+
 /* How a world is sized: the client's capacity, the log, the rating. */
 struct qs_drv_sizes {
 	uint64_t capacity;	 /* what job percentages refer to (whole IUs) */

@@ -151,6 +151,8 @@ struct qs_rt_world {
 	struct rt_cvol qc, fc;
 	struct qs_drv_sizes sz;		/* dev: the devices' (no rating); emu: as sim */
 	uint32_t iu;
+	uint64_t superblock_bytes;	/* emu: one superblock of the QLC model */
+	uint64_t map_bytes;		/* log placement: the map region */
 };
 
 /*
@@ -215,6 +217,35 @@ static int rt_world_open(const struct qs_rt_conf *conf, struct qs_rt_world **out
 			 size_t errlen);
 
 /*
+ * Dev mode: the log on the fast device, --cache or the device if smaller;
+ * with log placement among the variants the map region comes first out of
+ * the device, so every variant runs with the same log.
+ */
+static int rt_dev_log(struct qs_rt_world *w, char *err, size_t errlen)
+{
+	const struct qs_rt_conf *conf = &w->conf;
+	uint64_t dev = w->fast.uv->vol.size;
+	if (conf->log_placement) {
+		struct qs_engine_conf lc;
+		qs_rt_world_log_conf(w, &lc);
+		w->map_bytes = qs_engine_conf_map_bytes(&lc, w->sz.capacity);
+	}
+	uint64_t log = dev > w->map_bytes ? dev - w->map_bytes : 0;
+	if (conf->cache_bytes && conf->cache_bytes < log)
+		log = conf->cache_bytes;
+	w->sz.log_bytes = qs_drv_log_bytes(log);
+	if (!w->sz.log_bytes) {
+		snprintf(err, errlen, "--fast-dev %s: a %llu-byte log (the device%s, or --cache if "
+			 "smaller): need at least %llu MiB", conf->fast_dev, (unsigned long long)log,
+			 w->map_bytes ? " less log placement's map region" : "",
+			 QS_DRV_LOG_MIN >> 20);
+		return -EINVAL;
+	}
+	rt_cvol_init(&w->fc, &w->fast.uv->vol, w->sz.log_bytes, QS_BLOCK_SIZE);
+	return 0;
+}
+
+/*
  * Emu mode: the QLC model's capacity and the log as sim mode sizes them
  * (bench/run.h): the model at the faithful scale unless --scale-gib, the
  * log at the real drive's --cache scaled by the same factor.
@@ -230,7 +261,28 @@ static int rt_emu_world(struct qs_rt_world *w, char *err, size_t errlen)
 				&w->sz, err, errlen);
 	if (rc)
 		return rc;
+	if (conf->log_placement) {
+		/* the band is a superblock of the model the runs emulate */
+		struct qs_model *m = qs_model_new(&w->prof, w->sz.capacity);
+		if (!m) {
+			rc = -errno;
+			snprintf(err, errlen, "QLC model %s: %s", w->prof.name, strerror(errno));
+			return rc;
+		}
+		w->superblock_bytes = qs_model_superblock_bytes(m);
+		qs_model_free(m);
+		struct qs_engine_conf lc;
+		qs_rt_world_log_conf(w, &lc);
+		w->map_bytes = qs_engine_conf_map_bytes(&lc, w->sz.capacity);
+	}
 	return 0;
+}
+
+void qs_rt_world_log_conf(const struct qs_rt_world *w, struct qs_engine_conf *c)
+{
+	double scale = w->conf.kind == QS_RT_EMU && w->conf.cache_bytes
+		? (double)w->sz.log_bytes / (double)w->conf.cache_bytes : 1.0;
+	qs_drv_log_conf(w->iu, w->conf.op_pct, w->conf.band_bytes, w->superblock_bytes, scale, c);
 }
 
 int qs_rt_world_new(const struct qs_rt_conf *conf, struct qs_rt_world **out, char *err,
@@ -304,18 +356,9 @@ static int rt_world_open(const struct qs_rt_conf *conf, struct qs_rt_world **out
 	}
 	rt_cvol_init(&w->qc, &w->qlc.uv->vol, w->sz.capacity, w->iu);
 	if (w->fast.uv) {
-		uint64_t log = w->fast.uv->vol.size;
-		if (conf->cache_bytes && conf->cache_bytes < log)
-			log = conf->cache_bytes;
-		w->sz.log_bytes = qs_drv_log_bytes(log);
-		if (!w->sz.log_bytes) {
-			snprintf(err, errlen, "--fast-dev %s: a %llu-byte log (the device, or --cache "
-				 "if smaller): need at least %llu MiB", conf->fast_dev,
-				 (unsigned long long)log, QS_DRV_LOG_MIN >> 20);
-			rc = -EINVAL;
+		rc = rt_dev_log(w, err, errlen);
+		if (rc)
 			goto fail;
-		}
-		rt_cvol_init(&w->fc, &w->fast.uv->vol, log, QS_BLOCK_SIZE);
 	}
 	*out = w;
 	return 0;
@@ -388,14 +431,24 @@ void qs_rt_world_describe(const struct qs_rt_world *w, char *buf, size_t len)
 
 /* ---- one run ---- */
 
+/* The fast volume a run gives the engine: the log, and for log placement
+ * the map region after it. */
+static uint64_t rt_fast_bytes(const struct qs_rt_world *w, const struct qs_bench_variant *v)
+{
+	bool log = v->shaping && v->placement == QS_PLACE_LOG;
+	return w->sz.log_bytes + (log ? w->map_bytes : 0);
+}
+
 /*
  * Emu mode: fresh emulated drives for one run, the QLC preconditioned by a
  * sequential fill of the whole model (the published fio method, as sim
  * mode), the fast tier fresh (an SCM model has no state a fill would
  * change). Their model clocks start now.
  */
-static int rt_emu_open(struct qs_rt_world *w, char *err, size_t errlen)
+static int rt_emu_open(struct qs_rt_world *w, const struct qs_bench_variant *v, char *err,
+		       size_t errlen)
 {
+	uint64_t fast = rt_fast_bytes(w, v);
 	struct qs_emu_conf c = {
 		.profile = &w->prof,
 		.size = w->sz.capacity,
@@ -411,7 +464,7 @@ static int rt_emu_open(struct qs_rt_world *w, char *err, size_t errlen)
 		return rc;
 	}
 	c.profile = &w->fast_prof;
-	c.size = w->sz.log_bytes;
+	c.size = fast;
 	c.precondition = QS_EMU_PRECOND_NONE;
 	rc = qs_emu_open(&w->fe, &w->loop, &c, e2, sizeof(e2));
 	if (rc) {
@@ -419,7 +472,7 @@ static int rt_emu_open(struct qs_rt_world *w, char *err, size_t errlen)
 		return rc;
 	}
 	rt_cvol_init(&w->qc, qs_emu_vol(w->qe), w->sz.capacity, w->iu);
-	rt_cvol_init(&w->fc, qs_emu_vol(w->fe), w->sz.log_bytes, QS_BLOCK_SIZE);
+	rt_cvol_init(&w->fc, qs_emu_vol(w->fe), fast, QS_BLOCK_SIZE);
 	return 0;
 }
 
@@ -551,7 +604,11 @@ int qs_rt_run_group(struct qs_rt_world *w, const struct qs_job *jobs, size_t njo
 		snprintf(err, errlen, "job '%s': out of memory setting up the run", jobs[0].name);
 		return -ENOMEM;
 	}
-	rc = w->conf.kind == QS_RT_EMU ? rt_emu_open(w, err, errlen) : 0;
+	rc = w->conf.kind == QS_RT_EMU ? rt_emu_open(w, v, err, errlen) : 0;
+	if (!rc && w->conf.kind == QS_RT_DEV && w->fast.uv)
+		rt_cvol_init(&w->fc, &w->fast.uv->vol, rt_fast_bytes(w, v), QS_BLOCK_SIZE);
+	struct qs_engine_conf lc;
+	qs_rt_world_log_conf(w, &lc);
 	if (!rc) {
 		w->qc.c = (struct rt_count){0};
 		w->fc.c = (struct rt_count){0};
@@ -563,6 +620,8 @@ int qs_rt_run_group(struct qs_rt_world *w, const struct qs_job *jobs, size_t njo
 			.fast = &w->fc.vol,
 			.qlc = &w->qc.vol,
 			.iu_bytes = w->iu,
+			.op_pct = lc.op_pct,
+			.band_bytes = lc.band_bytes,
 			.jobs = jobs,
 			.njobs = njobs,
 			.v = v,

@@ -64,6 +64,12 @@ struct qs_rt_conf {
 	double rating_bytes;	/* emu: endurance rating override (bytes); 0 = built in */
 	bool yes_overwrite;	/* dev: the user confirmed the devices may be overwritten */
 	bool progress;		/* progress line on stderr (caller checks isatty) */
+	/* log placement among the variants: the fast tier holds the map
+	 * region besides the log (emu: the emulated device grows by it; dev:
+	 * the log is what the device leaves, so every variant has the same) */
+	bool log_placement;
+	uint32_t op_pct;	/* log placement: engine.op_pct */
+	uint64_t band_bytes;	/* log placement: band size; 0 = as qs_drv_log_conf */
 };
 
 struct qs_rt_world;
@@ -87,6 +93,13 @@ void qs_rt_world_free(struct qs_rt_world *w);
  * device); emu: the rating as sim mode's, dev: none (NAN).
  */
 const struct qs_drv_sizes *qs_rt_world_sizes(const struct qs_rt_world *w);
+/*
+ * The engine settings of log placement in this world (qs_drv_log_conf):
+ * emu: a band is one superblock of the QLC model; dev: 1 GiB unless
+ * --band-size.
+ */
+void qs_rt_world_log_conf(const struct qs_rt_world *w, struct qs_engine_conf *c);
+
 /* The QLC IU in bytes (from the profile). */
 uint32_t qs_rt_world_iu(const struct qs_rt_world *w);
 /* One line describing the devices (paths, sizes, O_DIRECT or buffered;

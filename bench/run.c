@@ -43,19 +43,9 @@ void qs_bench_conf_default(struct qs_bench_conf *c)
 
 void qs_bench_world_log_conf(const struct qs_bench_world *w, struct qs_engine_conf *c)
 {
-	qs_engine_conf_default(c);
-	c->iu_bytes = qs_model_iu_bytes(w->filled);
-	c->placement = QS_PLACE_LOG;
-	c->op_pct = w->conf.op_pct;
-	uint64_t band = w->conf.band_bytes;
-	if (!band) {
-		band = qs_model_superblock_bytes(w->filled);
-		if (!band) /* no NAND: 1 GiB at the real drive's scale */
-			band = (uint64_t)((double)(1ull << 30) * w->sz.log_bytes /
-					  (double)w->conf.cache_bytes);
-	}
-	band = band / c->iu_bytes * c->iu_bytes;
-	c->band_bytes = band > 2ull * c->iu_bytes ? band : 2ull * c->iu_bytes;
+	qs_drv_log_conf(qs_model_iu_bytes(w->filled), w->conf.op_pct, w->conf.band_bytes,
+			qs_model_superblock_bytes(w->filled),
+			(double)w->sz.log_bytes / (double)w->conf.cache_bytes, c);
 }
 
 int qs_bench_world_new(const struct qs_bench_conf *conf, struct qs_bench_world **out,

@@ -55,6 +55,15 @@ struct rc_world {
 	struct qs_rt_world *rt;
 };
 
+/* Log placement's engine settings in the world w. */
+static void rc_log_conf(const struct rc_world *w, struct qs_engine_conf *lc)
+{
+	if (w->rt)
+		qs_rt_world_log_conf(w->rt, lc);
+	else
+		qs_bench_world_log_conf(w->sim, lc);
+}
+
 static bool rc_has_log(const struct rc_opts *o)
 {
 	for (unsigned i = 0; o->on && i < o->nplace; i++)
@@ -166,12 +175,6 @@ static int rc_check_mode(const struct rc_opts *o)
 		      o->yes_overwrite ? "--yes-overwrite" : NULL;
 	if (bad) {
 		fprintf(stderr, "qlcshape %s: %s: only with --mode dev\n", o->cmd, bad);
-		return 2;
-	}
-	if (o->mode != RC_SIM && rc_has_log(o)) {
-		fprintf(stderr, "qlcshape %s: --placement %s: log placement runs in --mode sim "
-				"only so far (qlcshaped runs it with engine.placement = log)\n",
-			o->cmd, o->nplace > 1 ? "both" : "log");
 		return 2;
 	}
 	if (o->recovery && (o->mode != RC_SIM || !o->on || o->kind == RC_CURVE)) {
@@ -592,8 +595,31 @@ static int rc_rt_world(const struct rc_opts *o, struct qs_rt_world **w, char *er
 		.rating_bytes = o->conf.rating_bytes,
 		.yes_overwrite = o->yes_overwrite,
 		.progress = o->conf.progress,
+		.log_placement = rc_has_log(o),
+		.op_pct = o->conf.op_pct,
+		.band_bytes = o->conf.band_bytes,
 	};
 	return qs_rt_world_new(&c, w, err, errlen);
+}
+
+/* Log placement's settings against the QLC of the world: GC must be able
+ * to make progress (qs_engine_conf_check_qlc); 0 or an exit status. */
+static int rc_check_log(const struct rc_opts *o, struct rc_world *w)
+{
+	if (!rc_has_log(o))
+		return 0;
+	struct qs_engine_conf lc;
+	struct qs_conf_err ce = {0};
+	rc_log_conf(w, &lc);
+	uint64_t qlc = w->rt ? qs_rt_world_sizes(w->rt)->capacity
+			     : qs_bench_world_sizes(w->sim)->capacity;
+	if (!qs_engine_conf_check_qlc(&lc, qlc, &ce))
+		return 0;
+	fprintf(stderr, "qlcshape %s: log placement on a %llu-byte QLC: %s (--op-pct %u, "
+			"--band-size %llu)\n", o->cmd, (unsigned long long)qlc, ce.msg, lc.op_pct,
+		(unsigned long long)lc.band_bytes);
+	rc_world_free(w);
+	return 2;
 }
 
 /* Load world and job file; 0 or an exit status. */
@@ -607,6 +633,8 @@ static int rc_setup(struct rc_opts *o, struct rc_world *w, struct qs_job_file **
 		fprintf(stderr, "qlcshape %s: %s\n", o->cmd, err);
 		return 1;
 	}
+	if ((rc = rc_check_log(o, w)))
+		return rc;
 	rc = qs_job_file_load(o->job_path, rc_capacity(o, w), jf, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "qlcshape %s: %s\n", o->cmd, err);
@@ -668,10 +696,10 @@ static void rc_note_steady(const struct rc_opts *o, const struct qs_bench_result
 {
 	if (o->quiet || !r->rep.shaping || !r->eng.client_write_bytes || r->eng.destage_ius)
 		return;
-	printf("note: %s, shaping on %s: no destage in the measured window (log %.0f%% used at "
+	printf("note: %s, %s: no destage in the measured window (log %.0f%% used at "
 	       "the end): these are the figures of a cache that has not filled, not of the steady "
 	       "state; raise runtime and ramp_time (or replay a longer trace)\n",
-	       name, r->rep.policy,
+	       name, qs_report_label(&r->rep),
 	       r->eng.log_blocks ? 100.0 * (double)r->eng.log_used_blocks / (double)r->eng.log_blocks
 				 : 0.0);
 }

@@ -304,6 +304,51 @@ static void test_dev_shaping_on(void **state)
 	qs_rt_world_free(w);
 }
 
+/*
+ * Log placement in dev mode: the map region comes out of the fast device
+ * first (so every variant has the same log), and the random fill reaches
+ * the QLC file only as whole IUs, none read-filled; a band size the QLC
+ * cannot hold enough of is refused by the engine's check, not run.
+ */
+static void test_dev_log_placement(void **state)
+{
+	(void)state;
+	make_dev(qlc_path, QLC_BYTES);
+	make_dev(fast_path, FAST_BYTES);
+	struct qs_rt_conf c = {
+		.kind = QS_RT_DEV, .qlc_dev = qlc_path, .fast_dev = fast_path,
+		.profile = prof_path, .yes_overwrite = true,
+		.log_placement = true, .op_pct = 20, .band_bytes = 1 * MIB,
+	};
+	struct qs_rt_world *w = NULL;
+	char err[512];
+	assert_int_equal(qs_rt_world_new(&c, &w, err, sizeof(err)), 0);
+	struct qs_engine_conf lc;
+	qs_rt_world_log_conf(w, &lc);
+	assert_int_equal(lc.band_bytes, 1 * MIB);
+	uint64_t map = qs_engine_conf_map_bytes(&lc, QLC_BYTES);
+	assert_true(map > 0);
+	assert_true(qs_rt_world_sizes(w)->log_bytes <= FAST_BYTES - map);
+	assert_true(qs_rt_world_sizes(w)->log_bytes >= FAST_BYTES - map - 2 * MIB);
+	uint64_t cap = qs_engine_conf_client_size(&lc, QLC_BYTES);
+	struct qs_job_file *jf = load_jobs(fill_fio, cap);
+	struct qs_bench_variant v = {.shaping = true, .order = QS_ORDER_FIFO,
+				     .placement = QS_PLACE_LOG};
+	struct qs_bench_result r;
+	int rc = qs_rt_run_job(w, &jf->jobs[1], &v, SEED, &r, err, sizeof(err));
+	if (rc)
+		fprintf(stderr, "%s\n", err);
+	assert_int_equal(rc, 0);
+	check_counts(&r, 1536);
+	assert_string_equal(r.rep.placement, "log");
+	assert_true(r.rep.qlc.writes > 0);
+	assert_int_equal(r.rep.qlc.iu_whole_writes, r.rep.qlc.writes);
+	assert_int_equal(r.rep.qlc.read_fill_bytes, 0);
+	assert_true(r.eng.bands > 4);
+	qs_job_file_free(jf);
+	qs_rt_world_free(w);
+}
+
 static void test_dev_shaping_off(void **state)
 {
 	(void)state;
@@ -559,6 +604,42 @@ static void test_emu_fill(void **state)
 	qs_rt_world_free(w);
 }
 
+/* Log placement in emu mode: the emulated fast tier holds the map region
+ * besides the same log, bands are the model's superblocks, and the model
+ * sees no partial IU. */
+static void test_emu_log_placement(void **state)
+{
+	(void)state;
+	struct qs_rt_conf c = {
+		.kind = QS_RT_EMU, .profile = prof_path, .fast = fprof_path,
+		.scale_bytes = 128 * MIB, .cache_bytes = 134000000,
+		.log_placement = true, .op_pct = 20,
+	};
+	struct qs_rt_world *w = NULL;
+	char err[512];
+	assert_int_equal(qs_rt_world_new(&c, &w, err, sizeof(err)), 0);
+	assert_int_equal(qs_rt_world_sizes(w)->log_bytes, 17 * MIB);
+	struct qs_engine_conf lc;
+	qs_rt_world_log_conf(w, &lc);
+	assert_true(lc.band_bytes >= 2 * 65536 && lc.band_bytes % 65536 == 0);
+	struct qs_job_file *jf = load_jobs(fill_fio,
+					   qs_engine_conf_client_size(&lc, 128 * MIB));
+	struct qs_bench_variant v = {.shaping = true, .order = QS_ORDER_FIFO,
+				     .placement = QS_PLACE_LOG};
+	struct qs_bench_result r;
+	int rc = qs_rt_run_job(w, &jf->jobs[1], &v, SEED, &r, err, sizeof(err));
+	if (rc)
+		fprintf(stderr, "%s\n", err);
+	assert_int_equal(rc, 0);
+	check_counts(&r, 1536);
+	assert_true(r.rep.qlc.writes > 0);
+	assert_int_equal(r.qlc.partial_ius, 0);
+	assert_int_equal(r.rep.qlc.read_fill_bytes, 0);
+	assert_int_equal(r.eng.band_bytes, lc.band_bytes);
+	qs_job_file_free(jf);
+	qs_rt_world_free(w);
+}
+
 static void test_emu_timed_mix(void **state)
 {
 	(void)state;
@@ -611,9 +692,11 @@ int main(void)
 		cmocka_unit_test(test_dev_refusals),
 		cmocka_unit_test(test_cli),
 		cmocka_unit_test(test_dev_shaping_on),
+		cmocka_unit_test(test_dev_log_placement),
 		cmocka_unit_test(test_dev_shaping_off),
 		cmocka_unit_test(test_dev_timed_mix),
 		cmocka_unit_test(test_emu_fill),
+		cmocka_unit_test(test_emu_log_placement),
 		cmocka_unit_test(test_emu_timed_mix),
 		cmocka_unit_test(test_emu_cli),
 	};
