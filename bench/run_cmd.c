@@ -135,7 +135,7 @@ static int rc_usage(FILE *f, enum rc_kind kind)
 		"                     size log placement leaves, for every variant\n"
 		"  --op-pct N         log placement: QLC share kept for GC, 5..50 (default 20)\n"
 		"  --band-size SIZE   log placement: band size at the model's scale (default\n"
-		"                     one superblock of the QLC model)\n"
+		"                     one superblock of the QLC model; dev mode: 1g)\n"
 		"  --policy NAME      destage policy with shaping on: fifo, sweep, fullest;\n"
 		"                     repeat for several (default sweep)\n"
 		"  --recovery         sim, shaping on: after each run's window cut the power\n"
