@@ -264,6 +264,7 @@ int qs_drv_sizes_model(const struct qs_profile *p, uint64_t scale_bytes, uint64_
 	 * else none (life "-"). */
 	out->rating_bytes = NAN;
 	out->rated_capacity = p->capacity_bytes;
+	out->rating_prog_amp = p->endurance_prog_amp > 0 ? p->endurance_prog_amp : 1;
 	if (rating_bytes > 0)
 		out->rating_bytes = rating_bytes;
 	else
@@ -702,6 +703,17 @@ static void drv_teardown(struct drv_run *r)
 	free(r->jobs);
 }
 
+/* Client write bytes per second job asks for with rate_iops: every clone's
+ * rate, the writes' share of the mix, bs each; 0 when unrated. */
+static double drv_rated_write_rate(const struct qs_job *job)
+{
+	if (!job->rate_iops || job->trace || !qs_job_writes(job))
+		return 0;
+	double share = job->rw == QS_RW_RW || job->rw == QS_RW_RANDRW ?
+		(100.0 - job->rwmixread) / 100.0 : 1.0;
+	return (double)job->rate_iops * job->numjobs * share * (double)job->bs;
+}
+
 /* The figures of job j into res: the client's, the engine's, the world's. */
 static void drv_result(struct drv_run *r, struct drv_job *j, struct qs_bench_result *res)
 {
@@ -714,6 +726,7 @@ static void drv_result(struct drv_run *r, struct drv_job *j, struct qs_bench_res
 	rep->shaping = v->shaping;
 	rep->policy = v->shaping ? qs_policy_order_name(v->order) : "-";
 	rep->placement = v->shaping ? qs_placement_name(v->placement) : "-";
+	rep->rated_write_bytes_per_s = drv_rated_write_rate(j->job);
 	qs_report_dir_fill(&rep->read, j->hr, j->rd_ios, j->rd_bytes, res->window_ns);
 	qs_report_dir_fill(&rep->write, j->hw, j->wr_ios, j->wr_bytes, res->window_ns);
 	r->d->ops->result(r->d->ctx, j->index, res);

@@ -518,11 +518,14 @@ static void rt_result(void *ctx, size_t job, struct qs_bench_result *res)
 	if (w->qe) {
 		qi.drive_write_bytes = res->qlc.host_write_bytes;
 		qi.drive_prog_bytes = res->qlc.host_prog_bytes;
+		qi.drive_nand_prog_bytes = res->qlc.nand_prog_bytes;
 		qi.rating_bytes = w->sz.rating_bytes;
+		qi.rating_prog_amp = w->sz.rating_prog_amp;
 		qi.rated_capacity = w->sz.rated_capacity;
 		qi.capacity = w->prof.capacity_bytes; /* the drive modelled, as sim */
 	}
 	qs_report_qlc_fill(&res->rep.qlc, &qi);
+	qs_report_wear_fill(&res->rep.wear, &qi);
 	res->rep.fast_write_bytes = x->f1.write_bytes - x->f0.write_bytes;
 }
 

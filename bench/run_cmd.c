@@ -503,9 +503,13 @@ static int rc_csv(FILE *f, const void *a)
 static int rc_bars(FILE *f, const void *a)
 {
 	const struct rc_runs *r = a;
-	/* reads too: a job file usually holds read jobs beside the write ones */
-	static const enum qs_report_metric m[] = {QS_METRIC_WRITE_IOPS, QS_METRIC_READ_IOPS,
-						  QS_METRIC_WRITE_P99, QS_METRIC_WAF_IU};
+	/* reads too: a job file usually holds read jobs beside the write ones;
+	 * wear as NAND bytes per client byte (the IU and the drive's GC
+	 * together, not WAF IU alone) and as life at one common rate */
+	static const enum qs_report_metric m[] = {QS_METRIC_WRITE_IOPS,
+						  QS_METRIC_NAND_PER_CLIENT,
+						  QS_METRIC_LIFE_COMMON, QS_METRIC_READ_IOPS,
+						  QS_METRIC_WRITE_P99, QS_METRIC_WAF_HOST};
 	return qs_report_svg_bars(f, r->title, r->runs, r->n, m, sizeof(m) / sizeof(m[0]));
 }
 
