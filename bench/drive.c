@@ -44,6 +44,7 @@ struct drv_job {
 	bool in_window, window_done;
 	struct qs_hist *hr, *hw;
 	uint64_t rd_ios, rd_bytes, wr_ios, wr_bytes, ios;
+	uint64_t round0, round1; /* the run's wr_round at window open, close */
 	struct qs_engine_stats e0, e1;
 	uint64_t win_start, win_end;
 };
@@ -80,6 +81,7 @@ struct drv_run {
 	uint64_t nslots, slot_bytes;
 	void *bufs;	   /* the slots' own buffers (none with a shared one) */
 	uint64_t inflight; /* client I/Os in flight, all clones */
+	uint64_t wr_round; /* bytes 4 KiB rounding added to the writes submitted */
 	uint64_t t0, end_max;
 	uint64_t armed;	   /* the deadline the world is waiting for */
 	bool flag;	   /* open/close callback ran */
@@ -119,6 +121,7 @@ static void drv_window_open(struct drv_job *j)
 		return;
 	j->in_window = true;
 	j->win_start = drv_now(j->r);
+	j->round0 = j->r->wr_round;
 	qs_engine_get_stats(j->r->e, &j->e0);
 	j->r->d->ops->window(j->r->d->ctx, j->index, false);
 }
@@ -132,6 +135,7 @@ static void drv_window_close(struct drv_job *j)
 	j->in_window = false;
 	j->window_done = true;
 	j->win_end = drv_now(j->r);
+	j->round1 = j->r->wr_round;
 	qs_engine_get_stats(j->r->e, &j->e1);
 	j->r->d->ops->window(j->r->d->ctx, j->index, true);
 }
@@ -326,6 +330,8 @@ static void drv_issue(struct drv_clone *c, const struct qs_io *io)
 	r->free_slots = s->next_free;
 	s->c = c;
 	s->bytes = io->orig_len ? io->orig_len : io->len;
+	if (io->op == QS_IO_WRITE && io->len > s->bytes)
+		r->wr_round += io->len - s->bytes;
 	s->op = io->op;
 	if (io->op == QS_IO_WRITE && !r->d->shared_buf)
 		drv_stamp(s->buf, io->off, io->len, r->d->seed);
@@ -727,6 +733,11 @@ static void drv_result(struct drv_run *r, struct drv_job *j, struct qs_bench_res
 	rep->policy = v->shaping ? qs_policy_order_name(v->order) : "-";
 	rep->placement = v->shaping ? qs_placement_name(v->placement) : "-";
 	rep->rated_write_bytes_per_s = drv_rated_write_rate(j->job);
+	/* what the engine received in the window (every job of the group, as
+	 * the QLC figures), less what rounding added: the bytes asked for */
+	rep->round_write_bytes = j->round1 - j->round0;
+	rep->client_write_bytes = res->eng.client_write_bytes > rep->round_write_bytes ?
+		res->eng.client_write_bytes - rep->round_write_bytes : 0;
 	qs_report_dir_fill(&rep->read, j->hr, j->rd_ios, j->rd_bytes, res->window_ns);
 	qs_report_dir_fill(&rep->write, j->hw, j->wr_ios, j->wr_bytes, res->window_ns);
 	r->d->ops->result(r->d->ctx, j->index, res);

@@ -144,6 +144,12 @@ double qs_report_common_rate(const struct qs_report_run *runs, size_t n, const c
 	return min;
 }
 
+double qs_report_round_share(const struct qs_report_run *r)
+{
+	return r->client_write_bytes ?
+		100.0 * (double)r->round_write_bytes / (double)r->client_write_bytes : NAN;
+}
+
 double qs_report_life_at(const struct qs_report_run *r, double client_bytes_per_s)
 {
 	if (!(client_bytes_per_s > 0) || isnan(r->wear.client_bytes_writable))
@@ -157,6 +163,7 @@ double qs_report_life_at(const struct qs_report_run *r, double client_bytes_per_
  * write rate, and the rate its rate_iops asks for (0: unrated). */
 struct trates {
 	double common, rated;
+	bool rounding; /* some variant's writes were rounded to 4 KiB */
 };
 
 /* How a shaping-on column compares with shaping off: on / off, on - off
@@ -165,7 +172,8 @@ enum cmp { CMP_RATIO, CMP_DIFF, CMP_NONE };
 
 struct row {
 	const char *label;
-	int dir;  /* 0 read, 1 write, 2 other, 3 other, only when the job is rated */
+	int dir;  /* 0 read, 1 write, 2 other, 3 other, only when the job is rated,
+		     4 writes, only when some were rounded */
 	double (*get)(const struct qs_report_run *r, const struct trates *t);
 	const char *fmt;
 	enum cmp cmp;
@@ -186,6 +194,9 @@ G(g_w_mean, r->write.lat_mean_ns / 1e3)
 G(g_w_p50, (double)r->write.lat_p50_ns / 1e3)
 G(g_w_p99, (double)r->write.lat_p99_ns / 1e3)
 G(g_w_p999, (double)r->write.lat_p999_ns / 1e3)
+G(g_c_bytes, (double)r->client_write_bytes / 1e6)
+G(g_c_round, (double)r->round_write_bytes / 1e6)
+G(g_c_share, qs_report_round_share(r))
 G(g_q_bytes, (double)r->qlc.write_bytes / 1e6)
 G(g_q_writes, (double)r->qlc.writes)
 G(g_q_whole, r->qlc.writes ? 100.0 * (double)r->qlc.iu_whole_writes / (double)r->qlc.writes
@@ -215,6 +226,9 @@ static const struct row rows[] = {
 	{"write lat p50 us", 1, g_w_p50, "%.1f", CMP_RATIO},
 	{"write lat p99 us", 1, g_w_p99, "%.1f", CMP_RATIO},
 	{"write lat p99.9 us", 1, g_w_p999, "%.1f", CMP_RATIO},
+	{"client write MB", 4, g_c_bytes, "%.1f", CMP_RATIO},
+	{"4K rounding MB", 4, g_c_round, "%.1f", CMP_RATIO},
+	{"4K rounding %", 4, g_c_share, "%.1f", CMP_DIFF},
 	{"QLC write MB", 2, g_q_bytes, "%.1f", CMP_RATIO},
 	{"QLC writes", 2, g_q_writes, "%.0f", CMP_RATIO},
 	{"QLC whole-IU writes %", 2, g_q_whole, "%.1f", CMP_DIFF},
@@ -261,12 +275,13 @@ int qs_report_table(FILE *f, const struct qs_report_run *runs, size_t n)
 					cols[nc++] = k;
 		const struct qs_report_run *base = runs[cols[0]].shaping ? NULL : &runs[cols[0]];
 		bool reads = false, writes = false;
-		struct trates tr = {qs_report_common_rate(runs, n, runs[i].job), 0};
+		struct trates tr = {qs_report_common_rate(runs, n, runs[i].job), 0, false};
 		for (size_t c = 0; c < nc; c++) {
 			reads |= runs[cols[c]].read.iops > 0;
 			writes |= runs[cols[c]].write.iops > 0;
 			if (runs[cols[c]].rated_write_bytes_per_s > 0)
 				tr.rated = runs[cols[c]].rated_write_bytes_per_s;
+			tr.rounding |= runs[cols[c]].round_write_bytes > 0;
 		}
 
 		fprintf(f, "job %s\n%-22s", runs[i].job ? runs[i].job : "", "");
@@ -290,7 +305,7 @@ int qs_report_table(FILE *f, const struct qs_report_run *runs, size_t n)
 		for (size_t ri = 0; ri < sizeof(rows) / sizeof(rows[0]); ri++) {
 			const struct row *rw = &rows[ri];
 			if ((rw->dir == 0 && !reads) || (rw->dir == 1 && !writes) ||
-			    (rw->dir == 3 && !(tr.rated > 0)))
+			    (rw->dir == 3 && !(tr.rated > 0)) || (rw->dir == 4 && !tr.rounding))
 				continue;
 			fprintf(f, "  %-20s", rw->label);
 			for (size_t c = 0; c < nc; c++) {
@@ -405,6 +420,10 @@ int qs_report_json(FILE *f, const struct qs_report_run *runs, size_t n)
 		json_num(f, r->qlc.life_years, "%.6f");
 		struct wear_out wo;
 		wear_out(runs, n, r, &wo);
+		fprintf(f, "},\n      \"client\": {\"write_bytes\": %" PRIu64
+			", \"round_write_bytes\": %" PRIu64 ", \"round_share_pct\": ",
+			r->client_write_bytes, r->round_write_bytes);
+		json_num(f, qs_report_round_share(r), "%.6f");
 		fputs("},\n      \"wear\": {\"drive_prog_amp\": ", f);
 		json_num(f, r->wear.drive_prog_amp, "%.6f");
 		fputs(", \"nand_per_client\": ", f);
@@ -473,7 +492,7 @@ int qs_report_csv(FILE *f, const struct qs_report_run *runs, size_t n)
 	      "qlc_waf_host,qlc_waf_iu,qlc_life_years,fast_write_bytes,mode,"
 	      "drive_prog_amp,nand_per_client,client_bytes_writable,life_years,"
 	      "common_write_bytes_per_s,life_years_common,rated_write_bytes_per_s,"
-	      "life_years_rated\n", f);
+	      "life_years_rated,client_write_bytes,round_write_bytes,round_share_pct\n", f);
 	for (size_t i = 0; i < n; i++) {
 		const struct qs_report_run *r = &runs[i];
 		csv_str(f, r->job);
@@ -500,6 +519,8 @@ int qs_report_csv(FILE *f, const struct qs_report_run *runs, size_t n)
 		csv_num(f, wo.life_common, "%.6f");
 		csv_num(f, wo.rated, "%.3f");
 		csv_num(f, wo.life_rated, "%.6f");
+		fprintf(f, ",%" PRIu64 ",%" PRIu64, r->client_write_bytes, r->round_write_bytes);
+		csv_num(f, qs_report_round_share(r), "%.6f");
 		fputc('\n', f);
 	}
 	return ferror(f) ? -EIO : 0;

@@ -56,6 +56,11 @@ struct qs_report_run {
 	struct qs_report_qlc qlc;
 	uint64_t fast_write_bytes; /* bytes written to the fast tier */
 	struct qs_report_wear wear;
+	/* the writes the engine received in the window (every job of a group,
+	 * as the QLC figures): bytes the client asked for, and bytes rounding
+	 * them out to whole 4 KiB blocks added (traces; generated I/O is whole
+	 * blocks) */
+	uint64_t client_write_bytes, round_write_bytes;
 	/* client write bytes per second the job asks for with rate_iops (all
 	 * clones, writes' share of the mix); 0 when unrated */
 	double rated_write_bytes_per_s;
@@ -91,7 +96,8 @@ double qs_report_life_years(double rating_bytes, uint64_t rated_capacity,
 
 /* What one run measured on the QLC side, over the measured window. */
 struct qs_report_qlc_in {
-	uint64_t client_write_bytes;  /* bytes the workload wrote */
+	uint64_t client_write_bytes;  /* bytes the client asked to write (before
+					 4 KiB rounding) */
 	uint64_t qlc_write_bytes;     /* bytes the engine wrote to the QLC */
 	uint64_t qlc_writes, qlc_iu_whole_writes, read_fill_bytes;
 	uint64_t drive_write_bytes;   /* bytes the QLC model received; 0 = no model */
@@ -133,6 +139,10 @@ void qs_report_wear_fill(struct qs_report_wear *w, const struct qs_report_qlc_in
  * compares their wear; job NULL matches runs without a name.
  */
 double qs_report_common_rate(const struct qs_report_run *runs, size_t n, const char *job);
+
+/* Percent of r's client write bytes that 4 KiB rounding added (NAN
+ * without client writes). */
+double qs_report_round_share(const struct qs_report_run *r);
 
 /* Years run r's client_bytes_writable lasts at client_bytes_per_s (NAN if
  * either is unknown or the rate is not above 0). */

@@ -505,7 +505,7 @@ static void rt_result(void *ctx, size_t job, struct qs_bench_result *res)
 	 * drive model in emu mode, as in sim mode; dev mode has none:
 	 * drive_write_bytes 0 leaves WAF IU and the life figure unknown. */
 	struct qs_report_qlc_in qi = {
-		.client_write_bytes = res->eng.client_write_bytes,
+		.client_write_bytes = res->rep.client_write_bytes,
 		.qlc_write_bytes = x->q1.write_bytes - x->q0.write_bytes,
 		.qlc_writes = x->q1.writes - x->q0.writes,
 		.qlc_iu_whole_writes = x->q1.whole_writes - x->q0.whole_writes,

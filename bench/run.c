@@ -224,7 +224,7 @@ static void rn_result(void *ctx, size_t job, struct qs_bench_result *res)
 	qs_delta_model_counters(&res->qlc, &x->q0, &x->q1);
 	qs_delta_model_counters(&res->fast, &x->f0, &x->f1);
 	struct qs_report_qlc_in qi = {
-		.client_write_bytes = res->eng.client_write_bytes,
+		.client_write_bytes = res->rep.client_write_bytes,
 		.qlc_write_bytes = res->eng.qlc_write_bytes,
 		.qlc_writes = res->eng.qlc_writes,
 		.qlc_iu_whole_writes = res->eng.qlc_iu_whole_writes,

@@ -366,6 +366,42 @@ static void test_runtime_bounds_ramp(void **state)
 	unlink(errp);
 }
 
+/*
+ * Issue 11: a trace whose writes are not 4 KiB aligned. Client bytes are
+ * what the trace asked for, rounding is counted on its own, and WAF host
+ * divides by the client's bytes: shaping off sends the drive exactly the
+ * client's bytes plus the rounding.
+ */
+static void test_rounding(void **state)
+{
+	(void)state;
+	char trace[64], job[64], jtext[256];
+	/* MQSim: time ns, device, lba (512-byte sectors), sectors, 0 = write:
+	 * 512 B at sector 1 (4 KiB sent), 4 KiB at sector 4 (8 KiB sent),
+	 * 8 KiB aligned (8 KiB sent), a read (not a write: not counted) */
+	ttmp_file(trace, sizeof(trace), "br", ".trace",
+		  "0 0 1 1 0\n1000 0 4 8 0\n2000 0 64 16 0\n3000 0 128 8 1\n");
+	snprintf(jtext, sizeof(jtext), "[t]\ntrace=%s\ntrace_format=mqsim\niodepth=4\n", trace);
+	ttmp_file(job, sizeof(job), "br", ".fio", jtext);
+	struct qs_bench_world *w = tiny_world();
+	struct qs_job_file *jf;
+	char err[512];
+	assert_int_equal(qs_job_file_load(job, qs_bench_world_sizes(w)->capacity, &jf, err,
+					  sizeof(err)), 0);
+	struct qs_bench_result r;
+	struct qs_bench_variant v = {.shaping = false};
+	assert_int_equal(qs_bench_run_job(w, &jf->jobs[0], &v, 1, &r, err, sizeof(err)), 0);
+	assert_int_equal(r.rep.client_write_bytes, 512 + 4096 + 8192);
+	assert_int_equal(r.rep.round_write_bytes, 3584 + 4096);
+	assert_int_equal(r.rep.qlc.write_bytes, 4096 + 8192 + 8192);
+	assert_true(fabs(r.rep.qlc.waf_host - 20480.0 / 12800.0) < 1e-9);
+	assert_true(fabs(qs_report_round_share(&r.rep) - 100.0 * 7680 / 12800) < 1e-9);
+	qs_job_file_free(jf);
+	qs_bench_world_free(w);
+	unlink(job);
+	unlink(trace);
+}
+
 static int run_args(int argc, char **argv)
 {
 	return qs_cmd_bench_run(argc, argv);
@@ -430,6 +466,7 @@ int main(void)
 		cmocka_unit_test(test_life_rating),
 		cmocka_unit_test(test_curve),
 		cmocka_unit_test(test_runtime_bounds_ramp),
+		cmocka_unit_test(test_rounding),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

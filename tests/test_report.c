@@ -340,6 +340,8 @@ static void sample_runs(struct qs_report_run r[3])
 					  1.017, 1.0, 14.3};
 	r[1].wear = (struct qs_report_wear){2.4, 2.44, 1.5e19, 0.33};
 	r[1].rated_write_bytes_per_s = 1e9;
+	r[1].client_write_bytes = 8000;
+	r[1].round_write_bytes = 2000;
 	r[1].fast_write_bytes = 7400000000ull;
 	r[2].job = "64k \"quoted\", job";
 	r[2].shaping = false;
@@ -398,7 +400,9 @@ static void test_json(void **state)
 	for (size_t i = 0; i < 3; i++) {
 		const struct jv *o = runs->items[i];
 		jkeys(o, (const char *[]){"job", "shaping", "policy", "placement", "mode", "read",
-					  "write", "qlc", "wear", "fast", NULL});
+					  "write", "qlc", "client", "wear", "fast", NULL});
+		jkeys(jget(o, "client", J_OBJ), (const char *[]){"write_bytes",
+				"round_write_bytes", "round_share_pct", NULL});
 		const struct jv *w = jget(o, "wear", J_OBJ);
 		jkeys(w, (const char *[]){"drive_prog_amp", "nand_per_client",
 					  "client_bytes_writable", "life_years",
@@ -508,7 +512,7 @@ static void test_csv(void **state)
 	char (*f)[64] = calloc(64, 64);
 	char *save = NULL, *line = strtok_r(out, "\n", &save);
 	size_t nh = csv_split(line, f, 64);
-	assert_int_equal(nh, 33);
+	assert_int_equal(nh, 36);
 	assert_string_equal(f[0], "job");
 	assert_string_equal(f[3], "placement");
 	assert_string_equal(f[4], "read_iops");
@@ -520,6 +524,7 @@ static void test_csv(void **state)
 	assert_string_equal(f[26], "nand_per_client");
 	assert_string_equal(f[30], "life_years_common");
 	assert_string_equal(f[32], "life_years_rated");
+	assert_string_equal(f[35], "round_share_pct");
 	int lines = 0;
 	while ((line = strtok_r(NULL, "\n", &save))) {
 		size_t n = csv_split(line, f, 64);
@@ -534,6 +539,8 @@ static void test_csv(void **state)
 			assert_string_equal(f[24], "dev");
 			assert_string_equal(f[26], "2.440000");
 			assert_string_equal(f[29], "71800000.000");
+			assert_string_equal(f[33], "8000");
+			assert_string_equal(f[35], "25.000000");
 		}
 		if (lines == 2) {
 			assert_string_equal(f[0], "64k \"quoted\", job");
@@ -579,6 +586,11 @@ static void test_table(void **state)
 	assert_non_null(row);
 	assert_true(strstr(row, "5.17x") < strchr(row, '\n'));
 	assert_non_null(strstr(out, "slowest rate: 71.8 MB/s"));
+	/* rounding rows, since a variant's writes were rounded: 25% on, 0 off */
+	row = strstr(out, "4K rounding %");
+	assert_true(row && row < j2);
+	assert_true(strstr(row, "+25.0 pt") < strchr(row, '\n'));
+	assert_null(strstr(j2, "4K rounding"));
 	row = strstr(out, "life y, rate_iops");
 	assert_true(row && row < j2);
 	assert_null(strstr(j2, "life y, rate_iops"));
