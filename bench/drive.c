@@ -738,6 +738,8 @@ static void drv_result(struct drv_run *r, struct drv_job *j, struct qs_bench_res
 	rep->round_write_bytes = j->round1 - j->round0;
 	rep->client_write_bytes = res->eng.client_write_bytes > rep->round_write_bytes ?
 		res->eng.client_write_bytes - rep->round_write_bytes : 0;
+	rep->dirty_start_bytes = j->e0.cached_blocks * QS_BLOCK_SIZE;
+	rep->dirty_end_bytes = j->e1.cached_blocks * QS_BLOCK_SIZE;
 	qs_report_dir_fill(&rep->read, j->hr, j->rd_ios, j->rd_bytes, res->window_ns);
 	qs_report_dir_fill(&rep->write, j->hw, j->wr_ios, j->wr_bytes, res->window_ns);
 	r->d->ops->result(r->d->ctx, j->index, res);

@@ -150,6 +150,12 @@ double qs_report_round_share(const struct qs_report_run *r)
 		100.0 * (double)r->round_write_bytes / (double)r->client_write_bytes : NAN;
 }
 
+double qs_report_dirty_share(const struct qs_report_run *r)
+{
+	return r->client_write_bytes ?
+		100.0 * (double)r->dirty_end_bytes / (double)r->client_write_bytes : NAN;
+}
+
 double qs_report_life_at(const struct qs_report_run *r, double client_bytes_per_s)
 {
 	if (!(client_bytes_per_s > 0) || isnan(r->wear.client_bytes_writable))
@@ -211,6 +217,8 @@ G(g_life, r->wear.life_years)
 G(g_life_common, qs_report_life_at(r, t->common))
 G(g_life_rated, qs_report_life_at(r, t->rated))
 G(g_f_bytes, (double)r->fast_write_bytes / 1e6)
+G(g_dirty, (double)r->dirty_end_bytes / 1e6)
+G(g_dirty_share, qs_report_dirty_share(r))
 #undef G
 
 static const struct row rows[] = {
@@ -242,6 +250,8 @@ static const struct row rows[] = {
 	{"life y, slowest rate", 2, g_life_common, "%.2f", CMP_RATIO},
 	{"life y, rate_iops", 3, g_life_rated, "%.2f", CMP_RATIO},
 	{"fast-tier write MB", 2, g_f_bytes, "%.1f", CMP_RATIO},
+	{"log dirty at end MB", 1, g_dirty, "%.1f", CMP_NONE},
+	{"log dirty at end %", 1, g_dirty_share, "%.1f", CMP_NONE},
 };
 
 static void cell(char *buf, size_t len, const char *fmt, double v)
@@ -424,6 +434,10 @@ int qs_report_json(FILE *f, const struct qs_report_run *runs, size_t n)
 			", \"round_write_bytes\": %" PRIu64 ", \"round_share_pct\": ",
 			r->client_write_bytes, r->round_write_bytes);
 		json_num(f, qs_report_round_share(r), "%.6f");
+		fprintf(f, "},\n      \"log\": {\"dirty_start_bytes\": %" PRIu64
+			", \"dirty_end_bytes\": %" PRIu64 ", \"dirty_end_share_pct\": ",
+			r->dirty_start_bytes, r->dirty_end_bytes);
+		json_num(f, qs_report_dirty_share(r), "%.6f");
 		fputs("},\n      \"wear\": {\"drive_prog_amp\": ", f);
 		json_num(f, r->wear.drive_prog_amp, "%.6f");
 		fputs(", \"nand_per_client\": ", f);
@@ -492,7 +506,8 @@ int qs_report_csv(FILE *f, const struct qs_report_run *runs, size_t n)
 	      "qlc_waf_host,qlc_waf_iu,qlc_life_years,fast_write_bytes,mode,"
 	      "drive_prog_amp,nand_per_client,client_bytes_writable,life_years,"
 	      "common_write_bytes_per_s,life_years_common,rated_write_bytes_per_s,"
-	      "life_years_rated,client_write_bytes,round_write_bytes,round_share_pct\n", f);
+	      "life_years_rated,client_write_bytes,round_write_bytes,round_share_pct,"
+	      "dirty_start_bytes,dirty_end_bytes,dirty_end_share_pct\n", f);
 	for (size_t i = 0; i < n; i++) {
 		const struct qs_report_run *r = &runs[i];
 		csv_str(f, r->job);
@@ -521,6 +536,8 @@ int qs_report_csv(FILE *f, const struct qs_report_run *runs, size_t n)
 		csv_num(f, wo.life_rated, "%.6f");
 		fprintf(f, ",%" PRIu64 ",%" PRIu64, r->client_write_bytes, r->round_write_bytes);
 		csv_num(f, qs_report_round_share(r), "%.6f");
+		fprintf(f, ",%" PRIu64 ",%" PRIu64, r->dirty_start_bytes, r->dirty_end_bytes);
+		csv_num(f, qs_report_dirty_share(r), "%.6f");
 		fputc('\n', f);
 	}
 	return ferror(f) ? -EIO : 0;

@@ -61,6 +61,9 @@ struct qs_report_run {
 	 * them out to whole 4 KiB blocks added (traces; generated I/O is whole
 	 * blocks) */
 	uint64_t client_write_bytes, round_write_bytes;
+	/* bytes whose newest copy was still only in the log (dirty, not yet
+	 * on the QLC) when the window opened and when it closed; 0 when off */
+	uint64_t dirty_start_bytes, dirty_end_bytes;
 	/* client write bytes per second the job asks for with rate_iops (all
 	 * clones, writes' share of the mix); 0 when unrated */
 	double rated_write_bytes_per_s;
@@ -143,6 +146,15 @@ double qs_report_common_rate(const struct qs_report_run *runs, size_t n, const c
 /* Percent of r's client write bytes that 4 KiB rounding added (NAN
  * without client writes). */
 double qs_report_round_share(const struct qs_report_run *r);
+
+/*
+ * Percent of r's client write bytes still dirty in the log when its window
+ * closed (NAN without client writes). From QS_REPORT_DIRTY_NOTE_PCT up,
+ * WAF host is a lower bound: the writes it leaves out may still cost QLC
+ * bytes, and the run should be longer.
+ */
+#define QS_REPORT_DIRTY_NOTE_PCT 10.0
+double qs_report_dirty_share(const struct qs_report_run *r);
 
 /* Years run r's client_bytes_writable lasts at client_bytes_per_s (NAN if
  * either is unknown or the rate is not above 0). */

@@ -396,6 +396,18 @@ static void test_rounding(void **state)
 	assert_int_equal(r.rep.qlc.write_bytes, 4096 + 8192 + 8192);
 	assert_true(fabs(r.rep.qlc.waf_host - 20480.0 / 12800.0) < 1e-9);
 	assert_true(fabs(qs_report_round_share(&r.rep) - 100.0 * 7680 / 12800) < 1e-9);
+	assert_int_equal(r.rep.dirty_end_bytes, 0); /* no log */
+	/* shaping on: the same rounding; the four blocks written (0, 0-1, 8-9)
+	 * are still in the log, or destaged, when this short window closes */
+	v.shaping = true;
+	v.order = QS_ORDER_FIFO;
+	assert_int_equal(qs_bench_run_job(w, &jf->jobs[0], &v, 1, &r, err, sizeof(err)), 0);
+	assert_int_equal(r.rep.client_write_bytes, 12800);
+	assert_int_equal(r.rep.round_write_bytes, 7680);
+	assert_int_equal(r.rep.dirty_start_bytes, 0);
+	assert_int_equal(r.rep.dirty_end_bytes, r.eng.cached_blocks * 4096);
+	assert_int_equal(r.rep.dirty_end_bytes + r.eng.destage_bytes, 4 * 4096);
+	assert_true(qs_report_dirty_share(&r.rep) >= QS_REPORT_DIRTY_NOTE_PCT);
 	qs_job_file_free(jf);
 	qs_bench_world_free(w);
 	unlink(job);

@@ -342,6 +342,7 @@ static void sample_runs(struct qs_report_run r[3])
 	r[1].rated_write_bytes_per_s = 1e9;
 	r[1].client_write_bytes = 8000;
 	r[1].round_write_bytes = 2000;
+	r[1].dirty_end_bytes = 4000;
 	r[1].fast_write_bytes = 7400000000ull;
 	r[2].job = "64k \"quoted\", job";
 	r[2].shaping = false;
@@ -400,9 +401,11 @@ static void test_json(void **state)
 	for (size_t i = 0; i < 3; i++) {
 		const struct jv *o = runs->items[i];
 		jkeys(o, (const char *[]){"job", "shaping", "policy", "placement", "mode", "read",
-					  "write", "qlc", "client", "wear", "fast", NULL});
+					  "write", "qlc", "client", "log", "wear", "fast", NULL});
 		jkeys(jget(o, "client", J_OBJ), (const char *[]){"write_bytes",
 				"round_write_bytes", "round_share_pct", NULL});
+		jkeys(jget(o, "log", J_OBJ), (const char *[]){"dirty_start_bytes",
+				"dirty_end_bytes", "dirty_end_share_pct", NULL});
 		const struct jv *w = jget(o, "wear", J_OBJ);
 		jkeys(w, (const char *[]){"drive_prog_amp", "nand_per_client",
 					  "client_bytes_writable", "life_years",
@@ -512,7 +515,7 @@ static void test_csv(void **state)
 	char (*f)[64] = calloc(64, 64);
 	char *save = NULL, *line = strtok_r(out, "\n", &save);
 	size_t nh = csv_split(line, f, 64);
-	assert_int_equal(nh, 36);
+	assert_int_equal(nh, 39);
 	assert_string_equal(f[0], "job");
 	assert_string_equal(f[3], "placement");
 	assert_string_equal(f[4], "read_iops");
@@ -525,6 +528,7 @@ static void test_csv(void **state)
 	assert_string_equal(f[30], "life_years_common");
 	assert_string_equal(f[32], "life_years_rated");
 	assert_string_equal(f[35], "round_share_pct");
+	assert_string_equal(f[38], "dirty_end_share_pct");
 	int lines = 0;
 	while ((line = strtok_r(NULL, "\n", &save))) {
 		size_t n = csv_split(line, f, 64);
@@ -541,6 +545,8 @@ static void test_csv(void **state)
 			assert_string_equal(f[29], "71800000.000");
 			assert_string_equal(f[33], "8000");
 			assert_string_equal(f[35], "25.000000");
+			assert_string_equal(f[37], "4000");
+			assert_string_equal(f[38], "50.000000");
 		}
 		if (lines == 2) {
 			assert_string_equal(f[0], "64k \"quoted\", job");
