@@ -170,6 +170,7 @@ double qs_report_life_at(const struct qs_report_run *r, double client_bytes_per_
 struct trates {
 	double common, rated;
 	bool rounding; /* some variant's writes were rounded to 4 KiB */
+	bool steady;   /* some variant checked for steady state */
 };
 
 /* How a shaping-on column compares with shaping off: on / off, on - off
@@ -179,7 +180,8 @@ enum cmp { CMP_RATIO, CMP_DIFF, CMP_NONE };
 struct row {
 	const char *label;
 	int dir;  /* 0 read, 1 write, 2 other, 3 other, only when the job is rated,
-		     4 writes, only when some were rounded */
+		     4 writes, only when some were rounded, 5 only when steady
+		     state was checked */
 	double (*get)(const struct qs_report_run *r, const struct trates *t);
 	const char *fmt;
 	enum cmp cmp;
@@ -217,11 +219,16 @@ G(g_life, r->wear.life_years)
 G(g_life_common, qs_report_life_at(r, t->common))
 G(g_life_rated, qs_report_life_at(r, t->rated))
 G(g_f_bytes, (double)r->fast_write_bytes / 1e6)
+/* seconds to steady state; -INFINITY: checked, not reached ("not steady") */
+G(g_ss_at, !r->ss.criterion ? NAN : r->ss.reached ? r->ss.at_s : -INFINITY)
+G(g_ss_crit, r->ss.criterion ? r->ss.last : NAN)
 G(g_dirty, (double)r->dirty_end_bytes / 1e6)
 G(g_dirty_share, qs_report_dirty_share(r))
 #undef G
 
 static const struct row rows[] = {
+	{"steady at s", 5, g_ss_at, "%.1f", CMP_NONE},
+	{"steady criterion", 5, g_ss_crit, "%.3g", CMP_NONE},
 	{"read IOPS", 0, g_r_iops, "%.0f", CMP_RATIO},
 	{"read MB/s", 0, g_r_bw, "%.1f", CMP_RATIO},
 	{"read lat mean us", 0, g_r_mean, "%.1f", CMP_RATIO},
@@ -258,6 +265,8 @@ static void cell(char *buf, size_t len, const char *fmt, double v)
 {
 	if (isnan(v))
 		snprintf(buf, len, "-");
+	else if (isinf(v) && v < 0)
+		snprintf(buf, len, "not steady");
 	else if (isinf(v))
 		snprintf(buf, len, "inf");
 	else
@@ -285,13 +294,14 @@ int qs_report_table(FILE *f, const struct qs_report_run *runs, size_t n)
 					cols[nc++] = k;
 		const struct qs_report_run *base = runs[cols[0]].shaping ? NULL : &runs[cols[0]];
 		bool reads = false, writes = false;
-		struct trates tr = {qs_report_common_rate(runs, n, runs[i].job), 0, false};
+		struct trates tr = {qs_report_common_rate(runs, n, runs[i].job), 0, false, false};
 		for (size_t c = 0; c < nc; c++) {
 			reads |= runs[cols[c]].read.iops > 0;
 			writes |= runs[cols[c]].write.iops > 0;
 			if (runs[cols[c]].rated_write_bytes_per_s > 0)
 				tr.rated = runs[cols[c]].rated_write_bytes_per_s;
 			tr.rounding |= runs[cols[c]].round_write_bytes > 0;
+			tr.steady |= runs[cols[c]].ss.criterion != NULL;
 		}
 
 		fprintf(f, "job %s\n%-22s", runs[i].job ? runs[i].job : "", "");
@@ -315,7 +325,8 @@ int qs_report_table(FILE *f, const struct qs_report_run *runs, size_t n)
 		for (size_t ri = 0; ri < sizeof(rows) / sizeof(rows[0]); ri++) {
 			const struct row *rw = &rows[ri];
 			if ((rw->dir == 0 && !reads) || (rw->dir == 1 && !writes) ||
-			    (rw->dir == 3 && !(tr.rated > 0)) || (rw->dir == 4 && !tr.rounding))
+			    (rw->dir == 3 && !(tr.rated > 0)) || (rw->dir == 4 && !tr.rounding) ||
+			    (rw->dir == 5 && !tr.steady))
 				continue;
 			fprintf(f, "  %-20s", rw->label);
 			for (size_t c = 0; c < nc; c++) {
@@ -338,6 +349,14 @@ int qs_report_table(FILE *f, const struct qs_report_run *runs, size_t n)
 					fprintf(f, " %12s", s);
 				}
 			fputc('\n', f);
+		}
+		for (size_t c = 0; c < nc && tr.steady; c++) {
+			const struct qs_report_ss *ss = &runs[cols[c]].ss;
+			if (ss->criterion) {
+				fprintf(f, "  (steady state: %s below %g%s over %.9g s)\n",
+					ss->criterion, ss->limit, ss->pct ? "%" : "", ss->duration_s);
+				break;
+			}
 		}
 		if (isfinite(tr.common))
 			fprintf(f, "  (slowest rate: %.1f MB/s of client writes, the slowest "
@@ -438,7 +457,23 @@ int qs_report_json(FILE *f, const struct qs_report_run *runs, size_t n)
 			", \"dirty_end_bytes\": %" PRIu64 ", \"dirty_end_share_pct\": ",
 			r->dirty_start_bytes, r->dirty_end_bytes);
 		json_num(f, qs_report_dirty_share(r), "%.6f");
-		fputs("},\n      \"wear\": {\"drive_prog_amp\": ", f);
+		fputs("},\n      \"steadystate\": ", f);
+		if (r->ss.criterion) {
+			fputs("{\"criterion\": ", f);
+			json_str(f, r->ss.criterion);
+			fputs(", \"limit\": ", f);
+			json_num(f, r->ss.limit, "%.6f");
+			fprintf(f, ", \"pct\": %s, \"duration_s\": ", r->ss.pct ? "true" : "false");
+			json_num(f, r->ss.duration_s, "%.6f");
+			fprintf(f, ", \"reached\": %s, \"at_s\": ", r->ss.reached ? "true" : "false");
+			json_num(f, r->ss.at_s, "%.6f");
+			fputs(", \"last\": ", f);
+			json_num(f, r->ss.last, "%.6f");
+			fputs("}", f);
+		} else {
+			fputs("null", f);
+		}
+		fputs(",\n      \"wear\": {\"drive_prog_amp\": ", f);
 		json_num(f, r->wear.drive_prog_amp, "%.6f");
 		fputs(", \"nand_per_client\": ", f);
 		json_num(f, r->wear.nand_per_client, "%.6f");
@@ -507,7 +542,8 @@ int qs_report_csv(FILE *f, const struct qs_report_run *runs, size_t n)
 	      "drive_prog_amp,nand_per_client,client_bytes_writable,life_years,"
 	      "common_write_bytes_per_s,life_years_common,rated_write_bytes_per_s,"
 	      "life_years_rated,client_write_bytes,round_write_bytes,round_share_pct,"
-	      "dirty_start_bytes,dirty_end_bytes,dirty_end_share_pct\n", f);
+	      "dirty_start_bytes,dirty_end_bytes,dirty_end_share_pct,"
+	      "ss_criterion,ss_reached,ss_at_s\n", f);
 	for (size_t i = 0; i < n; i++) {
 		const struct qs_report_run *r = &runs[i];
 		csv_str(f, r->job);
@@ -538,6 +574,12 @@ int qs_report_csv(FILE *f, const struct qs_report_run *runs, size_t n)
 		csv_num(f, qs_report_round_share(r), "%.6f");
 		fprintf(f, ",%" PRIu64 ",%" PRIu64, r->dirty_start_bytes, r->dirty_end_bytes);
 		csv_num(f, qs_report_dirty_share(r), "%.6f");
+		fputc(',', f);
+		if (r->ss.criterion)
+			fprintf(f, "%s,%d", r->ss.criterion, r->ss.reached ? 1 : 0);
+		else
+			fputc(',', f);
+		csv_num(f, r->ss.at_s, "%.6f");
 		fputc('\n', f);
 	}
 	return ferror(f) ? -EIO : 0;

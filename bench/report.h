@@ -46,6 +46,17 @@ struct qs_report_wear {
 	double life_years;	       /* that, at this run's own client write rate */
 };
 
+/* fio's steady-state detection in one run (job option steadystate). */
+struct qs_report_ss {
+	const char *criterion; /* "iops", "iops_slope", "bw", "bw_slope"; NULL: not checked */
+	double limit;	       /* as in the job file */
+	bool pct;	       /* limit in percent of the samples' mean */
+	double duration_s;     /* steadystate_duration */
+	bool reached;	       /* the job ended steady (else at runtime, or its size) */
+	double at_s;	       /* when, seconds since the job started; NAN if not */
+	double last;	       /* the last criterion value computed; NAN: the ring never filled */
+};
+
 struct qs_report_run {
 	const char *job;    /* job name */
 	bool shaping;	    /* false: passthrough ("off"); true: cache ("on") */
@@ -64,6 +75,7 @@ struct qs_report_run {
 	/* bytes whose newest copy was still only in the log (dirty, not yet
 	 * on the QLC) when the window opened and when it closed; 0 when off */
 	uint64_t dirty_start_bytes, dirty_end_bytes;
+	struct qs_report_ss ss;
 	/* client write bytes per second the job asks for with rate_iops (all
 	 * clones, writes' share of the mix); 0 when unrated */
 	double rated_write_bytes_per_s;

@@ -414,6 +414,59 @@ static void test_rounding(void **state)
 	unlink(trace);
 }
 
+/*
+ * Issue 11: fio's steady-state detection in the driver. Random reads settle
+ * at once: with iops:5% over 20 ms of 5 ms samples the job ends steady
+ * soon after its 20 ms steadystate_ramp_time plus the duration, well before
+ * its runtime, but not before its ramp_time; a limit nothing can be below
+ * (iops:0) runs the whole runtime and reports "not steady".
+ */
+static void test_steadystate_run(void **state)
+{
+	(void)state;
+	char job[64];
+	ttmp_file(job, sizeof(job), "br", ".fio",
+		  "[global]\nrw=randread\nbs=4k\nsize=25%\niodepth=8\nruntime=1s\n"
+		  "time_based=1\nss_dur=20ms\nss_interval=5ms\nss_ramp=20ms\n"
+		  "[steady]\nss=iops:5%\n[ramped]\nss=iops:5%\nramp_time=100ms\n"
+		  "[never]\nss=iops:0\nruntime=100ms\n");
+	struct qs_bench_world *w = tiny_world();
+	struct qs_job_file *jf;
+	char err[512];
+	assert_int_equal(qs_job_file_load(job, qs_bench_world_sizes(w)->capacity, &jf, err,
+					  sizeof(err)), 0);
+	struct qs_bench_result r;
+	struct qs_bench_variant v = {.shaping = false};
+	assert_int_equal(qs_bench_run_job(w, &jf->jobs[0], &v, 1, &r, err, sizeof(err)), 0);
+	assert_string_equal(r.rep.ss.criterion, "iops");
+	assert_true(r.rep.ss.reached);
+	assert_true(r.rep.ss.at_s >= 0.04 - 1e-9 && r.rep.ss.at_s < 0.1);
+	assert_true(r.rep.ss.last < 5);
+	assert_true(r.window_ns < 100000000ull); /* ended steady, not at 1 s */
+	assert_true(r.rep.read.iops > 0);
+	assert_int_equal(qs_bench_run_job(w, &jf->jobs[1], &v, 1, &r, err, sizeof(err)), 0);
+	assert_true(r.rep.ss.reached);
+	assert_true(r.rep.ss.at_s >= 0.1 - 1e-9 && r.rep.ss.at_s < 0.2);
+	assert_true(r.window_ns > 0 && r.window_ns < 100000000ull);
+	assert_int_equal(qs_bench_run_job(w, &jf->jobs[2], &v, 1, &r, err, sizeof(err)), 0);
+	assert_false(r.rep.ss.reached);
+	assert_true(isnan(r.rep.ss.at_s));
+	assert_true(r.rep.ss.last >= 0);
+	assert_int_equal(r.window_ns, 100000000ull); /* the whole runtime */
+	/* the report says so */
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_int_equal(qs_report_table(f, &r.rep, 1), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "not steady"));
+	assert_non_null(strstr(buf, "steady state: iops below 0 over 0.02 s"));
+	free(buf);
+	qs_job_file_free(jf);
+	qs_bench_world_free(w);
+	unlink(job);
+}
+
 static int run_args(int argc, char **argv)
 {
 	return qs_cmd_bench_run(argc, argv);
@@ -479,6 +532,7 @@ int main(void)
 		cmocka_unit_test(test_curve),
 		cmocka_unit_test(test_runtime_bounds_ramp),
 		cmocka_unit_test(test_rounding),
+		cmocka_unit_test(test_steadystate_run),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

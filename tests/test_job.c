@@ -428,6 +428,55 @@ static void test_runtime_bounds_ramp(void **state)
 	qs_job_file_free(f);
 }
 
+/* Issue 11: fio's steady-state options, long and short names, percentages
+ * and absolute limits; errors name the line, key, value and range. */
+static void test_steadystate(void **state)
+{
+	(void)state;
+	write_file("[global]\nruntime=5m\ntime_based=1\n"
+		   "[a]\nsteadystate=iops_slope:0.5%\nsteadystate_duration=30s\n"
+		   "steadystate_ramp_time=10s\n"
+		   "[b]\nss=BW:1000000\nss_dur=2s\nss_interval=500ms\nss_ramp=1m\n"
+		   "[c]\nss=iops:0\n");
+	struct qs_job_file *f;
+	char err[512] = "";
+	if (qs_job_file_load(path, CAP, &f, err, sizeof(err)))
+		fail_msg("%s", err);
+	const struct qs_job *a = &f->jobs[0], *b = &f->jobs[1], *c = &f->jobs[2];
+	assert_int_equal(a->ss, QS_SS_IOPS_SLOPE);
+	assert_true(a->ss_limit == 0.5 && a->ss_pct);
+	assert_int_equal(a->ss_dur_ns, 30000000000ull);
+	assert_int_equal(a->ss_ramp_ns, 10000000000ull);
+	assert_int_equal(a->ss_interval_ns, 1000000000ull); /* fio's default */
+	assert_string_equal(qs_job_ss_name(a->ss), "iops_slope");
+	assert_int_equal(b->ss, QS_SS_BW);
+	assert_true(b->ss_limit == 1e6 && !b->ss_pct);
+	assert_int_equal(b->ss_dur_ns, 2000000000ull);
+	assert_int_equal(b->ss_interval_ns, 500000000ull);
+	assert_int_equal(b->ss_ramp_ns, 60000000000ull);
+	/* a criterion without a duration: no detection, as in fio */
+	assert_int_equal(c->ss, QS_SS_IOPS);
+	assert_int_equal(c->ss_dur_ns, 0);
+	qs_job_file_free(f);
+
+	expect_error("[a]\nss=iops_mean:1%\n",
+		     (const char *[]){":2:", "'ss'", "'iops_mean:1%'", "iops_slope:L", NULL});
+	expect_error("[a]\nsteadystate=iops:-1\n",
+		     (const char *[]){":2:", "'steadystate'", "at least 0", NULL});
+	expect_error("[a]\nsteadystate=bw:5%x\n", (const char *[]){":2:", "'bw:5%x'", NULL});
+	expect_error("[a]\nsteadystate=bw\n", (const char *[]){":2:", "'bw'", NULL});
+	expect_error("[a]\nsteadystate_duration=10s\n",
+		     (const char *[]){":2:", "'steadystate_duration'", "steadystate criterion",
+				      NULL});
+	expect_error("[a]\nss=iops:1%\nss_dur=2500ms\n",
+		     (const char *[]){":3:", "'steadystate_duration' value 2.5 s",
+				      "whole number of them", NULL});
+	expect_error("[a]\nss=iops:1%\nss_dur=1s\n",
+		     (const char *[]){":3:", "2 to 100000 times", NULL});
+	expect_error("[a]\nss=iops:1%\nss_interval=0\n",
+		     (const char *[]){":3:", "'ss_interval'", "above 0", NULL});
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -440,6 +489,7 @@ int main(void)
 		cmocka_unit_test(test_shipped_files),
 		cmocka_unit_test(test_default_file),
 		cmocka_unit_test_teardown(test_runtime_bounds_ramp, teardown),
+		cmocka_unit_test_teardown(test_steadystate, teardown),
 		cmocka_unit_test_teardown(test_nul_byte, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
