@@ -867,8 +867,8 @@ static int apply_section(struct job_build *b, const struct scan *sc,
 }
 
 /* Turn percentages into bytes and check that every clone's span fits. */
-static int job_resolve(struct job_build *b, uint64_t capacity, const char *path,
-		       char *err, size_t errlen)
+static int job_resolve(struct job_build *b, uint64_t capacity, bool runtime_given,
+		       const char *path, char *err, size_t errlen)
 {
 	struct qs_job *j = &b->job;
 
@@ -944,9 +944,10 @@ static int job_resolve(struct job_build *b, uint64_t capacity, const char *path,
 		     QS_JOB_SS_MAX_SAMPLES, (double)j->ss_interval_ns / 1e9);
 		return -EINVAL;
 	}
-	if (j->time_based && !j->runtime_ns) {
+	if (j->time_based && !j->runtime_ns && !runtime_given) {
 		errf(err, errlen, "%s:%u: [%s] key 'time_based' value 1: allowed "
-		     "only with a runtime above 0", path, j->line, j->name);
+		     "only with a runtime above 0 (in the file or --runtime)", path, j->line,
+		     j->name);
 		return -EINVAL;
 	}
 	return 0;
@@ -999,6 +1000,12 @@ static int quiet_ini_error(const char *fmt, ...)
 int qs_job_file_load(const char *path, uint64_t capacity,
 		     struct qs_job_file **out, char *err, size_t errlen)
 {
+	return qs_job_file_load_runtime(path, capacity, UINT64_MAX, out, err, errlen);
+}
+
+int qs_job_file_load_runtime(const char *path, uint64_t capacity, uint64_t runtime_ns,
+			     struct qs_job_file **out, char *err, size_t errlen)
+{
 	struct scan sc = {0};
 	struct qs_job_file *f = NULL;
 	dictionary *d = NULL;
@@ -1045,7 +1052,8 @@ int qs_job_file_load(const char *path, uint64_t capacity,
 		if (!rc)
 			rc = apply_section(&b, &sc, e->sec, d, path, err, errlen);
 		if (!rc)
-			rc = job_resolve(&b, capacity, path, err, errlen);
+			rc = job_resolve(&b, capacity, runtime_ns != UINT64_MAX, path, err,
+					 errlen);
 		if (rc) {
 			free(b.job.trace);
 			goto out;

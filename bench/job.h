@@ -131,6 +131,15 @@ int qs_job_file_load(const char *path, uint64_t capacity,
 		     struct qs_job_file **out, char *err, size_t errlen);
 
 /*
+ * qs_job_file_load for a caller that will apply a --runtime of runtime_ns
+ * (UINT64_MAX: none) with qs_job_file_override: that runtime satisfies a
+ * time_based job's need of one, which the file may then leave out. The
+ * caller must apply the override before running the jobs.
+ */
+int qs_job_file_load_runtime(const char *path, uint64_t capacity, uint64_t runtime_ns,
+			     struct qs_job_file **out, char *err, size_t errlen);
+
+/*
  * The command line's --runtime and --ramp-time for every job of f
  * (UINT64_MAX = not given). --runtime sets runtime (and time_based=1) and
  * also bounds the ramp: fio's ramp_time comes before the runtime, so a

@@ -598,7 +598,8 @@ static int rc_setup(struct rc_opts *o, struct rc_world *w, struct qs_job_file **
 		fprintf(stderr, "qlcshape %s: %s\n", o->cmd, err);
 		return 1;
 	}
-	rc = qs_job_file_load(o->job_path, rc_capacity(o, w), jf, err, sizeof(err));
+	rc = qs_job_file_load_runtime(o->job_path, rc_capacity(o, w), o->runtime_ns, jf, err,
+				      sizeof(err));
 	if (rc) {
 		fprintf(stderr, "qlcshape %s: %s\n", o->cmd, err);
 		rc_world_free(w);
@@ -984,8 +985,9 @@ static int rc_curve(struct rc_opts *o)
 		       sizeof(err), NULL))
 		goto failed;
 	if (!o->quiet)
-		printf("\n%-24s %-8s %6s %12s %12s %10s %10s %10s %10s\n", "job", "variant", "rate",
-		       "target IOPS", "IOPS", "mean us", "p50 us", "p99 us", "p99.9 us");
+		printf("\n%-24s %-8s %6s %12s %12s %10s %10s %10s %10s %10s\n", "job", "variant",
+		       "rate", "target IOPS", "IOPS", "MB/s", "mean us", "p50 us", "p99 us",
+		       "p99.9 us");
 	size_t r = nvar; /* next rated result */
 	for (size_t x = 0; x < nvar; x++) {
 		const struct qs_job *job = &jf->jobs[x / per];
@@ -1017,10 +1019,13 @@ static int rc_curve(struct rc_opts *o)
 			char rate[16];
 			snprintf(rate, sizeof(rate), step ? "%u%%" : "max", pct);
 			if (!o->quiet)
-				printf("%-24s %-8s %6s %12.0f %12.0f %10.1f %10.1f %10.1f %10.1f\n",
+				printf("%-24s %-8s %6s %12.0f %12.0f %10.1f %10.1f %10.1f %10.1f "
+				       "%10.1f\n",
 				       job->name, v.shaping ? qs_policy_order_name(v.order) : "off", rate,
 				       step ? (double)tasks[i].rate * job->numjobs : 0,
-				       rc_total_iops(&q->rep), d->lat_mean_ns / 1000,
+				       rc_total_iops(&q->rep),
+				       (double)(q->rep.read.bw_bytes + q->rep.write.bw_bytes) / 1e6,
+				       d->lat_mean_ns / 1000,
 				       (double)d->lat_p50_ns / 1000, (double)d->lat_p99_ns / 1000,
 				       (double)d->lat_p999_ns / 1000);
 			rc_note_steady(o, q, names[n]);

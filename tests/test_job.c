@@ -428,6 +428,28 @@ static void test_runtime_bounds_ramp(void **state)
 	qs_job_file_free(f);
 }
 
+/* Issue 11: time_based=1 without a runtime in the file loads when the
+ * command line gives one (--runtime, applied by the override after the
+ * load), and is still refused without. */
+static void test_time_based_runtime(void **state)
+{
+	(void)state;
+	write_file("[j]\nrw=randwrite\ntime_based=1\n");
+	struct qs_job_file *f = NULL;
+	char err[512] = "";
+	assert_int_equal(qs_job_file_load(path, CAP, &f, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "key 'time_based' value 1"));
+	assert_non_null(strstr(err, "--runtime"));
+	assert_int_equal(qs_job_file_load_runtime(path, CAP, 2000000000ull, &f, err,
+						  sizeof(err)), 0);
+	qs_job_file_override(f, 2000000000ull, UINT64_MAX, NULL);
+	assert_int_equal(f->jobs[0].runtime_ns, 2000000000ull);
+	assert_true(f->jobs[0].time_based);
+	qs_job_file_free(f);
+	assert_int_equal(qs_job_file_load_runtime(path, CAP, UINT64_MAX, &f, err, sizeof(err)),
+			 -EINVAL);
+}
+
 /* Issue 11: fio's steady-state options, long and short names, percentages
  * and absolute limits; errors name the line, key, value and range. */
 static void test_steadystate(void **state)
@@ -490,6 +512,7 @@ int main(void)
 		cmocka_unit_test(test_default_file),
 		cmocka_unit_test_teardown(test_runtime_bounds_ramp, teardown),
 		cmocka_unit_test_teardown(test_steadystate, teardown),
+		cmocka_unit_test_teardown(test_time_based_runtime, teardown),
 		cmocka_unit_test_teardown(test_nul_byte, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
