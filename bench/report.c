@@ -156,6 +156,14 @@ double qs_report_dirty_share(const struct qs_report_run *r)
 		100.0 * (double)r->dirty_end_bytes / (double)r->client_write_bytes : NAN;
 }
 
+double qs_report_dirty_growth(const struct qs_report_run *r)
+{
+	if (!r->client_write_bytes)
+		return NAN;
+	return 100.0 * ((double)r->dirty_end_bytes - (double)r->dirty_start_bytes) /
+	       (double)r->client_write_bytes;
+}
+
 double qs_report_life_at(const struct qs_report_run *r, double client_bytes_per_s)
 {
 	if (!(client_bytes_per_s > 0) || isnan(r->wear.client_bytes_writable))
@@ -223,7 +231,7 @@ G(g_f_bytes, (double)r->fast_write_bytes / 1e6)
 G(g_ss_at, !r->ss.criterion ? NAN : r->ss.reached ? r->ss.at_s : -INFINITY)
 G(g_ss_crit, r->ss.criterion ? r->ss.last : NAN)
 G(g_dirty, (double)r->dirty_end_bytes / 1e6)
-G(g_dirty_share, qs_report_dirty_share(r))
+G(g_dirty_growth, qs_report_dirty_growth(r))
 #undef G
 
 static const struct row rows[] = {
@@ -258,7 +266,7 @@ static const struct row rows[] = {
 	{"life y, rate_iops", 3, g_life_rated, "%.2f", CMP_RATIO},
 	{"fast-tier write MB", 2, g_f_bytes, "%.1f", CMP_RATIO},
 	{"log dirty at end MB", 1, g_dirty, "%.1f", CMP_NONE},
-	{"log dirty at end %", 1, g_dirty_share, "%.1f", CMP_NONE},
+	{"log dirty growth %", 1, g_dirty_growth, "%.1f", CMP_NONE},
 };
 
 static void cell(char *buf, size_t len, const char *fmt, double v)
@@ -457,6 +465,8 @@ int qs_report_json(FILE *f, const struct qs_report_run *runs, size_t n)
 			", \"dirty_end_bytes\": %" PRIu64 ", \"dirty_end_share_pct\": ",
 			r->dirty_start_bytes, r->dirty_end_bytes);
 		json_num(f, qs_report_dirty_share(r), "%.6f");
+		fputs(", \"dirty_growth_pct\": ", f);
+		json_num(f, qs_report_dirty_growth(r), "%.6f");
 		fputs("},\n      \"steadystate\": ", f);
 		if (r->ss.criterion) {
 			fputs("{\"criterion\": ", f);
@@ -542,7 +552,7 @@ int qs_report_csv(FILE *f, const struct qs_report_run *runs, size_t n)
 	      "drive_prog_amp,nand_per_client,client_bytes_writable,life_years,"
 	      "common_write_bytes_per_s,life_years_common,rated_write_bytes_per_s,"
 	      "life_years_rated,client_write_bytes,round_write_bytes,round_share_pct,"
-	      "dirty_start_bytes,dirty_end_bytes,dirty_end_share_pct,"
+	      "dirty_start_bytes,dirty_end_bytes,dirty_end_share_pct,dirty_growth_pct,"
 	      "ss_criterion,ss_reached,ss_at_s\n", f);
 	for (size_t i = 0; i < n; i++) {
 		const struct qs_report_run *r = &runs[i];
@@ -574,6 +584,7 @@ int qs_report_csv(FILE *f, const struct qs_report_run *runs, size_t n)
 		csv_num(f, qs_report_round_share(r), "%.6f");
 		fprintf(f, ",%" PRIu64 ",%" PRIu64, r->dirty_start_bytes, r->dirty_end_bytes);
 		csv_num(f, qs_report_dirty_share(r), "%.6f");
+		csv_num(f, qs_report_dirty_growth(r), "%.6f");
 		fputc(',', f);
 		if (r->ss.criterion)
 			fprintf(f, "%s,%d", r->ss.criterion, r->ss.reached ? 1 : 0);

@@ -161,11 +161,14 @@ double qs_report_round_share(const struct qs_report_run *r);
 
 /*
  * Percent of r's client write bytes still dirty in the log when its window
- * closed (NAN without client writes). From QS_REPORT_DIRTY_NOTE_PCT up,
- * WAF host is a lower bound: the writes it leaves out may still cost QLC
- * bytes, and the run should be longer.
+ * closed (NAN without client writes), and the percent by which the dirty
+ * bytes grew over the window. From QS_REPORT_DIRTY_NOTE_PCT of growth up,
+ * WAF host is a lower bound: the window's writes it leaves out were not
+ * made up for by older ones destaged in it, and the run should be longer.
  */
 #define QS_REPORT_DIRTY_NOTE_PCT 10.0
+double qs_report_dirty_share(const struct qs_report_run *r);
+double qs_report_dirty_growth(const struct qs_report_run *r);
 double qs_report_dirty_share(const struct qs_report_run *r);
 
 /* Years run r's client_bytes_writable lasts at client_bytes_per_s (NAN if

@@ -669,22 +669,26 @@ static void rc_note_steady(const struct rc_opts *o, const struct qs_bench_result
 }
 
 /*
- * Shaping on, a run that ends with much of its window's writes still dirty
- * in the log counted in WAF host only what reached the QLC: say that it is
- * a lower bound and how to lengthen the run.
+ * Shaping on, a run whose log gained much dirty data over its window
+ * counted in WAF host only what reached the QLC: say that it is a lower
+ * bound and how to lengthen the run. (A log that is about as full at both
+ * ends of the window, as in steady state, destaged in it about as much as
+ * the window left behind.)
  */
 static void rc_note_dirty(const struct rc_opts *o, const struct qs_bench_result *r,
 			  const char *name)
 {
-	double share = qs_report_dirty_share(&r->rep);
-	if (o->quiet || !r->rep.shaping || !(share >= QS_REPORT_DIRTY_NOTE_PCT))
+	double grew = qs_report_dirty_growth(&r->rep);
+	if (o->quiet || !r->rep.shaping || !(grew >= QS_REPORT_DIRTY_NOTE_PCT))
 		return;
-	printf("note: %s, shaping on %s: %.1f MB, %.0f%% of the window's %.1f MB of client "
-	       "writes, still dirty in the log when the window closed: WAF host (and the wear "
-	       "figures) count only what reached the QLC and are a lower bound; lengthen the "
-	       "run (runtime, steadystate, or a longer trace) until the window writes many times "
-	       "the %.1f MB log\n",
-	       name, qs_report_label(&r->rep), (double)r->rep.dirty_end_bytes / 1e6, share,
+	printf("note: %s, shaping on %s: %.1f MB still dirty in the log when the window closed, "
+	       "%.1f MB more than when it opened (%.0f%% of the window's %.1f MB of client "
+	       "writes): WAF host and the wear figures count only what reached the QLC and are a "
+	       "lower bound; lengthen the run (ramp_time and runtime, or steadystate, or a "
+	       "longer trace) until the log is full before the window opens and the window "
+	       "writes many times the %.1f MB log\n",
+	       name, qs_report_label(&r->rep), (double)r->rep.dirty_end_bytes / 1e6,
+	       ((double)r->rep.dirty_end_bytes - (double)r->rep.dirty_start_bytes) / 1e6, grew,
 	       (double)r->rep.client_write_bytes / 1e6,
 	       (double)r->eng.log_blocks * QS_BLOCK_SIZE / 1e6);
 }

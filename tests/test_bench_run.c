@@ -408,6 +408,7 @@ static void test_rounding(void **state)
 	assert_int_equal(r.rep.dirty_end_bytes, r.eng.cached_blocks * 4096);
 	assert_int_equal(r.rep.dirty_end_bytes + r.eng.destage_bytes, 4 * 4096);
 	assert_true(qs_report_dirty_share(&r.rep) >= QS_REPORT_DIRTY_NOTE_PCT);
+	assert_true(fabs(qs_report_dirty_growth(&r.rep) - qs_report_dirty_share(&r.rep)) < 1e-9);
 	qs_job_file_free(jf);
 	qs_bench_world_free(w);
 	unlink(job);

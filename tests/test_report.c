@@ -342,6 +342,8 @@ static void sample_runs(struct qs_report_run r[3])
 	r[1].rated_write_bytes_per_s = 1e9;
 	r[1].client_write_bytes = 8000;
 	r[1].round_write_bytes = 2000;
+	r[1].ss = (struct qs_report_ss){"iops_slope", 0.5, true, 20, true, 42.5, 0.25};
+	r[1].dirty_start_bytes = 3000;
 	r[1].dirty_end_bytes = 4000;
 	r[1].fast_write_bytes = 7400000000ull;
 	r[2].job = "64k \"quoted\", job";
@@ -401,11 +403,12 @@ static void test_json(void **state)
 	for (size_t i = 0; i < 3; i++) {
 		const struct jv *o = runs->items[i];
 		jkeys(o, (const char *[]){"job", "shaping", "policy", "placement", "mode", "read",
-					  "write", "qlc", "client", "log", "wear", "fast", NULL});
+					  "write", "qlc", "client", "log", "steadystate", "wear",
+					  "fast", NULL});
 		jkeys(jget(o, "client", J_OBJ), (const char *[]){"write_bytes",
 				"round_write_bytes", "round_share_pct", NULL});
 		jkeys(jget(o, "log", J_OBJ), (const char *[]){"dirty_start_bytes",
-				"dirty_end_bytes", "dirty_end_share_pct", NULL});
+				"dirty_end_bytes", "dirty_end_share_pct", "dirty_growth_pct", NULL});
 		const struct jv *w = jget(o, "wear", J_OBJ);
 		jkeys(w, (const char *[]){"drive_prog_amp", "nand_per_client",
 					  "client_bytes_writable", "life_years",
@@ -458,6 +461,13 @@ static void test_json(void **state)
 		    1e-5);
 	assert_true(fabs(jget(w1, "life_years_rated", J_NUM)->num - 1.5e19 / (1e9 * yr)) < 1e-5);
 	jget(w0, "rated_write_bytes_per_s", J_NULL);
+	/* steady state: null when not checked, else what and when */
+	jget(runs->items[0], "steadystate", J_NULL);
+	const struct jv *ss = jget(runs->items[1], "steadystate", J_OBJ);
+	jkeys(ss, (const char *[]){"criterion", "limit", "pct", "duration_s", "reached", "at_s",
+				   "last", NULL});
+	assert_string_equal(jget(ss, "criterion", J_STR)->str, "iops_slope");
+	assert_true(jget(ss, "at_s", J_NUM)->num == 42.5);
 	jget(jget(runs->items[2], "wear", J_OBJ), "life_years_common", J_NULL);
 	jfree(root);
 	free(out);
@@ -515,7 +525,7 @@ static void test_csv(void **state)
 	char (*f)[64] = calloc(64, 64);
 	char *save = NULL, *line = strtok_r(out, "\n", &save);
 	size_t nh = csv_split(line, f, 64);
-	assert_int_equal(nh, 39);
+	assert_int_equal(nh, 43);
 	assert_string_equal(f[0], "job");
 	assert_string_equal(f[3], "placement");
 	assert_string_equal(f[4], "read_iops");
@@ -529,6 +539,8 @@ static void test_csv(void **state)
 	assert_string_equal(f[32], "life_years_rated");
 	assert_string_equal(f[35], "round_share_pct");
 	assert_string_equal(f[38], "dirty_end_share_pct");
+	assert_string_equal(f[39], "dirty_growth_pct");
+	assert_string_equal(f[42], "ss_at_s");
 	int lines = 0;
 	while ((line = strtok_r(NULL, "\n", &save))) {
 		size_t n = csv_split(line, f, 64);
@@ -547,6 +559,10 @@ static void test_csv(void **state)
 			assert_string_equal(f[35], "25.000000");
 			assert_string_equal(f[37], "4000");
 			assert_string_equal(f[38], "50.000000");
+			assert_string_equal(f[39], "12.500000"); /* (4000 - 3000) / 8000 */
+			assert_string_equal(f[40], "iops_slope");
+			assert_string_equal(f[41], "1");
+			assert_string_equal(f[42], "42.500000");
 		}
 		if (lines == 2) {
 			assert_string_equal(f[0], "64k \"quoted\", job");
