@@ -127,7 +127,7 @@ static int rc_usage(FILE *f, enum rc_kind kind)
 		"  --band-size SIZE   log placement: band size at the model's scale (default\n"
 		"                     one superblock of the QLC model)\n"
 		"  --policy NAME      destage policy with shaping on: fifo, sweep, fullest;\n"
-		"                     repeat for several (default sweep)\n"
+		"                     repeat for several (default the engine's, fifo)\n"
 		"  --mode sim|emu|dev sim: simulation on a virtual clock (default); emu: the\n"
 		"                     same models emulated in real time; dev: the engine on\n"
 		"                     real devices or files, real clock\n"
@@ -453,8 +453,11 @@ static int rc_parse(int argc, char **argv, struct rc_opts *o)
 			return rc;
 	if ((rc = rc_job_arg(argc, argv, o)))
 		return rc;
-	if (!o->npol)
-		o->pol[o->npol++] = QS_ORDER_SWEEP;
+	if (!o->npol) { /* the engine's default order (fifo: docs/BENCH.md says why) */
+		struct qs_engine_conf ec;
+		qs_engine_conf_default(&ec);
+		o->pol[o->npol++] = ec.policy.order;
+	}
 	if (!o->nplace)
 		o->place[o->nplace++] = QS_PLACE_INPLACE;
 	o->conf.progress = !o->quiet && isatty(2);
