@@ -391,7 +391,15 @@ static void test_default_file(void **state)
 		assert_int_equal(f->jobs[i].rw, want[i].rw);
 		assert_int_equal(f->jobs[i].bs, want[i].bs);
 		assert_int_equal(f->jobs[i].size, 64 * GiB / 20 / 4096 * 4096);
-		assert_int_equal(f->jobs[i].runtime_ns, 2000000000ull);
+		/* issue 11: steady state, fio's way; writes after a 30 s ramp,
+		 * reads after 1 s */
+		bool rd = want[i].rw == QS_RW_RANDREAD || want[i].rw == QS_RW_READ;
+		assert_int_equal(f->jobs[i].ss, QS_SS_IOPS_SLOPE);
+		assert_true(f->jobs[i].ss_pct && f->jobs[i].ss_limit == 1.0);
+		assert_int_equal(f->jobs[i].ramp_time_ns, rd ? 1000000000ull : 30000000000ull);
+		assert_int_equal(f->jobs[i].ss_ramp_ns, f->jobs[i].ramp_time_ns);
+		assert_int_equal(f->jobs[i].ss_dur_ns, rd ? 5000000000ull : 20000000000ull);
+		assert_int_equal(f->jobs[i].runtime_ns, rd ? 20000000000ull : 60000000000ull);
 	}
 	qs_job_file_free(f);
 }
