@@ -468,6 +468,32 @@ static void test_steadystate_run(void **state)
 	unlink(job);
 }
 
+/* Issue 11: the life at a job's rate_iops uses the client write rate it
+ * asks for: every clone's rate, the writes' share of the mix, bs each. */
+static void test_rated_write_rate(void **state)
+{
+	(void)state;
+	char job[64];
+	ttmp_file(job, sizeof(job), "br", ".fio",
+		  "[m]\nrw=randrw\nrwmixread=70\nbs=8k\nnumjobs=2\nrate_iops=1000\n"
+		  "size=10%\nruntime=20ms\ntime_based=1\n[r]\nrw=randread\nrate_iops=1000\n"
+		  "size=10%\nruntime=20ms\ntime_based=1\n");
+	struct qs_bench_world *w = tiny_world();
+	struct qs_job_file *jf;
+	char err[512];
+	assert_int_equal(qs_job_file_load(job, qs_bench_world_sizes(w)->capacity, &jf, err,
+					  sizeof(err)), 0);
+	struct qs_bench_result r;
+	struct qs_bench_variant v = {.shaping = false};
+	assert_int_equal(qs_bench_run_job(w, &jf->jobs[0], &v, 1, &r, err, sizeof(err)), 0);
+	assert_true(fabs(r.rep.rated_write_bytes_per_s - 1000.0 * 2 * 0.3 * 8192) < 1e-6);
+	assert_int_equal(qs_bench_run_job(w, &jf->jobs[1], &v, 1, &r, err, sizeof(err)), 0);
+	assert_true(r.rep.rated_write_bytes_per_s == 0); /* reads only: no write rate */
+	qs_job_file_free(jf);
+	qs_bench_world_free(w);
+	unlink(job);
+}
+
 static int run_args(int argc, char **argv)
 {
 	return qs_cmd_bench_run(argc, argv);
@@ -534,6 +560,7 @@ int main(void)
 		cmocka_unit_test(test_runtime_bounds_ramp),
 		cmocka_unit_test(test_rounding),
 		cmocka_unit_test(test_steadystate_run),
+		cmocka_unit_test(test_rated_write_rate),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
