@@ -46,6 +46,17 @@ struct drv_job {
 	bool in_window, window_done;
 	struct qs_hist *hr, *hw;
 	uint64_t rd_ios, rd_bytes, wr_ios, wr_bytes, ios;
+	uint64_t round0, round1; /* the run's wr_round at window open, close */
+	uint64_t bytes;		 /* bytes completed, whole run, reads and writes */
+	/* steady state (job->ss_dur_ns != 0): the next sample's time, the
+	 * counts at the last one, a ring of the last ss_cap samples */
+	uint64_t ss_next, ss_ios0, ss_bytes0;
+	bool ss_based;		 /* the counts at ss_ramp were taken */
+	double *ss_ring;
+	unsigned ss_cap, ss_n, ss_head;
+	bool ss_reached;
+	uint64_t ss_at;		 /* when it was reached, since the start */
+	double ss_crit;		 /* the last criterion computed (NAN: none yet) */
 	struct qs_engine_stats e0, e1;
 	uint64_t win_start, win_end;
 };
@@ -82,6 +93,7 @@ struct drv_run {
 	uint64_t nslots, slot_bytes;
 	void *bufs;	   /* the slots' own buffers (none with a shared one) */
 	uint64_t inflight; /* client I/Os in flight, all clones */
+	uint64_t wr_round; /* bytes 4 KiB rounding added to the writes submitted */
 	uint64_t t0, end_max;
 	uint64_t armed;	   /* the deadline the world is waiting for */
 	bool flag;	   /* open/close callback ran */
@@ -122,6 +134,7 @@ static void drv_window_open(struct drv_job *j)
 		return;
 	j->in_window = true;
 	j->win_start = drv_now(j->r);
+	j->round0 = j->r->wr_round;
 	qs_engine_get_stats(j->r->e, &j->e0);
 	j->r->d->ops->window(j->r->d->ctx, j->index, false);
 }
@@ -135,6 +148,7 @@ static void drv_window_close(struct drv_job *j)
 	j->in_window = false;
 	j->window_done = true;
 	j->win_end = drv_now(j->r);
+	j->round1 = j->r->wr_round;
 	qs_engine_get_stats(j->r->e, &j->e1);
 	j->r->d->ops->window(j->r->d->ctx, j->index, true);
 }
@@ -230,6 +244,7 @@ static void drv_io_done(void *arg, int res)
 	if (res)
 		drv_fail(r, j->job, res, s->op == QS_IO_READ ? "read failed" : "write failed");
 	j->ios++;
+	j->bytes += s->bytes;
 	if (j->in_window)
 		drv_count(j, s, drv_now(r));
 	s->next_free = r->free_slots;
@@ -297,6 +312,7 @@ int qs_drv_sizes_model(const struct qs_profile *p, uint64_t scale_bytes, uint64_
 	 * else none (life "-"). */
 	out->rating_bytes = NAN;
 	out->rated_capacity = p->capacity_bytes;
+	out->rating_prog_amp = p->endurance_prog_amp > 0 ? p->endurance_prog_amp : 1;
 	if (rating_bytes > 0)
 		out->rating_bytes = rating_bytes;
 	else
@@ -358,6 +374,8 @@ static void drv_issue(struct drv_clone *c, const struct qs_io *io)
 	r->free_slots = s->next_free;
 	s->c = c;
 	s->bytes = io->orig_len ? io->orig_len : io->len;
+	if (io->op == QS_IO_WRITE && io->len > s->bytes)
+		r->wr_round += io->len - s->bytes;
 	s->op = io->op;
 	if (io->op == QS_IO_WRITE && !r->d->shared_buf)
 		drv_stamp(s->buf, io->off, io->len, r->d->seed);
@@ -460,6 +478,7 @@ static void drv_job_begin(struct drv_job *j, uint64_t now)
 	j->end = job->runtime_ns ? j->ramp_end + job->runtime_ns : UINT64_MAX;
 	if (j->end > r->end_max)
 		r->end_max = j->end;
+	j->ss_next = now + job->ss_ramp_ns; /* the counts there, then samples */
 	if (!job->ramp_time_ns)
 		drv_window_open(j);
 }
@@ -474,9 +493,73 @@ static void drv_job_start(struct drv_job *j, uint64_t now)
 			drv_pump(&r->clones[i]);
 }
 
-/* A job's deadlines at now: it starts at start (startdelay), its window
- * opens at ramp end, it ends at end.
- * Returns the next of them still to come (UINT64_MAX: none). */
+/*
+ * fio's criterion over the ring's samples: the largest deviation from their
+ * mean (iops, bw) or the least-squares slope over the sample index
+ * (*_slope), absolute or in percent of the mean; INFINITY when a
+ * percentage of a zero mean is asked for.
+ */
+static double drv_ss_criterion(const struct drv_job *j)
+{
+	unsigned n = j->ss_n;
+	double sy = 0, sxy = 0, sx = 0, sxx = 0, dev = 0;
+	for (unsigned i = 0; i < n; i++) {
+		double y = j->ss_ring[(j->ss_head + i) % j->ss_cap];
+		sy += y;
+		sx += i;
+		sxx += (double)i * i;
+		sxy += (double)i * y;
+	}
+	double mean = sy / n;
+	bool slope = j->job->ss == QS_SS_IOPS_SLOPE || j->job->ss == QS_SS_BW_SLOPE;
+	if (slope) {
+		dev = fabs((n * sxy - sx * sy) / (n * sxx - sx * sx));
+	} else {
+		for (unsigned i = 0; i < n; i++) {
+			double d = fabs(j->ss_ring[(j->ss_head + i) % j->ss_cap] - mean);
+			if (d > dev)
+				dev = d;
+		}
+	}
+	if (!j->job->ss_pct)
+		return dev;
+	return mean > 0 ? 100.0 * dev / mean : INFINITY;
+}
+
+/* One steady-state sample at its time now: the job's IOPS or bandwidth
+ * over the interval just ended; the job ends when the ring is full, its
+ * ramp is over (a window to report) and the criterion is below the limit. */
+static void drv_ss_sample(struct drv_job *j, uint64_t now)
+{
+	const struct qs_job *job = j->job;
+	bool bw = job->ss == QS_SS_BW || job->ss == QS_SS_BW_SLOPE;
+	uint64_t ios = j->ios, bytes = j->bytes;
+	if (j->ss_based) {
+		double s = (double)job->ss_interval_ns / 1e9;
+		double y = bw ? (double)(bytes - j->ss_bytes0) / s : (double)(ios - j->ss_ios0) / s;
+		if (j->ss_n < j->ss_cap) {
+			j->ss_ring[(j->ss_head + j->ss_n++) % j->ss_cap] = y;
+		} else {
+			j->ss_ring[j->ss_head] = y;
+			j->ss_head = (j->ss_head + 1) % j->ss_cap;
+		}
+	}
+	j->ss_based = true;
+	j->ss_ios0 = ios;
+	j->ss_bytes0 = bytes;
+	if (j->ss_n < j->ss_cap)
+		return;
+	j->ss_crit = drv_ss_criterion(j);
+	if (j->ss_crit < job->ss_limit && now > j->ramp_end) {
+		j->ss_reached = true;
+		j->ss_at = now - j->start;
+		drv_job_end(j);
+	}
+}
+
+/* A job's deadlines at now: it starts at start (startdelay, wait_for), its
+ * window opens at ramp end, its steady-state samples are taken, it ends at
+ * end. Returns the next of them still to come (UINT64_MAX: none). */
 static uint64_t drv_tick_job(struct drv_job *j, uint64_t now)
 {
 	uint64_t next = UINT64_MAX;
@@ -487,10 +570,19 @@ static uint64_t drv_tick_job(struct drv_job *j, uint64_t now)
 			return j->start; /* UINT64_MAX: waiting for another job */
 		drv_job_start(j, now);
 	}
+	if (j->ss_cap) {
+		while (now >= j->ss_next && !j->window_done) {
+			drv_ss_sample(j, j->ss_next);
+			j->ss_next += j->job->ss_interval_ns;
+		}
+		if (j->window_done)
+			return next;
+		next = j->ss_next;
+	}
 	if (!j->in_window) {
 		if (now >= j->ramp_end)
 			drv_window_open(j);
-		else
+		else if (j->ramp_end < next)
 			next = j->ramp_end;
 	}
 	if (j->end != UINT64_MAX) {
@@ -625,6 +717,13 @@ static int drv_setup(struct drv_run *r)
 		j->hw = qs_hist_new();
 		if (!j->hr || !j->hw)
 			goto nomem;
+		j->ss_crit = NAN;
+		if (j->job->ss_dur_ns && j->job->ss != QS_SS_NONE) {
+			j->ss_cap = (unsigned)(j->job->ss_dur_ns / j->job->ss_interval_ns);
+			j->ss_ring = calloc(j->ss_cap, sizeof(*j->ss_ring));
+			if (!j->ss_ring)
+				goto nomem;
+		}
 		r->nclones += d->jobs[i].numjobs;
 		r->nslots += (uint64_t)d->jobs[i].iodepth * d->jobs[i].numjobs;
 	}
@@ -762,8 +861,20 @@ static void drv_teardown(struct drv_run *r)
 		for (size_t i = 0; i < r->d->njobs; i++) {
 			free(r->jobs[i].hr);
 			free(r->jobs[i].hw);
+			free(r->jobs[i].ss_ring);
 		}
 	free(r->jobs);
+}
+
+/* Client write bytes per second job asks for with rate_iops: every clone's
+ * rate, the writes' share of the mix, bs each; 0 when unrated. */
+static double drv_rated_write_rate(const struct qs_job *job)
+{
+	if (!job->rate_iops || job->trace || !qs_job_writes(job))
+		return 0;
+	double share = job->rw == QS_RW_RW || job->rw == QS_RW_RANDRW ?
+		(100.0 - job->rwmixread) / 100.0 : 1.0;
+	return (double)job->rate_iops * job->numjobs * share * (double)job->bs;
 }
 
 /* The figures of job j into res: the client's, the engine's, the world's. */
@@ -778,6 +889,22 @@ static void drv_result(struct drv_run *r, struct drv_job *j, struct qs_bench_res
 	rep->shaping = v->shaping;
 	rep->policy = v->shaping ? qs_policy_order_name(v->order) : "-";
 	rep->placement = v->shaping ? qs_placement_name(v->placement) : "-";
+	rep->rated_write_bytes_per_s = drv_rated_write_rate(j->job);
+	/* what the engine received in the window (every job of the group, as
+	 * the QLC figures), less what rounding added: the bytes asked for */
+	rep->round_write_bytes = j->round1 - j->round0;
+	rep->client_write_bytes = res->eng.client_write_bytes > rep->round_write_bytes ?
+		res->eng.client_write_bytes - rep->round_write_bytes : 0;
+	rep->dirty_start_bytes = j->e0.cached_blocks * QS_BLOCK_SIZE;
+	rep->dirty_end_bytes = j->e1.cached_blocks * QS_BLOCK_SIZE;
+	struct qs_report_ss *ss = &rep->ss;
+	ss->criterion = j->ss_cap ? qs_job_ss_name(j->job->ss) : NULL;
+	ss->limit = j->job->ss_limit;
+	ss->pct = j->job->ss_pct;
+	ss->duration_s = (double)j->job->ss_dur_ns / 1e9;
+	ss->reached = j->ss_reached;
+	ss->at_s = j->ss_reached ? (double)j->ss_at / 1e9 : NAN;
+	ss->last = j->ss_crit;
 	qs_report_dir_fill(&rep->read, j->hr, j->rd_ios, j->rd_bytes, res->window_ns);
 	qs_report_dir_fill(&rep->write, j->hw, j->wr_ios, j->wr_bytes, res->window_ns);
 	r->d->ops->result(r->d->ctx, j->index, res);

@@ -131,6 +131,9 @@ struct qs_drv_sizes {
 	uint64_t log_bytes;	 /* the log a shaping-on run uses (0: none) */
 	double rating_bytes;	 /* endurance rating for the life figure; NAN if none */
 	uint64_t rated_capacity; /* the capacity that rating is for */
+	double rating_prog_amp;	 /* NAND bytes per byte written under the rating's
+				    pattern (the profile's endurance_prog_amp; 1
+				    when not given) */
 };
 
 /*

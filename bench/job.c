@@ -49,6 +49,7 @@ struct job_build {
 	unsigned line_numjobs, line_offset_inc, line_trace, line_bs;
 	char wait_for[QS_JOB_NAME_MAX]; /* wait_for's job name ("" none) */
 	unsigned line_wait_for;
+	unsigned line_ss, line_ss_time;
 };
 
 static void errf(char *err, size_t errlen, const char *fmt, ...)
@@ -494,6 +495,61 @@ static int job_key_time(struct job_build *b, const char *key, const char *v, uns
 	return 0;
 }
 
+const char *qs_job_ss_name(enum qs_job_ss ss)
+{
+	static const char *const names[] = {"none", "iops", "iops_slope", "bw", "bw_slope"};
+	return ss <= QS_SS_BW_SLOPE ? names[ss] : "?";
+}
+
+/* steadystate (ss): CRITERION:LIMIT, LIMIT a number or a percentage */
+static int job_key_ss(struct job_build *b, const char *key, const char *v, unsigned line,
+		      const char **allowed)
+{
+	*allowed = "iops:L, iops_slope:L, bw:L or bw_slope:L, L a number at least 0 "
+		   "(IOPS, bytes/s; per sample for slopes) or a percentage of the mean "
+		   "(iops_slope:0.5%)";
+	const char *colon = strchr(v, ':');
+	if (!colon)
+		return -EINVAL;
+	size_t n = (size_t)(colon - v);
+	enum qs_job_ss ss = QS_SS_NONE;
+	for (int k = QS_SS_IOPS; k <= QS_SS_BW_SLOPE; k++)
+		if (strlen(qs_job_ss_name((enum qs_job_ss)k)) == n &&
+		    !strncasecmp(v, qs_job_ss_name((enum qs_job_ss)k), n))
+			ss = (enum qs_job_ss)k;
+	char *end;
+	double lim = strtod(colon + 1, &end);
+	bool pct = *end == '%';
+	if (ss == QS_SS_NONE || end == colon + 1 || (pct ? end[1] : *end) || !(lim >= 0) ||
+	    !isfinite(lim))
+		return -EINVAL;
+	b->job.ss = ss;
+	b->job.ss_limit = lim;
+	b->job.ss_pct = pct;
+	b->line_ss = line;
+	return 0;
+}
+
+/* steadystate_duration, _ramp_time, _check_interval (and fio's short names) */
+static int job_key_ss_time(struct job_build *b, const char *key, const char *v, unsigned line,
+			   const char **allowed)
+{
+	uint64_t u;
+	*allowed = "a time up to 30 days: seconds, or a number with us, "
+		   "ms, s, m, h or d (500ms, 2s, 1m)";
+	if (qs_job_parse_time(v, NS_PER_S, &u) || u > 30 * 86400 * NS_PER_S)
+		return -EINVAL;
+	bool dur = strstr(key, "dur") != NULL, itv = strstr(key, "interval") != NULL;
+	if (itv && !u) {
+		*allowed = "a time above 0 (default 1s)";
+		return -EINVAL;
+	}
+	*(dur ? &b->job.ss_dur_ns : itv ? &b->job.ss_interval_ns : &b->job.ss_ramp_ns) = u;
+	if (dur || itv)
+		b->line_ss_time = line;
+	return 0;
+}
+
 static int job_key_kb_base(struct job_build *b, const char *key, const char *v, unsigned line,
 			   const char **allowed)
 {
@@ -580,6 +636,10 @@ static const struct {
 	{"runtime", job_key_time}, {"ramp_time", job_key_time},
 	{"startdelay", job_key_time}, {"wait_for", job_key_wait_for},
 	{"kb_base", job_key_kb_base},
+	{"steadystate", job_key_ss}, {"ss", job_key_ss},
+	{"steadystate_duration", job_key_ss_time}, {"ss_dur", job_key_ss_time},
+	{"steadystate_ramp_time", job_key_ss_time}, {"ss_ramp", job_key_ss_time},
+	{"steadystate_check_interval", job_key_ss_time}, {"ss_interval", job_key_ss_time},
 	{"trace", job_key_trace},
 	{"trace_format", job_key_trace_format},
 	{"trace_timescale", job_key_timescale},
@@ -613,6 +673,7 @@ static void job_defaults(struct job_build *b)
 	b->job.rate_process = QS_RATE_LINEAR;
 	b->job.trace_format = QS_TRACE_AUTO;
 	b->job.trace_timescale = 1.0;
+	b->job.ss_interval_ns = NS_PER_S; /* fio's steadystate_check_interval */
 }
 
 static void str_trim(char *s)
@@ -823,8 +884,8 @@ static int apply_section(struct job_build *b, const struct scan *sc,
 }
 
 /* Turn percentages into bytes and check that every clone's span fits. */
-static int job_resolve(struct job_build *b, uint64_t capacity, const char *path,
-		       char *err, size_t errlen)
+static int job_resolve(struct job_build *b, uint64_t capacity, bool runtime_given,
+		       const char *path, char *err, size_t errlen)
 {
 	struct qs_job *j = &b->job;
 
@@ -885,9 +946,25 @@ static int job_resolve(struct job_build *b, uint64_t capacity, const char *path,
 		     b->size.line ? b->size.line : j->line, j->name, j->size, j->bs);
 		return -EINVAL;
 	}
-	if (j->time_based && !j->runtime_ns) {
+	if (j->ss_dur_ns && j->ss == QS_SS_NONE) {
+		errf(err, errlen, "%s:%u: [%s] key 'steadystate_duration' value %.9g s: allowed "
+		     "only with a steadystate criterion (steadystate=iops_slope:0.5%%)", path,
+		     b->line_ss_time, j->name, (double)j->ss_dur_ns / 1e9);
+		return -EINVAL;
+	}
+	if (j->ss_dur_ns && (j->ss_dur_ns % j->ss_interval_ns ||
+			     j->ss_dur_ns / j->ss_interval_ns < 2 ||
+			     j->ss_dur_ns / j->ss_interval_ns > QS_JOB_SS_MAX_SAMPLES)) {
+		errf(err, errlen, "%s:%u: [%s] key 'steadystate_duration' value %.9g s: allowed: "
+		     "2 to %u times steadystate_check_interval (%.9g s), a whole number of them",
+		     path, b->line_ss_time, j->name, (double)j->ss_dur_ns / 1e9,
+		     QS_JOB_SS_MAX_SAMPLES, (double)j->ss_interval_ns / 1e9);
+		return -EINVAL;
+	}
+	if (j->time_based && !j->runtime_ns && !runtime_given) {
 		errf(err, errlen, "%s:%u: [%s] key 'time_based' value 1: allowed "
-		     "only with a runtime above 0", path, j->line, j->name);
+		     "only with a runtime above 0 (in the file or --runtime)", path, j->line,
+		     j->name);
 		return -EINVAL;
 	}
 	return 0;
@@ -968,6 +1045,12 @@ static int job_resolve_wait(struct job_build *b, const struct qs_job_file *f, co
 int qs_job_file_load(const char *path, uint64_t capacity,
 		     struct qs_job_file **out, char *err, size_t errlen)
 {
+	return qs_job_file_load_runtime(path, capacity, UINT64_MAX, out, err, errlen);
+}
+
+int qs_job_file_load_runtime(const char *path, uint64_t capacity, uint64_t runtime_ns,
+			     struct qs_job_file **out, char *err, size_t errlen)
+{
 	struct scan sc = {0};
 	struct qs_job_file *f = NULL;
 	dictionary *d = NULL;
@@ -1014,7 +1097,8 @@ int qs_job_file_load(const char *path, uint64_t capacity,
 		if (!rc)
 			rc = apply_section(&b, &sc, e->sec, d, path, err, errlen);
 		if (!rc)
-			rc = job_resolve(&b, capacity, path, err, errlen);
+			rc = job_resolve(&b, capacity, runtime_ns != UINT64_MAX, path, err,
+					 errlen);
 		if (!rc)
 			rc = job_resolve_wait(&b, f, path, err, errlen);
 		if (rc) {

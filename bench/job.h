@@ -11,7 +11,9 @@
  * Options (fio semantics unless noted; docs/BENCH-OUTPUT.md has the list):
  * rw, bs, rwmixread, rwmixwrite, iodepth, numjobs, size, offset,
  * offset_increment, random_distribution, norandommap, rate_iops,
- * rate_process, runtime, ramp_time, time_based, stonewall, kb_base; and for
+ * rate_process, runtime, ramp_time, time_based, stonewall, kb_base,
+ * steadystate (ss), steadystate_duration (ss_dur), steadystate_ramp_time
+ * (ss_ramp), steadystate_check_interval (ss_interval); and for
  * replay: trace, trace_format, trace_timescale, trace_ignore_time.
  * A few fio options that mean nothing to the bench are accepted and ignored:
  * ioengine, direct, filename, group_reporting, thread, description.
@@ -49,6 +51,19 @@ enum qs_job_rate_process {
 	QS_RATE_POISSON,    /* exponential gaps with mean 1/rate_iops */
 };
 
+/* fio's steadystate criteria: how the per-interval samples must settle. */
+enum qs_job_ss {
+	QS_SS_NONE = 0,
+	QS_SS_IOPS,	  /* every IOPS sample within the limit of their mean */
+	QS_SS_IOPS_SLOPE, /* least-squares slope of the IOPS samples below the limit */
+	QS_SS_BW,	  /* the same with bandwidth (bytes/s) */
+	QS_SS_BW_SLOPE,
+};
+
+/* Samples a steady-state window may hold (steadystate_duration /
+ * steadystate_check_interval). */
+#define QS_JOB_SS_MAX_SAMPLES 100000
+
 #define QS_JOB_NAME_MAX 64
 /* The longest job file line, newline not counted: iniparser reads the
  * values and refuses a whole file with a line of 1,023 bytes or more,
@@ -83,6 +98,18 @@ struct qs_job {
 				      the same group) must end first */
 	bool time_based;	   /* run for runtime even after size bytes */
 	bool stonewall;		   /* wait for earlier jobs before starting */
+	/*
+	 * fio's steady-state detection (steadystate, steadystate_duration,
+	 * steadystate_ramp_time, steadystate_check_interval): from ss_ramp_ns
+	 * after the start, one sample of the job's IOPS or bandwidth (reads and
+	 * writes together) per ss_interval_ns; the job ends once the last
+	 * ss_dur_ns of samples meet the criterion (and its ramp_time is over),
+	 * else at runtime. ss_dur_ns 0: no detection (fio's default).
+	 */
+	enum qs_job_ss ss;
+	double ss_limit;	   /* absolute (IOPS, bytes/s, per sample for slopes) */
+	bool ss_pct;		   /* ss_limit is a percentage of the samples' mean */
+	uint64_t ss_dur_ns, ss_ramp_ns, ss_interval_ns;
 	/* Replay (trace set): the generator options above except iodepth,
 	 * size, offset and runtime are unused. */
 	char *trace;		   /* path as written, NULL if none */
@@ -110,6 +137,15 @@ int qs_job_file_load(const char *path, uint64_t capacity,
 		     struct qs_job_file **out, char *err, size_t errlen);
 
 /*
+ * qs_job_file_load for a caller that will apply a --runtime of runtime_ns
+ * (UINT64_MAX: none) with qs_job_file_override: that runtime satisfies a
+ * time_based job's need of one, which the file may then leave out. The
+ * caller must apply the override before running the jobs.
+ */
+int qs_job_file_load_runtime(const char *path, uint64_t capacity, uint64_t runtime_ns,
+			     struct qs_job_file **out, char *err, size_t errlen);
+
+/*
  * The command line's --runtime and --ramp-time for every job of f
  * (UINT64_MAX = not given). --runtime sets runtime (and time_based=1) and
  * also bounds the ramp: fio's ramp_time comes before the runtime, so a
@@ -124,6 +160,9 @@ unsigned qs_job_file_override(struct qs_job_file *f, uint64_t runtime_ns,
 
 /* Free f and everything in it (NULL is fine). */
 void qs_job_file_free(struct qs_job_file *f);
+
+/* fio's name of a steadystate criterion ("iops_slope", ...; "none"). */
+const char *qs_job_ss_name(enum qs_job_ss ss);
 
 /* fio's name of rw ("randwrite", ...). */
 const char *qs_job_rw_name(enum qs_job_rw rw);

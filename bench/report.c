@@ -102,76 +102,183 @@ void qs_report_qlc_fill(struct qs_report_qlc *q, const struct qs_report_qlc_in *
 				     in->capacity, rate, q->waf_iu);
 }
 
-/* ---------------------------------------------------------------- table */
-
-struct row {
-	const char *label;
-	int dir;  /* 0 read, 1 write, 2 other */
-	double (*get)(const struct qs_report_run *r);
-	const char *fmt;
-};
-
-static double g_r_iops(const struct qs_report_run *r) { return r->read.iops; }
-static double g_r_bw(const struct qs_report_run *r) { return (double)r->read.bw_bytes / 1e6; }
-static double g_r_mean(const struct qs_report_run *r) { return r->read.lat_mean_ns / 1e3; }
-static double g_r_p50(const struct qs_report_run *r) { return (double)r->read.lat_p50_ns / 1e3; }
-static double g_r_p99(const struct qs_report_run *r) { return (double)r->read.lat_p99_ns / 1e3; }
-static double g_r_p999(const struct qs_report_run *r) { return (double)r->read.lat_p999_ns / 1e3; }
-static double g_w_iops(const struct qs_report_run *r) { return r->write.iops; }
-static double g_w_bw(const struct qs_report_run *r) { return (double)r->write.bw_bytes / 1e6; }
-static double g_w_mean(const struct qs_report_run *r) { return r->write.lat_mean_ns / 1e3; }
-static double g_w_p50(const struct qs_report_run *r) { return (double)r->write.lat_p50_ns / 1e3; }
-static double g_w_p99(const struct qs_report_run *r) { return (double)r->write.lat_p99_ns / 1e3; }
-static double g_w_p999(const struct qs_report_run *r) { return (double)r->write.lat_p999_ns / 1e3; }
-static double g_q_bytes(const struct qs_report_run *r) { return (double)r->qlc.write_bytes / 1e6; }
-static double g_q_writes(const struct qs_report_run *r) { return (double)r->qlc.writes; }
-static double g_q_whole(const struct qs_report_run *r)
+void qs_report_wear_fill(struct qs_report_wear *w, const struct qs_report_qlc_in *in)
 {
-	return r->qlc.writes ? 100.0 * (double)r->qlc.iu_whole_writes / (double)r->qlc.writes : NAN;
-}
-static double g_q_fill(const struct qs_report_run *r) { return (double)r->qlc.read_fill_bytes / 1e6; }
-static double g_q_wafh(const struct qs_report_run *r) { return r->qlc.waf_host; }
-static double g_q_wafi(const struct qs_report_run *r) { return r->qlc.waf_iu; }
-static double g_q_life(const struct qs_report_run *r) { return r->qlc.life_years; }
-static double g_f_bytes(const struct qs_report_run *r) { return (double)r->fast_write_bytes / 1e6; }
-
-static const struct row rows[] = {
-	{"read IOPS", 0, g_r_iops, "%.0f"},
-	{"read MB/s", 0, g_r_bw, "%.1f"},
-	{"read lat mean us", 0, g_r_mean, "%.1f"},
-	{"read lat p50 us", 0, g_r_p50, "%.1f"},
-	{"read lat p99 us", 0, g_r_p99, "%.1f"},
-	{"read lat p99.9 us", 0, g_r_p999, "%.1f"},
-	{"write IOPS", 1, g_w_iops, "%.0f"},
-	{"write MB/s", 1, g_w_bw, "%.1f"},
-	{"write lat mean us", 1, g_w_mean, "%.1f"},
-	{"write lat p50 us", 1, g_w_p50, "%.1f"},
-	{"write lat p99 us", 1, g_w_p99, "%.1f"},
-	{"write lat p99.9 us", 1, g_w_p999, "%.1f"},
-	{"QLC write MB", 2, g_q_bytes, "%.1f"},
-	{"QLC writes", 2, g_q_writes, "%.0f"},
-	{"QLC whole-IU writes %", 2, g_q_whole, "%.1f"},
-	{"QLC read-fill MB", 2, g_q_fill, "%.1f"},
-	{"WAF host", 2, g_q_wafh, "%.3f"},
-	{"WAF IU", 2, g_q_wafi, "%.3f"},
-	{"QLC life years", 2, g_q_life, "%.2f"},
-	{"fast-tier write MB", 2, g_f_bytes, "%.1f"},
-};
-
-static void cell(char *buf, size_t len, const char *fmt, double v)
-{
-	if (isnan(v))
-		snprintf(buf, len, "-");
-	else if (isinf(v))
-		snprintf(buf, len, "inf");
-	else
-		snprintf(buf, len, fmt, v);
+	w->drive_prog_amp = in->drive_write_bytes ?
+		(double)in->drive_nand_prog_bytes / (double)in->drive_write_bytes : NAN;
+	w->nand_per_client = in->client_write_bytes && !isnan(w->drive_prog_amp) ?
+		(double)in->qlc_write_bytes / (double)in->client_write_bytes *
+		w->drive_prog_amp : NAN;
+	w->client_bytes_writable = NAN;
+	w->life_years = NAN;
+	double amp = in->rating_prog_amp > 0 ? in->rating_prog_amp : 1;
+	if (!(in->rating_bytes > 0) || !in->rated_capacity || !in->capacity ||
+	    isnan(w->nand_per_client))
+		return;
+	double budget = in->rating_bytes * ((double)in->capacity / (double)in->rated_capacity) *
+			amp;
+	w->client_bytes_writable = w->nand_per_client > 0 ? budget / w->nand_per_client : INFINITY;
+	if (in->elapsed_ns) {
+		double rate = (double)in->client_write_bytes / ((double)in->elapsed_ns / 1e9);
+		w->life_years = w->client_bytes_writable / (rate * SECONDS_PER_YEAR);
+	}
 }
 
 /* Same job name (NULL-safe). */
 static bool same_str(const char *a, const char *b)
 {
 	return !strcmp(a ? a : "", b ? b : "");
+}
+
+double qs_report_common_rate(const struct qs_report_run *runs, size_t n, const char *job)
+{
+	double min = NAN;
+	for (size_t i = 0; i < n; i++) {
+		const struct qs_report_run *r = &runs[i];
+		double rate = (double)r->write.bw_bytes;
+		if (!same_str(r->job, job) || !(rate > 0) || isnan(r->wear.client_bytes_writable))
+			continue;
+		if (isnan(min) || rate < min)
+			min = rate;
+	}
+	return min;
+}
+
+double qs_report_round_share(const struct qs_report_run *r)
+{
+	return r->client_write_bytes ?
+		100.0 * (double)r->round_write_bytes / (double)r->client_write_bytes : NAN;
+}
+
+double qs_report_dirty_share(const struct qs_report_run *r)
+{
+	return r->client_write_bytes ?
+		100.0 * (double)r->dirty_end_bytes / (double)r->client_write_bytes : NAN;
+}
+
+double qs_report_dirty_growth(const struct qs_report_run *r)
+{
+	if (!r->client_write_bytes)
+		return NAN;
+	return 100.0 * ((double)r->dirty_end_bytes - (double)r->dirty_start_bytes) /
+	       (double)r->client_write_bytes;
+}
+
+double qs_report_life_at(const struct qs_report_run *r, double client_bytes_per_s)
+{
+	if (!(client_bytes_per_s > 0) || isnan(r->wear.client_bytes_writable))
+		return NAN;
+	return r->wear.client_bytes_writable / (client_bytes_per_s * SECONDS_PER_YEAR);
+}
+
+/* ---------------------------------------------------------------- table */
+
+/* The rates a job's life rows use: its variants' common (slowest) client
+ * write rate, and the rate its rate_iops asks for (0: unrated). */
+struct trates {
+	double common, rated;
+	bool rounding; /* some variant's writes were rounded to 4 KiB */
+	bool steady;   /* some variant checked for steady state */
+};
+
+/* How a shaping-on column compares with shaping off: on / off, on - off
+ * (percentages: a ratio of two shares means nothing), or not at all. */
+enum cmp { CMP_RATIO, CMP_DIFF, CMP_NONE };
+
+struct row {
+	const char *label;
+	int dir;  /* 0 read, 1 write, 2 other, 3 other, only when the job is rated,
+		     4 writes, only when some were rounded, 5 only when steady
+		     state was checked */
+	double (*get)(const struct qs_report_run *r, const struct trates *t);
+	const char *fmt;
+	enum cmp cmp;
+};
+
+#define G(name, expr) \
+	static double name(const struct qs_report_run *r, const struct trates *t) \
+	{ (void)t; return (expr); }
+G(g_r_iops, r->read.iops)
+G(g_r_bw, (double)r->read.bw_bytes / 1e6)
+G(g_r_mean, r->read.lat_mean_ns / 1e3)
+G(g_r_p50, (double)r->read.lat_p50_ns / 1e3)
+G(g_r_p99, (double)r->read.lat_p99_ns / 1e3)
+G(g_r_p999, (double)r->read.lat_p999_ns / 1e3)
+G(g_w_iops, r->write.iops)
+G(g_w_bw, (double)r->write.bw_bytes / 1e6)
+G(g_w_mean, r->write.lat_mean_ns / 1e3)
+G(g_w_p50, (double)r->write.lat_p50_ns / 1e3)
+G(g_w_p99, (double)r->write.lat_p99_ns / 1e3)
+G(g_w_p999, (double)r->write.lat_p999_ns / 1e3)
+G(g_c_bytes, (double)r->client_write_bytes / 1e6)
+G(g_c_round, (double)r->round_write_bytes / 1e6)
+G(g_c_share, qs_report_round_share(r))
+G(g_q_bytes, (double)r->qlc.write_bytes / 1e6)
+G(g_q_writes, (double)r->qlc.writes)
+G(g_q_whole, r->qlc.writes ? 100.0 * (double)r->qlc.iu_whole_writes / (double)r->qlc.writes
+			   : NAN)
+G(g_q_fill, (double)r->qlc.read_fill_bytes / 1e6)
+G(g_q_wafh, r->qlc.waf_host)
+G(g_q_wafi, r->qlc.waf_iu)
+G(g_d_amp, r->wear.drive_prog_amp)
+G(g_nand, r->wear.nand_per_client)
+G(g_tbw, r->wear.client_bytes_writable / 1e12)
+G(g_life, r->wear.life_years)
+G(g_life_common, qs_report_life_at(r, t->common))
+G(g_life_rated, qs_report_life_at(r, t->rated))
+G(g_f_bytes, (double)r->fast_write_bytes / 1e6)
+/* seconds to steady state; -INFINITY: checked, not reached ("not steady") */
+G(g_ss_at, !r->ss.criterion ? NAN : r->ss.reached ? r->ss.at_s : -INFINITY)
+G(g_ss_crit, r->ss.criterion ? r->ss.last : NAN)
+G(g_dirty, (double)r->dirty_end_bytes / 1e6)
+G(g_dirty_growth, qs_report_dirty_growth(r))
+#undef G
+
+static const struct row rows[] = {
+	{"steady at s", 5, g_ss_at, "%.1f", CMP_NONE},
+	{"steady criterion", 5, g_ss_crit, "%.3g", CMP_NONE},
+	{"read IOPS", 0, g_r_iops, "%.0f", CMP_RATIO},
+	{"read MB/s", 0, g_r_bw, "%.1f", CMP_RATIO},
+	{"read lat mean us", 0, g_r_mean, "%.1f", CMP_RATIO},
+	{"read lat p50 us", 0, g_r_p50, "%.1f", CMP_RATIO},
+	{"read lat p99 us", 0, g_r_p99, "%.1f", CMP_RATIO},
+	{"read lat p99.9 us", 0, g_r_p999, "%.1f", CMP_RATIO},
+	{"write IOPS", 1, g_w_iops, "%.0f", CMP_RATIO},
+	{"write MB/s", 1, g_w_bw, "%.1f", CMP_RATIO},
+	{"write lat mean us", 1, g_w_mean, "%.1f", CMP_RATIO},
+	{"write lat p50 us", 1, g_w_p50, "%.1f", CMP_RATIO},
+	{"write lat p99 us", 1, g_w_p99, "%.1f", CMP_RATIO},
+	{"write lat p99.9 us", 1, g_w_p999, "%.1f", CMP_RATIO},
+	{"client write MB", 4, g_c_bytes, "%.1f", CMP_RATIO},
+	{"4K rounding MB", 4, g_c_round, "%.1f", CMP_RATIO},
+	{"4K rounding %", 4, g_c_share, "%.1f", CMP_DIFF},
+	{"QLC write MB", 2, g_q_bytes, "%.1f", CMP_RATIO},
+	{"QLC writes", 2, g_q_writes, "%.0f", CMP_RATIO},
+	{"QLC whole-IU writes %", 2, g_q_whole, "%.1f", CMP_DIFF},
+	{"QLC read-fill MB", 2, g_q_fill, "%.1f", CMP_RATIO},
+	{"WAF host", 2, g_q_wafh, "%.3f", CMP_RATIO},
+	{"WAF IU", 2, g_q_wafi, "%.3f", CMP_RATIO},
+	{"drive prog amp", 2, g_d_amp, "%.3f", CMP_RATIO},
+	{"NAND B per client B", 2, g_nand, "%.3f", CMP_RATIO},
+	{"client TB writable", 2, g_tbw, "%.1f", CMP_RATIO},
+	{"life y, own rate", 2, g_life, "%.2f", CMP_RATIO},
+	{"life y, slowest rate", 2, g_life_common, "%.2f", CMP_RATIO},
+	{"life y, rate_iops", 3, g_life_rated, "%.2f", CMP_RATIO},
+	{"fast-tier write MB", 2, g_f_bytes, "%.1f", CMP_RATIO},
+	{"log dirty at end MB", 1, g_dirty, "%.1f", CMP_NONE},
+	{"log dirty growth %", 1, g_dirty_growth, "%.1f", CMP_NONE},
+};
+
+static void cell(char *buf, size_t len, const char *fmt, double v)
+{
+	if (isnan(v))
+		snprintf(buf, len, "-");
+	else if (isinf(v) && v < 0)
+		snprintf(buf, len, "not steady");
+	else if (isinf(v))
+		snprintf(buf, len, "inf");
+	else
+		snprintf(buf, len, fmt, v);
 }
 
 int qs_report_table(FILE *f, const struct qs_report_run *runs, size_t n)
@@ -195,9 +302,14 @@ int qs_report_table(FILE *f, const struct qs_report_run *runs, size_t n)
 					cols[nc++] = k;
 		const struct qs_report_run *base = runs[cols[0]].shaping ? NULL : &runs[cols[0]];
 		bool reads = false, writes = false;
+		struct trates tr = {qs_report_common_rate(runs, n, runs[i].job), 0, false, false};
 		for (size_t c = 0; c < nc; c++) {
 			reads |= runs[cols[c]].read.iops > 0;
 			writes |= runs[cols[c]].write.iops > 0;
+			if (runs[cols[c]].rated_write_bytes_per_s > 0)
+				tr.rated = runs[cols[c]].rated_write_bytes_per_s;
+			tr.rounding |= runs[cols[c]].round_write_bytes > 0;
+			tr.steady |= runs[cols[c]].ss.criterion != NULL;
 		}
 
 		fprintf(f, "job %s\n%-22s", runs[i].job ? runs[i].job : "", "");
@@ -220,28 +332,45 @@ int qs_report_table(FILE *f, const struct qs_report_run *runs, size_t n)
 		fputc('\n', f);
 		for (size_t ri = 0; ri < sizeof(rows) / sizeof(rows[0]); ri++) {
 			const struct row *rw = &rows[ri];
-			if ((rw->dir == 0 && !reads) || (rw->dir == 1 && !writes))
+			if ((rw->dir == 0 && !reads) || (rw->dir == 1 && !writes) ||
+			    (rw->dir == 3 && !(tr.rated > 0)) || (rw->dir == 4 && !tr.rounding) ||
+			    (rw->dir == 5 && !tr.steady))
 				continue;
 			fprintf(f, "  %-20s", rw->label);
 			for (size_t c = 0; c < nc; c++) {
 				char b[32];
-				cell(b, sizeof(b), rw->fmt, rw->get(&runs[cols[c]]));
+				cell(b, sizeof(b), rw->fmt, rw->get(&runs[cols[c]], &tr));
 				fprintf(f, " %14s", b);
 			}
 			if (base)
 				for (size_t c = 0; c < nc; c++) {
 					if (!runs[cols[c]].shaping)
 						continue;
-					double a = rw->get(base), b = rw->get(&runs[cols[c]]);
+					double a = rw->get(base, &tr), b = rw->get(&runs[cols[c]], &tr);
 					char s[32];
-					if (a > 0 && isfinite(a) && isfinite(b))
+					if (rw->cmp == CMP_RATIO && a > 0 && isfinite(a) && isfinite(b))
 						snprintf(s, sizeof(s), "%.2fx", b / a);
+					else if (rw->cmp == CMP_DIFF && isfinite(a) && isfinite(b))
+						snprintf(s, sizeof(s), "%+.1f pt", b - a);
 					else
 						snprintf(s, sizeof(s), "-");
 					fprintf(f, " %12s", s);
 				}
 			fputc('\n', f);
 		}
+		for (size_t c = 0; c < nc && tr.steady; c++) {
+			const struct qs_report_ss *ss = &runs[cols[c]].ss;
+			if (ss->criterion) {
+				fprintf(f, "  (steady state: %s below %g%s over %.9g s)\n",
+					ss->criterion, ss->limit, ss->pct ? "%" : "", ss->duration_s);
+				break;
+			}
+		}
+		if (isfinite(tr.common))
+			fprintf(f, "  (slowest rate: %.1f MB/s of client writes, the slowest "
+				"variant's)\n", tr.common / 1e6);
+		if (tr.rated > 0)
+			fprintf(f, "  (rate_iops: %.1f MB/s of client writes)\n", tr.rated / 1e6);
 		fputc('\n', f);
 	}
 	free(cols);
@@ -284,6 +413,20 @@ static void json_dir(FILE *f, const char *name, const struct qs_report_dir *d)
 		d->lat_p999_ns);
 }
 
+/* The wear figures of r, its job's common rate and its rate_iops rate. */
+struct wear_out {
+	double common, life_common, rated, life_rated;
+};
+
+static void wear_out(const struct qs_report_run *runs, size_t n, const struct qs_report_run *r,
+		     struct wear_out *o)
+{
+	o->common = qs_report_common_rate(runs, n, r->job);
+	o->life_common = qs_report_life_at(r, o->common);
+	o->rated = r->rated_write_bytes_per_s > 0 ? r->rated_write_bytes_per_s : NAN;
+	o->life_rated = qs_report_life_at(r, o->rated);
+}
+
 int qs_report_json(FILE *f, const struct qs_report_run *runs, size_t n)
 {
 	fputs("{\n  \"version\": 1,\n  \"runs\": [", f);
@@ -312,6 +455,50 @@ int qs_report_json(FILE *f, const struct qs_report_run *runs, size_t n)
 		json_num(f, r->qlc.waf_iu, "%.6f");
 		fputs(", \"life_years\": ", f);
 		json_num(f, r->qlc.life_years, "%.6f");
+		struct wear_out wo;
+		wear_out(runs, n, r, &wo);
+		fprintf(f, "},\n      \"client\": {\"write_bytes\": %" PRIu64
+			", \"round_write_bytes\": %" PRIu64 ", \"round_share_pct\": ",
+			r->client_write_bytes, r->round_write_bytes);
+		json_num(f, qs_report_round_share(r), "%.6f");
+		fprintf(f, "},\n      \"log\": {\"dirty_start_bytes\": %" PRIu64
+			", \"dirty_end_bytes\": %" PRIu64 ", \"dirty_end_share_pct\": ",
+			r->dirty_start_bytes, r->dirty_end_bytes);
+		json_num(f, qs_report_dirty_share(r), "%.6f");
+		fputs(", \"dirty_growth_pct\": ", f);
+		json_num(f, qs_report_dirty_growth(r), "%.6f");
+		fputs("},\n      \"steadystate\": ", f);
+		if (r->ss.criterion) {
+			fputs("{\"criterion\": ", f);
+			json_str(f, r->ss.criterion);
+			fputs(", \"limit\": ", f);
+			json_num(f, r->ss.limit, "%.6f");
+			fprintf(f, ", \"pct\": %s, \"duration_s\": ", r->ss.pct ? "true" : "false");
+			json_num(f, r->ss.duration_s, "%.6f");
+			fprintf(f, ", \"reached\": %s, \"at_s\": ", r->ss.reached ? "true" : "false");
+			json_num(f, r->ss.at_s, "%.6f");
+			fputs(", \"last\": ", f);
+			json_num(f, r->ss.last, "%.6f");
+			fputs("}", f);
+		} else {
+			fputs("null", f);
+		}
+		fputs(",\n      \"wear\": {\"drive_prog_amp\": ", f);
+		json_num(f, r->wear.drive_prog_amp, "%.6f");
+		fputs(", \"nand_per_client\": ", f);
+		json_num(f, r->wear.nand_per_client, "%.6f");
+		fputs(", \"client_bytes_writable\": ", f);
+		json_num(f, r->wear.client_bytes_writable, "%.0f");
+		fputs(", \"life_years\": ", f);
+		json_num(f, r->wear.life_years, "%.6f");
+		fputs(",\n               \"common_write_bytes_per_s\": ", f);
+		json_num(f, wo.common, "%.3f");
+		fputs(", \"life_years_common\": ", f);
+		json_num(f, wo.life_common, "%.6f");
+		fputs(", \"rated_write_bytes_per_s\": ", f);
+		json_num(f, wo.rated, "%.3f");
+		fputs(", \"life_years_rated\": ", f);
+		json_num(f, wo.life_rated, "%.6f");
 		fprintf(f, "},\n      \"fast\": {\"write_bytes\": %" PRIu64 "}\n    }",
 			r->fast_write_bytes);
 	}
@@ -361,7 +548,12 @@ int qs_report_csv(FILE *f, const struct qs_report_run *runs, size_t n)
 	      "write_iops,write_bw_bytes,write_lat_mean_ns,write_lat_p50_ns,"
 	      "write_lat_p99_ns,write_lat_p999_ns,"
 	      "qlc_write_bytes,qlc_writes,qlc_iu_whole_writes,qlc_read_fill_bytes,"
-	      "qlc_waf_host,qlc_waf_iu,qlc_life_years,fast_write_bytes,mode\n", f);
+	      "qlc_waf_host,qlc_waf_iu,qlc_life_years,fast_write_bytes,mode,"
+	      "drive_prog_amp,nand_per_client,client_bytes_writable,life_years,"
+	      "common_write_bytes_per_s,life_years_common,rated_write_bytes_per_s,"
+	      "life_years_rated,client_write_bytes,round_write_bytes,round_share_pct,"
+	      "dirty_start_bytes,dirty_end_bytes,dirty_end_share_pct,dirty_growth_pct,"
+	      "ss_criterion,ss_reached,ss_at_s\n", f);
 	for (size_t i = 0; i < n; i++) {
 		const struct qs_report_run *r = &runs[i];
 		csv_str(f, r->job);
@@ -378,6 +570,27 @@ int qs_report_csv(FILE *f, const struct qs_report_run *runs, size_t n)
 		csv_num(f, r->qlc.life_years, "%.6f");
 		fprintf(f, ",%" PRIu64 ",", r->fast_write_bytes);
 		csv_str(f, r->mode ? r->mode : "sim");
+		struct wear_out wo;
+		wear_out(runs, n, r, &wo);
+		csv_num(f, r->wear.drive_prog_amp, "%.6f");
+		csv_num(f, r->wear.nand_per_client, "%.6f");
+		csv_num(f, r->wear.client_bytes_writable, "%.0f");
+		csv_num(f, r->wear.life_years, "%.6f");
+		csv_num(f, wo.common, "%.3f");
+		csv_num(f, wo.life_common, "%.6f");
+		csv_num(f, wo.rated, "%.3f");
+		csv_num(f, wo.life_rated, "%.6f");
+		fprintf(f, ",%" PRIu64 ",%" PRIu64, r->client_write_bytes, r->round_write_bytes);
+		csv_num(f, qs_report_round_share(r), "%.6f");
+		fprintf(f, ",%" PRIu64 ",%" PRIu64, r->dirty_start_bytes, r->dirty_end_bytes);
+		csv_num(f, qs_report_dirty_share(r), "%.6f");
+		csv_num(f, qs_report_dirty_growth(r), "%.6f");
+		fputc(',', f);
+		if (r->ss.criterion)
+			fprintf(f, "%s,%d", r->ss.criterion, r->ss.reached ? 1 : 0);
+		else
+			fputc(',', f);
+		csv_num(f, r->ss.at_s, "%.6f");
 		fputc('\n', f);
 	}
 	return ferror(f) ? -EIO : 0;
@@ -398,6 +611,9 @@ double qs_report_metric_value(const struct qs_report_run *r, enum qs_report_metr
 	case QS_METRIC_WAF_HOST: return r->qlc.waf_host;
 	case QS_METRIC_WAF_IU: return r->qlc.waf_iu;
 	case QS_METRIC_LIFE_YEARS: return r->qlc.life_years;
+	case QS_METRIC_NAND_PER_CLIENT: return r->wear.nand_per_client;
+	case QS_METRIC_DRIVE_PROG_AMP: return r->wear.drive_prog_amp;
+	case QS_METRIC_LIFE_COMMON: return NAN;
 	}
 	return NAN;
 }
@@ -415,6 +631,9 @@ const char *qs_report_metric_label(enum qs_report_metric m)
 	case QS_METRIC_WAF_HOST: return "QLC write amplification, host (x)";
 	case QS_METRIC_WAF_IU: return "QLC write amplification, IU (x)";
 	case QS_METRIC_LIFE_YEARS: return "projected QLC life (years)";
+	case QS_METRIC_NAND_PER_CLIENT: return "NAND bytes programmed per client byte written (x)";
+	case QS_METRIC_DRIVE_PROG_AMP: return "drive program amplification, GC included (x)";
+	case QS_METRIC_LIFE_COMMON: return "QLC life at the slowest variant's write rate (years)";
 	}
 	return "?";
 }
@@ -478,12 +697,21 @@ static void variant_name(char *b, size_t n, const struct qs_report_run *r)
 		snprintf(b, n, "off");
 }
 
+/* Bar i's value: metric_value, or the life at its job's common rate. */
+static double bar_value(const struct qs_report_run *runs, size_t n, size_t i,
+			enum qs_report_metric m)
+{
+	if (m == QS_METRIC_LIFE_COMMON)
+		return qs_report_life_at(&runs[i], qs_report_common_rate(runs, n, runs[i].job));
+	return qs_report_metric_value(&runs[i], m);
+}
+
 int qs_report_svg_bars(FILE *f, const char *title,
 		       const struct qs_report_run *runs, size_t n,
 		       const enum qs_report_metric *metrics, size_t nmetrics)
 {
 	static const enum qs_report_metric ab[] = {QS_METRIC_WRITE_IOPS,
-						   QS_METRIC_WAF_IU};
+						   QS_METRIC_NAND_PER_CLIENT};
 	if (!metrics) {
 		metrics = ab;
 		nmetrics = sizeof(ab) / sizeof(ab[0]);
@@ -492,8 +720,10 @@ int qs_report_svg_bars(FILE *f, const char *title,
 	size_t *var_of = calloc(n ? n : 1, sizeof(size_t));
 	size_t *jobs = calloc(n ? n : 1, sizeof(size_t));  /* first run of job j */
 	size_t *vars = calloc(n ? n : 1, sizeof(size_t));  /* first run of variant v */
-	if (!job_of || !var_of || !jobs || !vars) {
-		free(job_of), free(var_of), free(jobs), free(vars);
+	size_t *slot = calloc(n ? n : 1, sizeof(size_t));  /* job j's group in a panel */
+	bool *shown = calloc(n ? n : 1, sizeof(bool));	   /* job j has a bar there */
+	if (!job_of || !var_of || !jobs || !vars || !slot || !shown) {
+		free(job_of), free(var_of), free(jobs), free(vars), free(slot), free(shown);
 		return -ENOMEM;
 	}
 	size_t nj = 0, nv = 0;
@@ -517,8 +747,19 @@ int qs_report_svg_bars(FILE *f, const char *title,
 		var_of[i] = v;
 	}
 
+	/* A panel shows the jobs with a value in it (a write figure leaves out
+	 * read-only jobs, whose zero bars said nothing), and only if it has one. */
+	size_t npanels = 0;
+	for (size_t m = 0; m < nmetrics; m++)
+		for (size_t i = 0; i < n; i++) {
+			double v = bar_value(runs, n, i, metrics[m]);
+			if (isfinite(v) && v > 0) {
+				npanels++;
+				break;
+			}
+		}
 	const int W = 960, top = 60, ph = 250, gap = 70, left = 80, right = 20;
-	const int H = top + (int)nmetrics * (ph + gap) + 10;
+	const int H = top + (int)npanels * (ph + gap) + 10;
 	const int pw = W - left - right;
 	svg_head(f, W, H);
 	if (title) {
@@ -537,14 +778,24 @@ int qs_report_svg_bars(FILE *f, const char *title,
 		xml_str(f, name);
 		fputs("</text>\n", f);
 	}
-	for (size_t m = 0; m < nmetrics; m++) {
-		int y0 = top + (int)m * (ph + gap) + 20; /* panel top */
+	for (size_t m = 0, pm = 0; m < nmetrics; m++) {
+		int y0 = top + (int)pm * (ph + gap) + 20; /* panel top */
 		double vmax = 0;
+		memset(shown, 0, n * sizeof(*shown));
 		for (size_t i = 0; i < n; i++) {
-			double v = qs_report_metric_value(&runs[i], metrics[m]);
+			double v = bar_value(runs, n, i, metrics[m]);
+			if (isfinite(v) && v > 0)
+				shown[job_of[i]] = true;
 			if (isfinite(v) && v > vmax)
 				vmax = v;
 		}
+		size_t nshown = 0;
+		for (size_t j = 0; j < nj; j++)
+			if (shown[j])
+				slot[j] = nshown++;
+		if (!nshown)
+			continue;
+		pm++;
 		double step = nice_step(vmax > 0 ? vmax : 1, 5);
 		double ymax = ceil((vmax > 0 ? vmax : 1) / step) * step;
 		fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"13\" font-weight=\"bold\">",
@@ -562,10 +813,12 @@ int qs_report_svg_bars(FILE *f, const char *title,
 		fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n"
 			"<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n",
 			left, y0, left, y0 + ph, left, y0 + ph, left + pw, y0 + ph);
-		double gw = nj ? (double)pw / (double)nj : pw;
+		double gw = (double)pw / (double)nshown;
 		double bw = (gw * 0.8) / (double)(nv ? nv : 1);
 		for (size_t j = 0; j < nj; j++) {
-			double gx = left + gw * (double)j + gw * 0.1;
+			if (!shown[j])
+				continue;
+			double gx = left + gw * (double)slot[j] + gw * 0.1;
 			fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" "
 				"font-size=\"11\">", gx + gw * 0.4, y0 + ph + 16);
 			xml_str(f, runs[jobs[j]].job);
@@ -573,7 +826,7 @@ int qs_report_svg_bars(FILE *f, const char *title,
 			for (size_t i = 0; i < n; i++) {
 				if (job_of[i] != j)
 					continue;
-				double v = qs_report_metric_value(&runs[i], metrics[m]);
+				double v = bar_value(runs, n, i, metrics[m]);
 				double x = gx + bw * (double)var_of[i];
 				char b[32];
 				fmt_short(b, sizeof(b), v);
@@ -598,7 +851,7 @@ int qs_report_svg_bars(FILE *f, const char *title,
 		}
 	}
 	fputs("</svg>\n", f);
-	free(job_of), free(var_of), free(jobs), free(vars);
+	free(job_of), free(var_of), free(jobs), free(vars), free(slot), free(shown);
 	return ferror(f) ? -EIO : 0;
 }
 

@@ -34,6 +34,29 @@ struct qs_report_qlc {
 	double life_years;	  /* projected life; INFINITY if no writes */
 };
 
+/*
+ * Wear of one run, from the QLC model's counters over the measured window
+ * (docs/BENCH-OUTPUT.md, Formulas). NAN where a figure does not exist (no
+ * drive model, no rating, no client writes).
+ */
+struct qs_report_wear {
+	double drive_prog_amp;	       /* NAND bytes programmed / bytes written to the QLC */
+	double nand_per_client;	       /* NAND bytes programmed / client bytes written */
+	double client_bytes_writable;  /* client bytes until the rated budget is used up */
+	double life_years;	       /* that, at this run's own client write rate */
+};
+
+/* fio's steady-state detection in one run (job option steadystate). */
+struct qs_report_ss {
+	const char *criterion; /* "iops", "iops_slope", "bw", "bw_slope"; NULL: not checked */
+	double limit;	       /* as in the job file */
+	bool pct;	       /* limit in percent of the samples' mean */
+	double duration_s;     /* steadystate_duration */
+	bool reached;	       /* the job ended steady (else at runtime, or its size) */
+	double at_s;	       /* when, seconds since the job started; NAN if not */
+	double last;	       /* the last criterion value computed; NAN: the ring never filled */
+};
+
 struct qs_report_run {
 	const char *job;    /* job name */
 	bool shaping;	    /* false: passthrough ("off"); true: cache ("on") */
@@ -43,6 +66,19 @@ struct qs_report_run {
 	struct qs_report_dir read, write;
 	struct qs_report_qlc qlc;
 	uint64_t fast_write_bytes; /* bytes written to the fast tier */
+	struct qs_report_wear wear;
+	/* the writes the engine received in the window (every job of a group,
+	 * as the QLC figures): bytes the client asked for, and bytes rounding
+	 * them out to whole 4 KiB blocks added (traces; generated I/O is whole
+	 * blocks) */
+	uint64_t client_write_bytes, round_write_bytes;
+	/* bytes whose newest copy was still only in the log (dirty, not yet
+	 * on the QLC) when the window opened and when it closed; 0 when off */
+	uint64_t dirty_start_bytes, dirty_end_bytes;
+	struct qs_report_ss ss;
+	/* client write bytes per second the job asks for with rate_iops (all
+	 * clones, writes' share of the mix); 0 when unrated */
+	double rated_write_bytes_per_s;
 };
 
 /* A variant's name as the table's columns give it: its policy, "log-POLICY"
@@ -75,15 +111,19 @@ double qs_report_life_years(double rating_bytes, uint64_t rated_capacity,
 
 /* What one run measured on the QLC side, over the measured window. */
 struct qs_report_qlc_in {
-	uint64_t client_write_bytes;  /* bytes the workload wrote */
+	uint64_t client_write_bytes;  /* bytes the client asked to write (before
+					 4 KiB rounding) */
 	uint64_t qlc_write_bytes;     /* bytes the engine wrote to the QLC */
 	uint64_t qlc_writes, qlc_iu_whole_writes, read_fill_bytes;
 	uint64_t drive_write_bytes;   /* bytes the QLC model received; 0 = no model */
 	uint64_t drive_prog_bytes;    /* bytes it programmed for them (whole IUs) */
+	uint64_t drive_nand_prog_bytes; /* bytes its NAND programmed (host and GC) */
 	uint64_t elapsed_ns;	      /* measured time */
 	double rating_bytes;	      /* endurance rating, bytes (64K random) */
 	uint64_t rated_capacity;      /* capacity the rating is for */
 	uint64_t capacity;	      /* capacity of the modelled drive */
+	double rating_prog_amp;	      /* NAND bytes per byte under the rating's
+					 pattern (0: 1) */
 };
 
 /*
@@ -95,6 +135,45 @@ struct qs_report_qlc_in {
  * when waf_iu is unknown (no drive model, e.g. dev mode).
  */
 void qs_report_qlc_fill(struct qs_report_qlc *q, const struct qs_report_qlc_in *in);
+
+/*
+ * Fill w from in with the wear formulas of docs/BENCH-OUTPUT.md:
+ * drive_prog_amp = drive_nand_prog_bytes / drive_write_bytes,
+ * nand_per_client = qlc_write_bytes / client_write_bytes x drive_prog_amp,
+ * client_bytes_writable = rating_bytes x capacity / rated_capacity x
+ * rating_prog_amp / nand_per_client, life_years = that at client bytes /
+ * elapsed. NAN when a figure's inputs are missing (INFINITY: nothing
+ * programmed). Any time; in stays the caller's.
+ */
+void qs_report_wear_fill(struct qs_report_wear *w, const struct qs_report_qlc_in *in);
+
+/*
+ * The common client write rate of job's variants among runs[0..n): the
+ * slowest client write bytes per second of those that wrote and have a
+ * wear figure (NAN if none). Every variant's life at this one rate
+ * compares their wear; job NULL matches runs without a name.
+ */
+double qs_report_common_rate(const struct qs_report_run *runs, size_t n, const char *job);
+
+/* Percent of r's client write bytes that 4 KiB rounding added (NAN
+ * without client writes). */
+double qs_report_round_share(const struct qs_report_run *r);
+
+/*
+ * Percent of r's client write bytes still dirty in the log when its window
+ * closed (NAN without client writes), and the percent by which the dirty
+ * bytes grew over the window. From QS_REPORT_DIRTY_NOTE_PCT of growth up,
+ * WAF host is a lower bound: the window's writes it leaves out were not
+ * made up for by older ones destaged in it, and the run should be longer.
+ */
+#define QS_REPORT_DIRTY_NOTE_PCT 10.0
+double qs_report_dirty_share(const struct qs_report_run *r);
+double qs_report_dirty_growth(const struct qs_report_run *r);
+double qs_report_dirty_share(const struct qs_report_run *r);
+
+/* Years run r's client_bytes_writable lasts at client_bytes_per_s (NAN if
+ * either is unknown or the rate is not above 0). */
+double qs_report_life_at(const struct qs_report_run *r, double client_bytes_per_s);
 
 /* Shaping label used in every output: "off" or "on". */
 const char *qs_report_shaping_name(bool shaping);
@@ -121,9 +200,13 @@ enum qs_report_metric {
 	QS_METRIC_WAF_HOST,
 	QS_METRIC_WAF_IU,
 	QS_METRIC_LIFE_YEARS,
+	QS_METRIC_NAND_PER_CLIENT,
+	QS_METRIC_DRIVE_PROG_AMP,
+	QS_METRIC_LIFE_COMMON, /* life at the job's slowest variant's rate */
 };
 
-/* The metric's value in run r and its label with unit. */
+/* The metric's value in run r and its label with unit. QS_METRIC_LIFE_COMMON
+ * needs the job's other runs: NAN here, qs_report_svg_bars draws it. */
 double qs_report_metric_value(const struct qs_report_run *r,
 			      enum qs_report_metric m);
 const char *qs_report_metric_label(enum qs_report_metric m);
@@ -131,7 +214,8 @@ const char *qs_report_metric_label(enum qs_report_metric m);
 /*
  * SVG, grouped bars: one panel per metric, one group per job, one bar per
  * run variant ("off", "on sweep"...) in a legend colour. title may be NULL.
- * metrics NULL means the A/B pair: write IOPS and QLC IU write amplification.
+ * metrics NULL means the A/B set: write IOPS (panel left out when no run
+ * writes) and NAND bytes programmed per client byte.
  */
 int qs_report_svg_bars(FILE *f, const char *title,
 		       const struct qs_report_run *runs, size_t n,

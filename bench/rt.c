@@ -558,7 +558,7 @@ static void rt_result(void *ctx, size_t job, struct qs_bench_result *res)
 	 * drive model in emu mode, as in sim mode; dev mode has none:
 	 * drive_write_bytes 0 leaves WAF IU and the life figure unknown. */
 	struct qs_report_qlc_in qi = {
-		.client_write_bytes = res->eng.client_write_bytes,
+		.client_write_bytes = res->rep.client_write_bytes,
 		.qlc_write_bytes = x->q1.write_bytes - x->q0.write_bytes,
 		.qlc_writes = x->q1.writes - x->q0.writes,
 		.qlc_iu_whole_writes = x->q1.whole_writes - x->q0.whole_writes,
@@ -571,11 +571,14 @@ static void rt_result(void *ctx, size_t job, struct qs_bench_result *res)
 	if (w->qe) {
 		qi.drive_write_bytes = res->qlc.host_write_bytes;
 		qi.drive_prog_bytes = res->qlc.host_prog_bytes;
+		qi.drive_nand_prog_bytes = res->qlc.nand_prog_bytes;
 		qi.rating_bytes = w->sz.rating_bytes;
+		qi.rating_prog_amp = w->sz.rating_prog_amp;
 		qi.rated_capacity = w->sz.rated_capacity;
 		qi.capacity = w->prof.capacity_bytes; /* the drive modelled, as sim */
 	}
 	qs_report_qlc_fill(&res->rep.qlc, &qi);
+	qs_report_wear_fill(&res->rep.wear, &qi);
 	res->rep.fast_write_bytes = x->f1.write_bytes - x->f0.write_bytes;
 }
 

@@ -214,19 +214,22 @@ static void rn_result(void *ctx, size_t job, struct qs_bench_result *res)
 	qs_delta_model_counters(&res->qlc, &x->q0, &x->q1);
 	qs_delta_model_counters(&res->fast, &x->f0, &x->f1);
 	struct qs_report_qlc_in qi = {
-		.client_write_bytes = res->eng.client_write_bytes,
+		.client_write_bytes = res->rep.client_write_bytes,
 		.qlc_write_bytes = res->eng.qlc_write_bytes,
 		.qlc_writes = res->eng.qlc_writes,
 		.qlc_iu_whole_writes = res->eng.qlc_iu_whole_writes,
 		.read_fill_bytes = res->eng.read_fill_bytes,
 		.drive_write_bytes = res->qlc.host_write_bytes,
 		.drive_prog_bytes = res->qlc.host_prog_bytes,
+		.drive_nand_prog_bytes = res->qlc.nand_prog_bytes,
 		.elapsed_ns = res->window_ns,
 		.rating_bytes = w->sz.rating_bytes,
 		.rated_capacity = w->sz.rated_capacity,
 		.capacity = w->qlc_p.capacity_bytes,
+		.rating_prog_amp = w->sz.rating_prog_amp,
 	};
 	qs_report_qlc_fill(&res->rep.qlc, &qi);
+	qs_report_wear_fill(&res->rep.wear, &qi);
 	res->rep.fast_write_bytes = res->fast.host_write_bytes;
 }
 

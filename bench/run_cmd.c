@@ -137,7 +137,7 @@ static int rc_usage(FILE *f, enum rc_kind kind)
 		"  --band-size SIZE   log placement: band size at the model's scale (default\n"
 		"                     one superblock of the QLC model; dev mode: 1g)\n"
 		"  --policy NAME      destage policy with shaping on: fifo, sweep, fullest;\n"
-		"                     repeat for several (default sweep)\n"
+		"                     repeat for several (default the engine's, fifo)\n"
 		"  --recovery         sim, shaping on: after each run's window cut the power\n"
 		"                     (the engine's own I/O in flight is lost), recover, close\n"
 		"                     and open again; prints the recovery times (the fast\n"
@@ -469,8 +469,11 @@ static int rc_parse(int argc, char **argv, struct rc_opts *o)
 			return rc;
 	if ((rc = rc_job_arg(argc, argv, o)))
 		return rc;
-	if (!o->npol)
-		o->pol[o->npol++] = QS_ORDER_SWEEP;
+	if (!o->npol) { /* the engine's default order (fifo: docs/BENCH.md says why) */
+		struct qs_engine_conf ec;
+		qs_engine_conf_default(&ec);
+		o->pol[o->npol++] = ec.policy.order;
+	}
 	if (!o->nplace)
 		o->place[o->nplace++] = QS_PLACE_INPLACE;
 	o->conf.progress = !o->quiet && isatty(2);
@@ -519,9 +522,13 @@ static int rc_csv(FILE *f, const void *a)
 static int rc_bars(FILE *f, const void *a)
 {
 	const struct rc_runs *r = a;
-	/* reads too: a job file usually holds read jobs beside the write ones */
-	static const enum qs_report_metric m[] = {QS_METRIC_WRITE_IOPS, QS_METRIC_READ_IOPS,
-						  QS_METRIC_WRITE_P99, QS_METRIC_WAF_IU};
+	/* reads too: a job file usually holds read jobs beside the write ones;
+	 * wear as NAND bytes per client byte (the IU and the drive's GC
+	 * together, not WAF IU alone) and as life at one common rate */
+	static const enum qs_report_metric m[] = {QS_METRIC_WRITE_IOPS,
+						  QS_METRIC_NAND_PER_CLIENT,
+						  QS_METRIC_LIFE_COMMON, QS_METRIC_READ_IOPS,
+						  QS_METRIC_WRITE_P99, QS_METRIC_WAF_HOST};
 	return qs_report_svg_bars(f, r->title, r->runs, r->n, m, sizeof(m) / sizeof(m[0]));
 }
 
@@ -635,7 +642,8 @@ static int rc_setup(struct rc_opts *o, struct rc_world *w, struct qs_job_file **
 	}
 	if ((rc = rc_check_log(o, w)))
 		return rc;
-	rc = qs_job_file_load(o->job_path, rc_capacity(o, w), jf, err, sizeof(err));
+	rc = qs_job_file_load_runtime(o->job_path, rc_capacity(o, w), o->runtime_ns, jf, err,
+				      sizeof(err));
 	if (rc) {
 		fprintf(stderr, "qlcshape %s: %s\n", o->cmd, err);
 		rc_world_free(w);
@@ -702,6 +710,31 @@ static void rc_note_steady(const struct rc_opts *o, const struct qs_bench_result
 	       name, qs_report_label(&r->rep),
 	       r->eng.log_blocks ? 100.0 * (double)r->eng.log_used_blocks / (double)r->eng.log_blocks
 				 : 0.0);
+}
+
+/*
+ * Shaping on, a run whose log gained much dirty data over its window
+ * counted in WAF host only what reached the QLC: say that it is a lower
+ * bound and how to lengthen the run. (A log that is about as full at both
+ * ends of the window, as in steady state, destaged in it about as much as
+ * the window left behind.)
+ */
+static void rc_note_dirty(const struct rc_opts *o, const struct qs_bench_result *r,
+			  const char *name)
+{
+	double grew = qs_report_dirty_growth(&r->rep);
+	if (o->quiet || !r->rep.shaping || !(grew >= QS_REPORT_DIRTY_NOTE_PCT))
+		return;
+	printf("note: %s, shaping on %s: %.1f MB still dirty in the log when the window closed, "
+	       "%.1f MB more than when it opened (%.0f%% of the window's %.1f MB of client "
+	       "writes): WAF host and the wear figures count only what reached the QLC and are a "
+	       "lower bound; lengthen the run (ramp_time and runtime, or steadystate, or a "
+	       "longer trace) until the log is full before the window opens and the window "
+	       "writes many times the %.1f MB log\n",
+	       name, qs_report_label(&r->rep), (double)r->rep.dirty_end_bytes / 1e6,
+	       ((double)r->rep.dirty_end_bytes - (double)r->rep.dirty_start_bytes) / 1e6, grew,
+	       (double)r->rep.client_write_bytes / 1e6,
+	       (double)r->eng.log_blocks * QS_BLOCK_SIZE / 1e6);
 }
 
 /*
@@ -923,8 +956,10 @@ static int rc_run(struct rc_opts *o)
 	if (!o->quiet) {
 		printf("\n");
 		qs_report_table(stdout, reps, n);
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++) {
 			rc_note_steady(o, &res[i], res[i].rep.job);
+			rc_note_dirty(o, &res[i], res[i].rep.job);
+		}
 		for (size_t i = 0; i < n; i++)
 			if (late[i][0].requests || late[i][1].requests)
 				rc_note_late(o, &late[i][0], &late[i][1], res[i].rep.job,
@@ -1031,8 +1066,9 @@ static int rc_curve(struct rc_opts *o)
 		       sizeof(err), NULL))
 		goto failed;
 	if (!o->quiet)
-		printf("\n%-24s %-8s %6s %12s %12s %10s %10s %10s %10s\n", "job", "variant", "rate",
-		       "target IOPS", "IOPS", "mean us", "p50 us", "p99 us", "p99.9 us");
+		printf("\n%-24s %-8s %6s %12s %12s %10s %10s %10s %10s %10s\n", "job", "variant",
+		       "rate", "target IOPS", "IOPS", "MB/s", "mean us", "p50 us", "p99 us",
+		       "p99.9 us");
 	size_t r = nvar; /* next rated result */
 	for (size_t x = 0; x < nvar; x++) {
 		const struct qs_job *job = &jf->jobs[x / per];
@@ -1064,13 +1100,17 @@ static int rc_curve(struct rc_opts *o)
 			char rate[16];
 			snprintf(rate, sizeof(rate), step ? "%u%%" : "max", pct);
 			if (!o->quiet)
-				printf("%-24s %-8s %6s %12.0f %12.0f %10.1f %10.1f %10.1f %10.1f\n",
+				printf("%-24s %-8s %6s %12.0f %12.0f %10.1f %10.1f %10.1f %10.1f "
+				       "%10.1f\n",
 				       job->name, v.shaping ? qs_policy_order_name(v.order) : "off", rate,
 				       step ? (double)tasks[i].rate * job->numjobs : 0,
-				       rc_total_iops(&q->rep), d->lat_mean_ns / 1000,
+				       rc_total_iops(&q->rep),
+				       (double)(q->rep.read.bw_bytes + q->rep.write.bw_bytes) / 1e6,
+				       d->lat_mean_ns / 1000,
 				       (double)d->lat_p50_ns / 1000, (double)d->lat_p99_ns / 1000,
 				       (double)d->lat_p999_ns / 1000);
 			rc_note_steady(o, q, names[n]);
+			rc_note_dirty(o, q, names[n]);
 			if (late[i][0].requests || late[i][1].requests)
 				rc_note_late(o, &late[i][0], &late[i][1], names[n],
 					     rc_variant_name(&q->rep));

@@ -21,7 +21,7 @@ void qs_engine_conf_default(struct qs_engine_conf *c)
 	c->destage_qd = 16;
 	c->dram_buffer_bytes = 64ull << 20;
 	c->bypass_min_bytes = 0;
-	c->policy.order = QS_ORDER_SWEEP;
+	c->policy.order = QS_ORDER_FIFO;
 	c->policy.partial = QS_PARTIAL_FILL;
 	c->policy.hold_ms = 1000;
 	c->policy.start_pct = 50;

@@ -441,6 +441,134 @@ static void test_runtime_bounds_ramp(void **state)
 	unlink(errp);
 }
 
+/*
+ * Issue 11: a trace whose writes are not 4 KiB aligned. Client bytes are
+ * what the trace asked for, rounding is counted on its own, and WAF host
+ * divides by the client's bytes: shaping off sends the drive exactly the
+ * client's bytes plus the rounding.
+ */
+static void test_rounding(void **state)
+{
+	(void)state;
+	char trace[64], job[64], jtext[256];
+	/* MQSim: time ns, device, lba (512-byte sectors), sectors, 0 = write:
+	 * 512 B at sector 1 (4 KiB sent), 4 KiB at sector 4 (8 KiB sent),
+	 * 8 KiB aligned (8 KiB sent), a read (not a write: not counted) */
+	ttmp_file(trace, sizeof(trace), "br", ".trace",
+		  "0 0 1 1 0\n1000 0 4 8 0\n2000 0 64 16 0\n3000 0 128 8 1\n");
+	snprintf(jtext, sizeof(jtext), "[t]\ntrace=%s\ntrace_format=mqsim\niodepth=4\n", trace);
+	ttmp_file(job, sizeof(job), "br", ".fio", jtext);
+	struct qs_bench_world *w = tiny_world();
+	struct qs_job_file *jf;
+	char err[512];
+	assert_int_equal(qs_job_file_load(job, qs_bench_world_sizes(w)->capacity, &jf, err,
+					  sizeof(err)), 0);
+	struct qs_bench_result r;
+	struct qs_bench_variant v = {.shaping = false};
+	assert_int_equal(qs_bench_run_job(w, &jf->jobs[0], &v, 1, &r, err, sizeof(err)), 0);
+	assert_int_equal(r.rep.client_write_bytes, 512 + 4096 + 8192);
+	assert_int_equal(r.rep.round_write_bytes, 3584 + 4096);
+	assert_int_equal(r.rep.qlc.write_bytes, 4096 + 8192 + 8192);
+	assert_true(fabs(r.rep.qlc.waf_host - 20480.0 / 12800.0) < 1e-9);
+	assert_true(fabs(qs_report_round_share(&r.rep) - 100.0 * 7680 / 12800) < 1e-9);
+	assert_int_equal(r.rep.dirty_end_bytes, 0); /* no log */
+	/* shaping on: the same rounding; the four blocks written (0, 0-1, 8-9)
+	 * are still in the log, or destaged, when this short window closes */
+	v.shaping = true;
+	v.order = QS_ORDER_FIFO;
+	assert_int_equal(qs_bench_run_job(w, &jf->jobs[0], &v, 1, &r, err, sizeof(err)), 0);
+	assert_int_equal(r.rep.client_write_bytes, 12800);
+	assert_int_equal(r.rep.round_write_bytes, 7680);
+	assert_int_equal(r.rep.dirty_start_bytes, 0);
+	assert_int_equal(r.rep.dirty_end_bytes, r.eng.cached_blocks * 4096);
+	assert_int_equal(r.rep.dirty_end_bytes + r.eng.destage_bytes, 4 * 4096);
+	assert_true(qs_report_dirty_share(&r.rep) >= QS_REPORT_DIRTY_NOTE_PCT);
+	assert_true(fabs(qs_report_dirty_growth(&r.rep) - qs_report_dirty_share(&r.rep)) < 1e-9);
+	qs_job_file_free(jf);
+	qs_bench_world_free(w);
+	unlink(job);
+	unlink(trace);
+}
+
+/*
+ * Issue 11: fio's steady-state detection in the driver. Random reads settle
+ * at once: with iops:5% over 20 ms of 5 ms samples the job ends steady
+ * soon after its 20 ms steadystate_ramp_time plus the duration, well before
+ * its runtime, but not before its ramp_time; a limit nothing can be below
+ * (iops:0) runs the whole runtime and reports "not steady".
+ */
+static void test_steadystate_run(void **state)
+{
+	(void)state;
+	char job[64];
+	ttmp_file(job, sizeof(job), "br", ".fio",
+		  "[global]\nrw=randread\nbs=4k\nsize=25%\niodepth=8\nruntime=1s\n"
+		  "time_based=1\nss_dur=20ms\nss_interval=5ms\nss_ramp=20ms\n"
+		  "[steady]\nss=iops:5%\n[ramped]\nss=iops:5%\nramp_time=100ms\n"
+		  "[never]\nss=iops:0\nruntime=100ms\n");
+	struct qs_bench_world *w = tiny_world();
+	struct qs_job_file *jf;
+	char err[512];
+	assert_int_equal(qs_job_file_load(job, qs_bench_world_sizes(w)->capacity, &jf, err,
+					  sizeof(err)), 0);
+	struct qs_bench_result r;
+	struct qs_bench_variant v = {.shaping = false};
+	assert_int_equal(qs_bench_run_job(w, &jf->jobs[0], &v, 1, &r, err, sizeof(err)), 0);
+	assert_string_equal(r.rep.ss.criterion, "iops");
+	assert_true(r.rep.ss.reached);
+	assert_true(r.rep.ss.at_s >= 0.04 - 1e-9 && r.rep.ss.at_s < 0.1);
+	assert_true(r.rep.ss.last < 5);
+	assert_true(r.window_ns < 100000000ull); /* ended steady, not at 1 s */
+	assert_true(r.rep.read.iops > 0);
+	assert_int_equal(qs_bench_run_job(w, &jf->jobs[1], &v, 1, &r, err, sizeof(err)), 0);
+	assert_true(r.rep.ss.reached);
+	assert_true(r.rep.ss.at_s >= 0.1 - 1e-9 && r.rep.ss.at_s < 0.2);
+	assert_true(r.window_ns > 0 && r.window_ns < 100000000ull);
+	assert_int_equal(qs_bench_run_job(w, &jf->jobs[2], &v, 1, &r, err, sizeof(err)), 0);
+	assert_false(r.rep.ss.reached);
+	assert_true(isnan(r.rep.ss.at_s));
+	assert_true(r.rep.ss.last >= 0);
+	assert_int_equal(r.window_ns, 100000000ull); /* the whole runtime */
+	/* the report says so */
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_int_equal(qs_report_table(f, &r.rep, 1), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "not steady"));
+	assert_non_null(strstr(buf, "steady state: iops below 0 over 0.02 s"));
+	free(buf);
+	qs_job_file_free(jf);
+	qs_bench_world_free(w);
+	unlink(job);
+}
+
+/* Issue 11: the life at a job's rate_iops uses the client write rate it
+ * asks for: every clone's rate, the writes' share of the mix, bs each. */
+static void test_rated_write_rate(void **state)
+{
+	(void)state;
+	char job[64];
+	ttmp_file(job, sizeof(job), "br", ".fio",
+		  "[m]\nrw=randrw\nrwmixread=70\nbs=8k\nnumjobs=2\nrate_iops=1000\n"
+		  "size=10%\nruntime=20ms\ntime_based=1\n[r]\nrw=randread\nrate_iops=1000\n"
+		  "size=10%\nruntime=20ms\ntime_based=1\n");
+	struct qs_bench_world *w = tiny_world();
+	struct qs_job_file *jf;
+	char err[512];
+	assert_int_equal(qs_job_file_load(job, qs_bench_world_sizes(w)->capacity, &jf, err,
+					  sizeof(err)), 0);
+	struct qs_bench_result r;
+	struct qs_bench_variant v = {.shaping = false};
+	assert_int_equal(qs_bench_run_job(w, &jf->jobs[0], &v, 1, &r, err, sizeof(err)), 0);
+	assert_true(fabs(r.rep.rated_write_bytes_per_s - 1000.0 * 2 * 0.3 * 8192) < 1e-6);
+	assert_int_equal(qs_bench_run_job(w, &jf->jobs[1], &v, 1, &r, err, sizeof(err)), 0);
+	assert_true(r.rep.rated_write_bytes_per_s == 0); /* reads only: no write rate */
+	qs_job_file_free(jf);
+	qs_bench_world_free(w);
+	unlink(job);
+}
+
 static int run_args(int argc, char **argv)
 {
 	return qs_cmd_bench_run(argc, argv);
@@ -507,6 +635,9 @@ int main(void)
 		cmocka_unit_test(test_life_rating),
 		cmocka_unit_test(test_curve),
 		cmocka_unit_test(test_runtime_bounds_ramp),
+		cmocka_unit_test(test_rounding),
+		cmocka_unit_test(test_steadystate_run),
+		cmocka_unit_test(test_rated_write_rate),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -73,7 +73,7 @@ static void test_example_file(void **state)
 	assert_int_equal(e.dram_buffer_bytes, 64ull << 20);
 	assert_int_equal(e.bypass_min_bytes, 0);
 	assert_int_equal(e.qlc_size, 0);
-	assert_int_equal(e.policy.order, QS_ORDER_SWEEP);
+	assert_int_equal(e.policy.order, QS_ORDER_FIFO);
 	assert_int_equal(e.policy.partial, QS_PARTIAL_FILL);
 	assert_int_equal(e.policy.hold_ms, 1000);
 	assert_int_equal(e.policy.start_pct, 50);
@@ -91,7 +91,7 @@ static void test_minimal_and_overlay(void **state)
 	struct qs_engine_conf e;
 	char err[512] = "";
 	const char *p = write_conf("; minimal\n[devices]\nqlc = /dev/qlc\nfast = /dev/fast\n"
-				   "iu = 128KiB\n[policy]\norder = FIFO ; comment\n"
+				   "iu = 128KiB\n[policy]\norder = FULLEST ; comment\n"
 				   "[daemon]\nbackend = ram\nram_size = 64M\n");
 
 	assert_int_equal(qs_config_load(&c, p, err, sizeof(err)), 0);
@@ -104,7 +104,7 @@ static void test_minimal_and_overlay(void **state)
 	e.log_qd = 7;
 	qs_config_engine_conf(&c, &e);
 	assert_int_equal(e.log_qd, 7); /* not in the file: untouched */
-	assert_int_equal(e.policy.order, QS_ORDER_FIFO);
+	assert_int_equal(e.policy.order, QS_ORDER_FULLEST);
 	assert_int_equal(e.iu_bytes, 128 * 1024);
 	qs_config_free(&c);
 

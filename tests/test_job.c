@@ -391,7 +391,15 @@ static void test_default_file(void **state)
 		assert_int_equal(f->jobs[i].rw, want[i].rw);
 		assert_int_equal(f->jobs[i].bs, want[i].bs);
 		assert_int_equal(f->jobs[i].size, 64 * GiB / 20 / 4096 * 4096);
-		assert_int_equal(f->jobs[i].runtime_ns, 2000000000ull);
+		/* issue 11: steady state, fio's way; writes after a 30 s ramp,
+		 * reads after 1 s */
+		bool rd = want[i].rw == QS_RW_RANDREAD || want[i].rw == QS_RW_READ;
+		assert_int_equal(f->jobs[i].ss, QS_SS_IOPS_SLOPE);
+		assert_true(f->jobs[i].ss_pct && f->jobs[i].ss_limit == 1.0);
+		assert_int_equal(f->jobs[i].ramp_time_ns, rd ? 1000000000ull : 30000000000ull);
+		assert_int_equal(f->jobs[i].ss_ramp_ns, f->jobs[i].ramp_time_ns);
+		assert_int_equal(f->jobs[i].ss_dur_ns, rd ? 5000000000ull : 20000000000ull);
+		assert_int_equal(f->jobs[i].runtime_ns, rd ? 20000000000ull : 60000000000ull);
 	}
 	qs_job_file_free(f);
 }
@@ -464,6 +472,77 @@ static void test_wait_for(void **state)
 	}
 }
 
+/* Issue 11: time_based=1 without a runtime in the file loads when the
+ * command line gives one (--runtime, applied by the override after the
+ * load), and is still refused without. */
+static void test_time_based_runtime(void **state)
+{
+	(void)state;
+	write_file("[j]\nrw=randwrite\ntime_based=1\n");
+	struct qs_job_file *f = NULL;
+	char err[512] = "";
+	assert_int_equal(qs_job_file_load(path, CAP, &f, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "key 'time_based' value 1"));
+	assert_non_null(strstr(err, "--runtime"));
+	assert_int_equal(qs_job_file_load_runtime(path, CAP, 2000000000ull, &f, err,
+						  sizeof(err)), 0);
+	qs_job_file_override(f, 2000000000ull, UINT64_MAX, NULL);
+	assert_int_equal(f->jobs[0].runtime_ns, 2000000000ull);
+	assert_true(f->jobs[0].time_based);
+	qs_job_file_free(f);
+	assert_int_equal(qs_job_file_load_runtime(path, CAP, UINT64_MAX, &f, err, sizeof(err)),
+			 -EINVAL);
+}
+
+/* Issue 11: fio's steady-state options, long and short names, percentages
+ * and absolute limits; errors name the line, key, value and range. */
+static void test_steadystate(void **state)
+{
+	(void)state;
+	write_file("[global]\nruntime=5m\ntime_based=1\n"
+		   "[a]\nsteadystate=iops_slope:0.5%\nsteadystate_duration=30s\n"
+		   "steadystate_ramp_time=10s\n"
+		   "[b]\nss=BW:1000000\nss_dur=2s\nss_interval=500ms\nss_ramp=1m\n"
+		   "[c]\nss=iops:0\n");
+	struct qs_job_file *f;
+	char err[512] = "";
+	if (qs_job_file_load(path, CAP, &f, err, sizeof(err)))
+		fail_msg("%s", err);
+	const struct qs_job *a = &f->jobs[0], *b = &f->jobs[1], *c = &f->jobs[2];
+	assert_int_equal(a->ss, QS_SS_IOPS_SLOPE);
+	assert_true(a->ss_limit == 0.5 && a->ss_pct);
+	assert_int_equal(a->ss_dur_ns, 30000000000ull);
+	assert_int_equal(a->ss_ramp_ns, 10000000000ull);
+	assert_int_equal(a->ss_interval_ns, 1000000000ull); /* fio's default */
+	assert_string_equal(qs_job_ss_name(a->ss), "iops_slope");
+	assert_int_equal(b->ss, QS_SS_BW);
+	assert_true(b->ss_limit == 1e6 && !b->ss_pct);
+	assert_int_equal(b->ss_dur_ns, 2000000000ull);
+	assert_int_equal(b->ss_interval_ns, 500000000ull);
+	assert_int_equal(b->ss_ramp_ns, 60000000000ull);
+	/* a criterion without a duration: no detection, as in fio */
+	assert_int_equal(c->ss, QS_SS_IOPS);
+	assert_int_equal(c->ss_dur_ns, 0);
+	qs_job_file_free(f);
+
+	expect_error("[a]\nss=iops_mean:1%\n",
+		     (const char *[]){":2:", "'ss'", "'iops_mean:1%'", "iops_slope:L", NULL});
+	expect_error("[a]\nsteadystate=iops:-1\n",
+		     (const char *[]){":2:", "'steadystate'", "at least 0", NULL});
+	expect_error("[a]\nsteadystate=bw:5%x\n", (const char *[]){":2:", "'bw:5%x'", NULL});
+	expect_error("[a]\nsteadystate=bw\n", (const char *[]){":2:", "'bw'", NULL});
+	expect_error("[a]\nsteadystate_duration=10s\n",
+		     (const char *[]){":2:", "'steadystate_duration'", "steadystate criterion",
+				      NULL});
+	expect_error("[a]\nss=iops:1%\nss_dur=2500ms\n",
+		     (const char *[]){":3:", "'steadystate_duration' value 2.5 s",
+				      "whole number of them", NULL});
+	expect_error("[a]\nss=iops:1%\nss_dur=1s\n",
+		     (const char *[]){":3:", "2 to 100000 times", NULL});
+	expect_error("[a]\nss=iops:1%\nss_interval=0\n",
+		     (const char *[]){":3:", "'ss_interval'", "above 0", NULL});
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -477,6 +556,8 @@ int main(void)
 		cmocka_unit_test(test_default_file),
 		cmocka_unit_test_teardown(test_runtime_bounds_ramp, teardown),
 		cmocka_unit_test_teardown(test_wait_for, teardown),
+		cmocka_unit_test_teardown(test_steadystate, teardown),
+		cmocka_unit_test_teardown(test_time_based_runtime, teardown),
 		cmocka_unit_test_teardown(test_nul_byte, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -522,6 +522,22 @@ static void test_profile_loader(void **state)
 	assert_int_equal(p.endurance_rw, QS_ENDURANCE_RANDWRITE);
 	assert_int_equal(p.endurance_bs_bytes, 65536);
 	assert_string_equal(qs_profile_endurance_rw_name(p.endurance_rw), "randwrite");
+	assert_true(p.endurance_prog_amp == 0); /* not given */
+
+	/* The rating's program amplification, with the rating; alone it is
+	 * refused, and outside 1..100 too, naming the line (22). */
+	snprintf(buf, sizeof(buf), "%s%s%s", good_ini, endur, "endurance_prog_amp = 4.56\n");
+	ttmp_write(path, buf);
+	assert_int_equal(qs_profile_load(path, &p, err, sizeof(err)), 0);
+	assert_true(p.endurance_prog_amp > 4.55 && p.endurance_prog_amp < 4.57);
+	snprintf(buf, sizeof(buf), "%s%s%s", good_ini, endur, "endurance_prog_amp = 0.5\n");
+	ttmp_write(path, buf);
+	assert_int_equal(qs_profile_load(path, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, ":22: [drive] endurance_prog_amp = '0.5'"));
+	snprintf(buf, sizeof(buf), "%s%s", good_ini, "endurance_prog_amp = 4.56\n");
+	ttmp_write(path, buf);
+	assert_int_equal(qs_profile_load(path, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "endurance_prog_amp needs a rating"));
 
 	/* A rating without its pattern: the missing key is named. */
 	snprintf(buf, sizeof(buf), "%s%s", good_ini, "endurance_pbw = 22.93\nendurance_bs_kib = 64\n");

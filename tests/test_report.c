@@ -329,6 +329,7 @@ static void sample_runs(struct qs_report_run r[3])
 	r[0].write = (struct qs_report_dir){17529.5, 71800000, 2950000.5, 2900000,
 					    5100000, 7000000};
 	r[0].qlc = (struct qs_report_qlc){7180000000ull, 1752950, 0, 0, 1.0, 16.0, 0.9};
+	r[0].wear = (struct qs_report_wear){35.9, 35.9, 2.9e18, 1.28};
 	r[1] = r[0];
 	r[1].shaping = true;
 	r[1].policy = "sweep";
@@ -337,6 +338,13 @@ static void sample_runs(struct qs_report_run r[3])
 					    200000, 900000};
 	r[1].qlc = (struct qs_report_qlc){7300000000ull, 111390, 111390, 120000000,
 					  1.017, 1.0, 14.3};
+	r[1].wear = (struct qs_report_wear){2.4, 2.44, 1.5e19, 0.33};
+	r[1].rated_write_bytes_per_s = 1e9;
+	r[1].client_write_bytes = 8000;
+	r[1].round_write_bytes = 2000;
+	r[1].ss = (struct qs_report_ss){"iops_slope", 0.5, true, 20, true, 42.5, 0.25};
+	r[1].dirty_start_bytes = 3000;
+	r[1].dirty_end_bytes = 4000;
 	r[1].fast_write_bytes = 7400000000ull;
 	r[2].job = "64k \"quoted\", job";
 	r[2].shaping = false;
@@ -346,6 +354,7 @@ static void sample_runs(struct qs_report_run r[3])
 	r[2].qlc.waf_host = NAN;
 	r[2].qlc.waf_iu = NAN;
 	r[2].qlc.life_years = INFINITY;
+	r[2].wear = (struct qs_report_wear){NAN, NAN, NAN, NAN};
 }
 
 static char *capture(int (*fn)(FILE *, const struct qs_report_run *, size_t),
@@ -394,7 +403,17 @@ static void test_json(void **state)
 	for (size_t i = 0; i < 3; i++) {
 		const struct jv *o = runs->items[i];
 		jkeys(o, (const char *[]){"job", "shaping", "policy", "placement", "mode", "read",
-					  "write", "qlc", "fast", NULL});
+					  "write", "qlc", "client", "log", "steadystate", "wear",
+					  "fast", NULL});
+		jkeys(jget(o, "client", J_OBJ), (const char *[]){"write_bytes",
+				"round_write_bytes", "round_share_pct", NULL});
+		jkeys(jget(o, "log", J_OBJ), (const char *[]){"dirty_start_bytes",
+				"dirty_end_bytes", "dirty_end_share_pct", "dirty_growth_pct", NULL});
+		const struct jv *w = jget(o, "wear", J_OBJ);
+		jkeys(w, (const char *[]){"drive_prog_amp", "nand_per_client",
+					  "client_bytes_writable", "life_years",
+					  "common_write_bytes_per_s", "life_years_common",
+					  "rated_write_bytes_per_s", "life_years_rated", NULL});
 		assert_string_equal(jget(o, "shaping", J_STR)->str, r[i].shaping ? "on" : "off");
 		check_dir(jget(o, "read", J_OBJ), &r[i].read);
 		check_dir(jget(o, "write", J_OBJ), &r[i].write);
@@ -428,6 +447,28 @@ static void test_json(void **state)
 	const struct jv *q2 = jget(runs->items[2], "qlc", J_OBJ);
 	jget(q2, "waf_host", J_NULL);
 	jget(q2, "life_years", J_NULL);
+	/* wear: every variant's life at the slowest one's client write rate
+	 * (r[0]'s 71.8 MB/s), and at the job's rate_iops when it has one */
+	const struct jv *w0 = jget(runs->items[0], "wear", J_OBJ);
+	const struct jv *w1 = jget(runs->items[1], "wear", J_OBJ);
+	assert_true(fabs(jget(w1, "nand_per_client", J_NUM)->num - 2.44) < 1e-9);
+	assert_true(jget(w1, "common_write_bytes_per_s", J_NUM)->num == 71800000.0);
+	assert_true(jget(w0, "common_write_bytes_per_s", J_NUM)->num == 71800000.0);
+	double yr = 31557600.0;
+	assert_true(fabs(jget(w1, "life_years_common", J_NUM)->num - 1.5e19 / (71.8e6 * yr)) <
+		    1e-5);
+	assert_true(fabs(jget(w0, "life_years_common", J_NUM)->num - 2.9e18 / (71.8e6 * yr)) <
+		    1e-5);
+	assert_true(fabs(jget(w1, "life_years_rated", J_NUM)->num - 1.5e19 / (1e9 * yr)) < 1e-5);
+	jget(w0, "rated_write_bytes_per_s", J_NULL);
+	/* steady state: null when not checked, else what and when */
+	jget(runs->items[0], "steadystate", J_NULL);
+	const struct jv *ss = jget(runs->items[1], "steadystate", J_OBJ);
+	jkeys(ss, (const char *[]){"criterion", "limit", "pct", "duration_s", "reached", "at_s",
+				   "last", NULL});
+	assert_string_equal(jget(ss, "criterion", J_STR)->str, "iops_slope");
+	assert_true(jget(ss, "at_s", J_NUM)->num == 42.5);
+	jget(jget(runs->items[2], "wear", J_OBJ), "life_years_common", J_NULL);
 	jfree(root);
 	free(out);
 
@@ -484,7 +525,7 @@ static void test_csv(void **state)
 	char (*f)[64] = calloc(64, 64);
 	char *save = NULL, *line = strtok_r(out, "\n", &save);
 	size_t nh = csv_split(line, f, 64);
-	assert_int_equal(nh, 25);
+	assert_int_equal(nh, 43);
 	assert_string_equal(f[0], "job");
 	assert_string_equal(f[3], "placement");
 	assert_string_equal(f[4], "read_iops");
@@ -493,6 +534,13 @@ static void test_csv(void **state)
 	assert_string_equal(f[16], "qlc_write_bytes");
 	assert_string_equal(f[23], "fast_write_bytes");
 	assert_string_equal(f[24], "mode");
+	assert_string_equal(f[26], "nand_per_client");
+	assert_string_equal(f[30], "life_years_common");
+	assert_string_equal(f[32], "life_years_rated");
+	assert_string_equal(f[35], "round_share_pct");
+	assert_string_equal(f[38], "dirty_end_share_pct");
+	assert_string_equal(f[39], "dirty_growth_pct");
+	assert_string_equal(f[42], "ss_at_s");
 	int lines = 0;
 	while ((line = strtok_r(NULL, "\n", &save))) {
 		size_t n = csv_split(line, f, 64);
@@ -505,6 +553,16 @@ static void test_csv(void **state)
 			assert_string_equal(f[16], "7300000000");
 			assert_string_equal(f[23], "7400000000");
 			assert_string_equal(f[24], "dev");
+			assert_string_equal(f[26], "2.440000");
+			assert_string_equal(f[29], "71800000.000");
+			assert_string_equal(f[33], "8000");
+			assert_string_equal(f[35], "25.000000");
+			assert_string_equal(f[37], "4000");
+			assert_string_equal(f[38], "50.000000");
+			assert_string_equal(f[39], "12.500000"); /* (4000 - 3000) / 8000 */
+			assert_string_equal(f[40], "iops_slope");
+			assert_string_equal(f[41], "1");
+			assert_string_equal(f[42], "42.500000");
 		}
 		if (lines == 2) {
 			assert_string_equal(f[0], "64k \"quoted\", job");
@@ -539,7 +597,25 @@ static void test_table(void **state)
 	assert_non_null(j2);
 	assert_null(strstr(j2, "write IOPS"));
 	assert_non_null(strstr(j2, "read IOPS"));
-	assert_non_null(strstr(strstr(j2, "QLC life years"), "inf"));
+	assert_non_null(strstr(j2, "life y, own rate"));
+	/* shares compare as a difference (points), not as a ratio of two
+	 * percentages */
+	row = strstr(out, "QLC whole-IU writes %");
+	assert_non_null(row);
+	assert_non_null(strstr(row, "+100.0 pt"));
+	/* life at the slowest variant's rate: on lives 1.5e19 / 2.9e18 = 5.17x off */
+	row = strstr(out, "life y, slowest rate");
+	assert_non_null(row);
+	assert_true(strstr(row, "5.17x") < strchr(row, '\n'));
+	assert_non_null(strstr(out, "slowest rate: 71.8 MB/s"));
+	/* rounding rows, since a variant's writes were rounded: 25% on, 0 off */
+	row = strstr(out, "4K rounding %");
+	assert_true(row && row < j2);
+	assert_true(strstr(row, "+25.0 pt") < strchr(row, '\n'));
+	assert_null(strstr(j2, "4K rounding"));
+	row = strstr(out, "life y, rate_iops");
+	assert_true(row && row < j2);
+	assert_null(strstr(j2, "life y, rate_iops"));
 	/* the first job shows no read rows */
 	char *r1 = strstr(out, "read IOPS");
 	assert_true(r1 > j2);
@@ -559,11 +635,12 @@ static void test_svg(void **state)
 	(void)state;
 	struct qs_report_run r[3];
 	sample_runs(r);
-	const enum qs_report_metric m[] = {QS_METRIC_WRITE_IOPS, QS_METRIC_WAF_IU};
+	const enum qs_report_metric m[] = {QS_METRIC_WRITE_IOPS, QS_METRIC_WAF_IU,
+					   QS_METRIC_READ_IOPS};
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	assert_int_equal(qs_report_svg_bars(f, "A & B", r, 3, m, 2), 0);
+	assert_int_equal(qs_report_svg_bars(f, "A & B", r, 3, m, 3), 0);
 	fclose(f);
 	assert_true(!strncmp(buf, "<?xml", 5));
 	assert_non_null(strstr(buf, "<svg xmlns=\"http://www.w3.org/2000/svg\""));
@@ -571,19 +648,23 @@ static void test_svg(void **state)
 	assert_non_null(strstr(buf, "64k &quot;quoted&quot;, job"));
 	assert_int_equal(count(buf, "<svg"), 1);
 	assert_int_equal(count(buf, "</svg>\n"), 1);
-	/* bars: write IOPS off + on, waf_iu off + on (NaN and 0 draw none) */
-	assert_int_equal(count(buf, "</rect>"), 4);
+	/* bars: write IOPS off + on, waf_iu off + on, read IOPS of the read
+	 * job; the write panels leave the read-only job out (its label and its
+	 * bar's tooltip are in the read panel only) */
+	assert_int_equal(count(buf, "</rect>"), 5);
+	assert_int_equal(count(buf, "64k &quot;quoted&quot;, job"), 2);
 	assert_int_equal(count(buf, "<text"), count(buf, "</text>"));
 	assert_null(strstr(buf, "nan"));
 	free(buf);
 
-	/* no metric list: the A/B pair, write IOPS and IU amplification */
+	/* no metric list: write IOPS and NAND bytes per client byte */
 	buf = NULL;
 	f = open_memstream(&buf, &len);
 	assert_int_equal(qs_report_svg_bars(f, NULL, r, 3, NULL, 0), 0);
 	fclose(f);
 	assert_non_null(strstr(buf, ">write IOPS<"));
-	assert_non_null(strstr(buf, ">QLC write amplification, IU (x)<"));
+	assert_non_null(strstr(buf, ">NAND bytes programmed per client byte written (x)<"));
+	assert_null(strstr(buf, "IU (x)"));
 	assert_int_equal(count(buf, "</rect>"), 4);
 	free(buf);
 
@@ -647,6 +728,35 @@ static void test_life_and_fill(void **state)
 	in.qlc_write_bytes = 0;
 	qs_report_qlc_fill(&q, &in);
 	assert_true(isinf(q.life_years));
+
+	/* wear: 4 KiB writes through a drive programming 32 NAND bytes per
+	 * byte (16 for the IU, 2 for its GC) against a budget of the rating
+	 * times its pattern's 4.56 */
+	struct qs_report_wear w;
+	in = (struct qs_report_qlc_in){
+		.client_write_bytes = 1000000000, .qlc_write_bytes = 1500000000,
+		.drive_write_bytes = 1500000000, .drive_prog_bytes = 24000000000ull,
+		.drive_nand_prog_bytes = 48000000000ull, .elapsed_ns = 10000000000ull,
+		.rating_bytes = 22.93e15, .rated_capacity = 30720000000000ull,
+		.capacity = 15360000000000ull, .rating_prog_amp = 4.56,
+	};
+	qs_report_wear_fill(&w, &in);
+	assert_true(w.drive_prog_amp == 32.0);
+	assert_true(w.nand_per_client == 48.0); /* waf_host 1.5 x 32 */
+	double budget = 22.93e15 / 2 * 4.56;
+	assert_true(fabs(w.client_bytes_writable / (budget / 48) - 1) < 1e-12);
+	assert_true(fabs(w.life_years / (budget / 48 / (1e8 * 31557600.0)) - 1) < 1e-12);
+	in.rating_prog_amp = 0; /* not given: the rating itself is the budget */
+	qs_report_wear_fill(&w, &in);
+	assert_true(fabs(w.client_bytes_writable / (22.93e15 / 2 / 48) - 1) < 1e-12);
+	in.drive_write_bytes = 0; /* no model: nothing known */
+	qs_report_wear_fill(&w, &in);
+	assert_true(isnan(w.drive_prog_amp) && isnan(w.nand_per_client) &&
+		    isnan(w.client_bytes_writable) && isnan(w.life_years));
+	in.drive_write_bytes = 1500000000;
+	in.rating_bytes = NAN; /* no rating: amplification known, life not */
+	qs_report_wear_fill(&w, &in);
+	assert_true(w.nand_per_client == 48.0 && isnan(w.life_years));
 
 	struct qs_hist *lat = qs_hist_new();
 	for (uint64_t i = 1; i <= 1000; i++)

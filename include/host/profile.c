@@ -57,6 +57,7 @@ static const struct key_def keys[] = {
 	{"endurance_pbw", K_DBL, F(endurance_pbw), 0.001, 1e6, 1, 0},
 	{"endurance_rw", K_ERW, F(endurance_rw), 0, 0, 1, 0},
 	{"endurance_bs_kib", K_U32, F(endurance_bs_bytes), 4, 1024, 1024, 0},
+	{"endurance_prog_amp", K_DBL, F(endurance_prog_amp), 1, 100, 1, 0},
 };
 #undef F
 
@@ -203,8 +204,14 @@ static int check_endurance(const struct qs_profile *p, const char *path, char *e
 {
 	int has_pbw = p->endurance_pbw > 0, has_rw = p->endurance_rw != QS_ENDURANCE_NONE,
 	    has_bs = p->endurance_bs_bytes != 0;
-	if (!has_pbw && !has_rw && !has_bs)
+	if (!has_pbw && !has_rw && !has_bs) {
+		if (p->endurance_prog_amp > 0) {
+			snprintf(err, errlen, "%s: [drive] endurance_prog_amp needs a rating: "
+				 "give endurance_pbw, endurance_rw and endurance_bs_kib too", path);
+			return -EINVAL;
+		}
 		return 0;
+	}
 	const char *missing = !has_pbw ? "endurance_pbw" : !has_rw ? "endurance_rw"
 				: !has_bs ? "endurance_bs_kib" : NULL;
 	if (missing) {

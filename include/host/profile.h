@@ -58,6 +58,14 @@ struct qs_profile {
 	double endurance_pbw;
 	enum qs_endurance_rw endurance_rw;
 	uint32_t endurance_bs_bytes;
+	/*
+	 * NAND bytes the drive programs per byte written under that pattern,
+	 * its GC included (1..100; 0 = not given, taken as 1): the rating
+	 * times this is the drive's NAND program budget, which the bench's
+	 * client-bytes-writable figure divides by a run's NAND bytes per
+	 * client byte. Optional, only with a rating.
+	 */
+	double endurance_prog_amp;
 };
 
 /*
