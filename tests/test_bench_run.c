@@ -611,6 +611,17 @@ static void test_arg_errors(void **state)
 	assert_int_equal(run_args(4, a17), 2);
 	char *a18[] = {"run", job_path, "--mode", "emu", "--workers", "2", NULL};
 	assert_int_equal(run_args(6, a18), 2); /* real time runs go one at a time */
+	/* --recovery needs devices the bench can switch off and shaping on */
+	char *a19[] = {"run", job_path, "--mode", "emu", "--recovery", NULL};
+	assert_int_equal(run_args(5, a19), 2);
+	char *a20[] = {"run", job_path, "--shaping", "off", "--recovery", NULL};
+	assert_int_equal(run_args(5, a20), 2);
+	char *a21[] = {"curve", job_path, "--recovery", NULL};
+	assert_int_equal(qs_cmd_bench_curve(3, a21), 2);
+	/* log placement that leaves GC no room is refused before any run */
+	char *a22[] = {"run", job_path, "--profile", qlc_path, "--fast", fast_path, "--cache", "16m",
+		       "--placement", "log", "--band-size", "64g", "--quiet", NULL};
+	assert_int_equal(run_args(13, a22), 2);
 	char *a12[] = {"ab", "extra", NULL};
 	assert_int_equal(qs_cmd_bench_ab(2, a12), 2);
 	/* a bad job file: named key and line come from the loader */
