@@ -242,7 +242,11 @@ int dst_init(struct qs_engine *e)
 		d->buf = eng_alloc(e, e->conf.iu_bytes, QS_BLOCK_SIZE);
 		d->fill = eng_alloc(e, e->conf.iu_bytes, QS_BLOCK_SIZE);
 		d->snap = eng_alloc(e, e->iu_blocks * sizeof(uint32_t), 16);
-		if (!d->buf || !d->fill || !d->snap)
+		/* At most one read per cached run and one of the gaps: held
+		 * here, so none is allocated per destage, and an engine freed
+		 * with reads in flight (a crash) leaves none behind. */
+		d->pieces = eng_alloc(e, (e->iu_blocks + 1) * sizeof(struct dpiece), 16);
+		if (!d->buf || !d->fill || !d->snap || !d->pieces)
 			return -ENOMEM;
 	}
 	/* Sized for a log full of whole dirty IUs; both grow if IUs are sparser. */
@@ -264,6 +268,7 @@ void dst_fini(struct qs_engine *e)
 			eng_free(e, e->dst[i].buf);
 			eng_free(e, e->dst[i].fill);
 			eng_free(e, e->dst[i].snap);
+			eng_free(e, e->dst[i].pieces);
 		}
 	eng_free(e, e->dst);
 	eng_free(e, e->failed_ius);
@@ -504,7 +509,6 @@ static void piece_cb(void *arg, int res)
 				memcpy(d->buf + (size_t)b * QS_BLOCK_SIZE,
 				       d->fill + (size_t)b * QS_BLOCK_SIZE, QS_BLOCK_SIZE);
 	}
-	eng_free(e, p);
 	if (--d->pending == 0)
 		dst_write(e, d);
 	eng_leave_deliver(e);
@@ -515,12 +519,7 @@ static void piece_cb(void *arg, int res)
 static void piece_read(struct qs_engine *e, struct destage *d, struct qs_vol *vol,
 		       uint64_t off, uint32_t b, uint32_t n, uint64_t pin)
 {
-	struct dpiece *p = eng_alloc(e, sizeof(*p), 16);
-	if (!p) {
-		if (!d->result)
-			d->result = -ENOMEM;
-		return;
-	}
+	struct dpiece *p = &d->pieces[d->npieces++];
 	p->d = d;
 	p->seg = pin;
 	p->log = vol == e->fast;
@@ -549,6 +548,7 @@ static void dst_start(struct qs_engine *e, uint32_t di)
 	d->iu = iu;
 	d->result = 0;
 	d->cached = 0;
+	d->npieces = 0;
 	e->dst_active++;
 	uint32_t tombs = 0;
 	/* The blocks' index slots are scattered: let their misses overlap. */

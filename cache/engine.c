@@ -40,6 +40,31 @@ void eng_free(struct qs_engine *e, void *p)
 		e->env.ops->free(e->env.ctx, p);
 }
 
+void *eng_io_alloc(struct qs_engine *e, size_t size)
+{
+	struct io_link *l = eng_alloc(e, size, 16);
+	if (!l)
+		return NULL;
+	l->prev = NULL;
+	l->next = e->io_live;
+	if (e->io_live)
+		e->io_live->prev = l;
+	e->io_live = l;
+	return l;
+}
+
+void eng_io_free(struct qs_engine *e, void *ctx)
+{
+	struct io_link *l = ctx;
+	if (l->prev)
+		l->prev->next = l->next;
+	else
+		e->io_live = l->next;
+	if (l->next)
+		l->next->prev = l->prev;
+	eng_free(e, l);
+}
+
 void eng_log(struct qs_engine *e, enum qs_log_level lvl, const char *fmt, ...)
 {
 	char msg[512];
@@ -315,7 +340,7 @@ static void sub_cb(void *arg, int res)
 	if (s->band != UINT64_MAX)
 		plc_band_unpin(e, s->band);
 	struct req *r = s->req;
-	eng_free(e, s);
+	eng_io_free(e, s);
 	eng_req_part_done(e, r, res);
 	if (e->ready)
 		ckpt_kick(e, false);
@@ -326,7 +351,7 @@ static void sub_cb(void *arg, int res)
 int eng_sub_io(struct qs_engine *e, struct req *r, struct qs_vol *vol, int op, uint64_t off,
 	       void *buf, uint64_t len, uint64_t pin_seg, uint64_t pin_band)
 {
-	struct sub *s = eng_alloc(e, sizeof(*s), 16);
+	struct sub *s = eng_io_alloc(e, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	s->e = e;
@@ -644,8 +669,14 @@ void qs_engine_free(struct qs_engine *e)
 	eng_free(e, e->sb_read[1]);
 	if (e->idx.slots)
 		qs_index_fini(&e->idx);
-	/* Requests still live: only after a crash (a test tearing down an
-	 * engine whose volumes died) or a close that never finished. */
+	/* Requests and device I/O still live: only after a crash (volumes
+	 * that never completed what was in flight) or a close that never
+	 * finished. */
+	while (e->io_live) {
+		struct io_link *l = e->io_live;
+		e->io_live = l->next;
+		eng_free(e, l);
+	}
 	while (e->all_reqs) {
 		struct req *r = e->all_reqs;
 		e->all_reqs = r->all_next;

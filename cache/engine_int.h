@@ -70,7 +70,18 @@ struct req {
 };
 
 /* One piece of a client request issued to a volume. */
+/*
+ * The first member of every context allocated for one device I/O (struct
+ * sub, place.c's struct upiece): it links the context in e->io_live while
+ * the I/O is in flight, so that an engine freed after a crash, whose
+ * volumes never complete what was in flight, frees those contexts too.
+ */
+struct io_link {
+	struct io_link *prev, *next;
+};
+
 struct sub {
+	struct io_link link; /* first: eng_io_alloc */
 	struct qs_engine *e;
 	struct req *req;
 	uint64_t seg;  /* pinned log segment, or UINT64_MAX */
@@ -129,6 +140,8 @@ struct destage {
 	uint32_t cached;
 	bool discard;
 	struct iovec iov;
+	struct dpiece *pieces;	/* iu_blocks + 1: its reads (log runs, one QLC read) */
+	uint32_t npieces;	/* used since dst_start */
 };
 
 /* One read of a destage. */
@@ -248,6 +261,7 @@ struct qs_engine {
 	/* requests */
 	struct req *free_reqs;
 	struct req *all_reqs;
+	struct io_link *io_live; /* eng_io_alloc's contexts in flight */
 
 	struct qs_engine_stats st;
 
@@ -271,6 +285,10 @@ struct qs_engine {
 /* engine.c */
 void *eng_alloc(struct qs_engine *e, size_t size, size_t align);
 void eng_free(struct qs_engine *e, void *p);
+/* A context for one device I/O, whose first member is a struct io_link;
+ * freed by eng_io_free when the I/O completes, or by qs_engine_free. */
+void *eng_io_alloc(struct qs_engine *e, size_t size);
+void eng_io_free(struct qs_engine *e, void *ctx);
 void eng_log(struct qs_engine *e, enum qs_log_level lvl, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 uint64_t eng_now(struct qs_engine *e);

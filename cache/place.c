@@ -610,6 +610,7 @@ static void unit_failed(struct qs_engine *e, struct unit *u, int res)
 }
 
 struct upiece {
+	struct io_link link; /* first: eng_io_alloc */
 	struct unit *u;
 	uint64_t seg, band;
 	struct iovec iov;
@@ -633,7 +634,7 @@ static void upiece_cb(void *arg, int res)
 		if (!u->result)
 			u->result = res;
 	}
-	eng_free(e, pc);
+	eng_io_free(e, pc);
 	if (--u->pending == 0)
 		unit_write(e, u);
 	eng_leave_deliver(e);
@@ -643,7 +644,7 @@ static void upiece_cb(void *arg, int res)
 static void unit_read(struct qs_engine *e, struct unit *u, struct qs_vol *vol, uint64_t off,
 		      uint32_t k, uint32_t n, uint64_t seg, uint64_t band)
 {
-	struct upiece *pc = eng_alloc(e, sizeof(*pc), 16);
+	struct upiece *pc = eng_io_alloc(e, sizeof(*pc));
 	if (!pc) {
 		if (!u->result)
 			u->result = -ENOMEM;
