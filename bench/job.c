@@ -18,6 +18,7 @@
 #include <iniparser.h>
 
 #include "job.h"
+#include "host/text.h"
 
 #define NS_PER_S 1000000000ull
 
@@ -920,7 +921,7 @@ static int quiet_ini_error(const char *fmt, ...)
 	return 0;
 }
 
-int qs_job_file_load(const char *path, uint64_t capacity,
+static int job_file_load(const char *path, uint64_t capacity,
 		     struct qs_job_file **out, char *err, size_t errlen)
 {
 	struct scan sc = {0};
@@ -989,5 +990,14 @@ out:
 		qs_job_file_free(f);
 	else
 		*out = f;
+	return rc;
+}
+
+int qs_job_file_load(const char *path, uint64_t capacity,
+		     struct qs_job_file **out, char *err, size_t errlen)
+{
+	int rc = job_file_load(path, capacity, out, err, errlen);
+	if (rc < 0)
+		qs_text_vis_msg(err, errlen); /* the file's bytes, quoted, as text */
 	return rc;
 }

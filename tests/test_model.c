@@ -587,6 +587,9 @@ static void test_profile_hostile(void **state)
 	snprintf(buf, sizeof(buf), "%s%s", good_ini, "superblocks = 16\ngc_free_low = 1000\n");
 	expect_profile(path, buf, ":20: [drive] gc_free_low = '1000': at most half of "
 				  "superblocks (16)");
+	/* control bytes were quoted raw (found by tests/fuzz/fuzz_profile.c) */
+	snprintf(buf, sizeof(buf), "%s%s", good_ini, "chan\x19nels = 2\n");
+	expect_profile(path, buf, ":19: [drive] chan\\x19nels = '2': unknown key");
 	/* a directory */
 	char dir[64];
 	struct qs_profile p;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Drive profile loader: INI via iniparser, every value range-checked. */
 #include "host/profile.h"
+#include "host/text.h"
 
 #include <ctype.h>
 #include <stdbool.h>
@@ -353,7 +354,7 @@ out:
 	return rc;
 }
 
-int qs_profile_load(const char *path, struct qs_profile *p, char *err, size_t errlen)
+static int profile_load(const char *path, struct qs_profile *p, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "r");
 	if (!f) {
@@ -521,5 +522,13 @@ int qs_profile_load(const char *path, struct qs_profile *p, char *err, size_t er
 	if (!rc)
 		rc = check_endurance(p, path, err, errlen);
 	iniparser_freedict(d);
+	return rc;
+}
+
+int qs_profile_load(const char *path, struct qs_profile *p, char *err, size_t errlen)
+{
+	int rc = profile_load(path, p, err, errlen);
+	if (rc < 0)
+		qs_text_vis_msg(err, errlen); /* the file's bytes, quoted, as text */
 	return rc;
 }
