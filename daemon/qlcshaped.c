@@ -722,6 +722,26 @@ static int d_emu_open(struct daemon *d, const struct qs_profile *p, bool cache_m
 	return 0;
 }
 
+/*
+ * Before a recovery: a geometry key changed in the file since the log was
+ * formatted has no effect until --format; say so (issue 12, finding 10:
+ * segment_blocks was silently ignored). Reads the superblock copies from
+ * the fast device synchronously, before the loop serves anything; a read
+ * that fails is left to the engine's open, which reports it.
+ */
+static void d_check_log_geometry(struct daemon *d)
+{
+	char msg[1024];
+	void *buf = aligned_alloc(4096, 2 * 4096);
+
+	if (!buf)
+		return;
+	if (pread(d->fast->fd, buf, 2 * 4096, 0) == 2 * 4096 &&
+	    qs_config_check_log(&d->cfg, buf, d->fast->vol.size, msg, sizeof(msg)) > 0)
+		d_log("warning: %s", msg);
+	free(buf);
+}
+
 /* Open the volumes and start the engine's recovery (state OPENING). */
 static int d_engine_open(struct daemon *d)
 {
@@ -763,6 +783,8 @@ static int d_engine_open(struct daemon *d)
 		ret = d_vol_open(d, "devices.fast", d->cfg.fast, &d->fast);
 		if (ret)
 			return ret;
+		if (!d->format)
+			d_check_log_geometry(d);
 	}
 	if (d_qlc_is_emu(d)) {
 		ret = d_emu_open(d, &prof, ec.mode == QS_MODE_CACHE);

@@ -2,6 +2,7 @@
 /* qs_config: strict INI configuration of one daemon instance. */
 #include "host/config.h"
 #include "host/text.h"
+#include "qlcshape/format.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -844,6 +845,31 @@ int qs_config_check_format_only(const struct qs_config *c, char *err, size_t err
 			       "--format-only, or set engine.mode = cache", c->file,
 			       qs_config_key_line(c, "engine.mode"));
 	return 0;
+}
+
+int qs_config_check_log(const struct qs_config *c, const void *sb_blocks, uint64_t fast_size,
+			char *msg, size_t len)
+{
+	struct qs_fmt_sb sb[QS_FMT_SB_COPIES];
+	int best = -1;
+
+	for (unsigned i = 0; i < QS_FMT_SB_COPIES; i++) {
+		memcpy(&sb[i], (const char *)sb_blocks + (size_t)i * 4096, sizeof(sb[i]));
+		if (qs_fmt_sb_check(&sb[i], fast_size) == QS_FMT_OK &&
+		    (best < 0 || sb[i].generation > sb[best].generation))
+			best = (int)i;
+	}
+	if (best < 0 || !qs_config_is_set(c, "engine.segment_blocks") ||
+	    sb[best].segment_blocks == c->engine.segment_blocks)
+		return 0;
+	snprintf(msg, len, "%s:%d: key 'engine.segment_blocks' is %u, but the log on %s was "
+		 "formatted with %u; the log keeps %u until it is formatted again: start once "
+		 "with --format to apply %u (erases the log: drain first), or set %u to match",
+		 c->file, qs_config_key_line(c, "engine.segment_blocks"),
+		 c->engine.segment_blocks, c->fast ? c->fast : "the fast device",
+		 sb[best].segment_blocks, sb[best].segment_blocks, c->engine.segment_blocks,
+		 sb[best].segment_blocks);
+	return 1;
 }
 
 void qs_config_engine_conf(const struct qs_config *c, struct qs_engine_conf *conf)
