@@ -14,6 +14,7 @@
 
 #include "host/ctl.h"
 #include "host/env.h"
+#include "host/text.h"
 
 /* Back-off after an accept that failed for want of a resource (EMFILE,
  * ENFILE, ENOBUFS, ENOMEM): re-arming at once spins at 100% CPU and logs
@@ -85,11 +86,22 @@ static void ctld_conn_arm(struct qs_uop *op, int unused)
 	io_uring_sqe_set_data(sqe, op);
 }
 
-/* Answer "ok\n<body>" or "error: <body>\n" and close after sending. */
+/*
+ * Answer "ok\n<body>" or "error: <body>\n" and close after sending. An
+ * error may quote the request: tabs and bytes that are not valid UTF-8 go
+ * out as \xNN, as the config reader writes them.
+ */
 static void ctld_reply(struct ctld_conn *k, int result, const char *body)
 {
-	size_t blen = strlen(body);
+	char vis[2048];
+	size_t blen;
 
+	if (result < 0) {
+		snprintf(vis, sizeof(vis), "%s", body);
+		qs_text_vis_msg(vis, sizeof(vis)); /* newlines kept */
+		body = vis;
+	}
+	blen = strlen(body);
 	k->out = malloc(blen + 16);
 	if (!k->out) {
 		ctld_conn_free(k);
