@@ -11,7 +11,7 @@
  * sent raw by its own client, all connected at once, which then ends its
  * side (shutdown). Every client that sent a byte must get an answer within
  * FZ_WAIT_MS whose first line is "ok" or starts with "error: " and holds
- * no control bytes, and the server must then close the connection (one
+ * no control bytes, DEL or invalid UTF-8 (the server writes them \xNN), and the server must then close the connection (one
  * that sent nothing is closed unanswered, as the server means to). The server, loop and engine live for the whole
  * run; each input starts from the default policy with a few blocks cached,
  * so that a drain has work.
@@ -203,6 +203,17 @@ static bool fz_client_pump(struct fz_client *k)
 	return k->eof;
 }
 
+/* Length of the character at p: 1 for ASCII, 2 to 4 for valid UTF-8, else 0. */
+static size_t fz_utf8_len(const unsigned char *p)
+{
+	size_t n = p[0] < 0x80 ? 1 : p[0] >= 0xf5 ? 0 : p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3
+		 : p[0] >= 0xc2 ? 2 : 0;
+	for (size_t i = 1; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fz_client k[FZ_CLIENTS];
@@ -253,10 +264,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    strncmp(k[c].reply, "error: ", 7))
 			fz_fail("client %d: the answer starts with neither 'ok' nor 'error: ': '%.80s'",
 				c, k[c].reply);
-		for (const unsigned char *p = (const unsigned char *)k[c].reply; *p && *p != '\n'; p++)
-			if (*p < 0x20 || *p == 0x7f)
-				fz_fail("client %d: the answer's first line holds control byte 0x%02x: "
+		for (const unsigned char *p = (const unsigned char *)k[c].reply; *p && *p != '\n';) {
+			size_t u = fz_utf8_len(p);
+			if (*p < 0x20 || *p == 0x7f || !u)
+				fz_fail("client %d: the answer's first line holds byte 0x%02x raw: "
 					"'%.80s'", c, *p, k[c].reply);
+			p += u;
+		}
 	}
 	/* A drain still running (the engine had more to do) ends before the next input. */
 	while (fz.drain.busy && th_step(&fz.h))
