@@ -369,6 +369,23 @@ static void test_engine_cross_check(void **state)
 	qs_config_free(&c);
 	unlink(p);
 
+	/* engine.size larger than the QLC (issue 12, finding 13: the daemon said
+	 * "engine open: Invalid argument"): the key, its line and both sizes. */
+	p = write_conf("[devices]\nqlc = /q\nfast = /f\niu = 64K\n[engine]\nsize = 2G\n");
+	assert_int_equal(qs_config_load(&c, p, err, sizeof(err)), 0);
+	qs_engine_conf_default(&e);
+	qs_config_engine_conf(&c, &e);
+	assert_int_equal(qs_config_check_engine(&c, &e, 0, err, sizeof(err)), 0);
+	assert_int_equal(qs_config_check_engine(&c, &e, 1ull << 30, err, sizeof(err)), -EINVAL);
+	print_message("%s\n", err);
+	for (const char *want = ":6: key 'engine.size'\0" "2147483648\0" "1073741824 bytes\0";
+	     *want; want += strlen(want) + 1)
+		if (!strstr(err, want))
+			fail_msg("'%s' not in: %s", want, err);
+	assert_int_equal(qs_config_check_engine(&c, &e, 4ull << 30, err, sizeof(err)), 0);
+	qs_config_free(&c);
+	unlink(p);
+
 	/* Watermarks in the wrong order. */
 	p = write_conf("[devices]\nqlc = /q\nfast = /f\n[policy]\nstart_pct = 90\n"
 		       "urgent_pct = 40\n");
