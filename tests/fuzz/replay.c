@@ -30,7 +30,8 @@ static int run_file(const char *path, unsigned long *n)
 			fclose(f);
 		return -1;
 	}
-	buf = malloc((size_t)st.st_size + 1);
+	/* Exactly the input's size, so ASan sees a read past its end. */
+	buf = malloc(st.st_size ? (size_t)st.st_size : 1);
 	if (!buf || fread(buf, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
 		fprintf(stderr, "%s: cannot read\n", path);
 		free(buf);
@@ -38,18 +39,10 @@ static int run_file(const char *path, unsigned long *n)
 		return -1;
 	}
 	fclose(f);
-	/* A copy of exactly the input's size, so ASan sees a read past it. */
-	uint8_t *in = malloc((size_t)st.st_size ? (size_t)st.st_size : 1);
-	if (!in) {
-		free(buf);
-		return -1;
-	}
-	memcpy(in, buf, (size_t)st.st_size);
-	free(buf);
 	fz_input_name = path;
-	LLVMFuzzerTestOneInput(in, (size_t)st.st_size);
+	LLVMFuzzerTestOneInput(buf, (size_t)st.st_size);
 	fz_input_name = NULL;
-	free(in);
+	free(buf);
 	(*n)++;
 	return 0;
 }
