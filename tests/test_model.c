@@ -587,6 +587,21 @@ static void test_profile_hostile(void **state)
 	snprintf(buf, sizeof(buf), "%s%s", good_ini, "superblocks = 16\ngc_free_low = 1000\n");
 	expect_profile(path, buf, ":20: [drive] gc_free_low = '1000': at most half of "
 				  "superblocks (16)");
+	/* 700 FTL regions in 16 superblocks: the model grew the drive to 3,417
+	 * superblocks (14 GB of maps for a wide die stripe; found by
+	 * tests/fuzz/fuzz_profile.c) */
+	snprintf(buf, sizeof(buf), "%s%s", good_ini, "superblocks = 16\nftl_regions = 700\n");
+	expect_profile(path, buf, ":20: [drive] ftl_regions = '700': each region needs 4 "
+				  "superblocks of its own: at most (superblocks 16 - gc_free_low 4) "
+				  "/ 4 = 3");
+	snprintf(buf, sizeof(buf), "%s%s", good_ini, "superblocks = 16\nftl_regions = 3\n");
+	{
+		struct qs_profile q;
+		char e2[512];
+		ttmp_write(path, buf);
+		if (qs_profile_load(path, &q, e2, sizeof(e2)))
+			fail_msg("3 regions in 16 superblocks refused: %s", e2);
+	}
 	/* control bytes were quoted raw (found by tests/fuzz/fuzz_profile.c) */
 	snprintf(buf, sizeof(buf), "%s%s", good_ini, "chan\x19nels = 2\n");
 	expect_profile(path, buf, ":19: [drive] chan\\x19nels = '2': unknown key");
