@@ -30,7 +30,8 @@
  *
  * FZ_MKSEED builds instead a program that writes the seed corpus (images of
  * real logs, clean and crashed, and the superblock reproducers of issue 12)
- * into the directory it is given:
+ * into the directory it is given (each run gives new log uuids, so the
+ * files differ from the committed ones in those bytes):
  *   cc -DFZ_MKSEED -Iinclude -Itests/lib -D_GNU_SOURCE tests/fuzz/fuzz_format.c \
  *      tests/fuzz/fz.c tests/lib/tlib.c tests/lib/th.c cache/[a-z]*.c -lm -o /tmp/mkseed && \
  *      /tmp/mkseed tests/fuzz/corpus/format
