@@ -5,6 +5,9 @@
 #   make bench        the main benchmark
 #   make SAN=1        sanitizer build of everything in build/san/
 #   make V=1          show the commands
+#   make fuzz         each fuzz harness (tests/fuzz/) under libFuzzer for
+#                     FUZZ_S seconds (default 60), with clang; statistics
+#                     per harness. make test replays their corpora with gcc.
 #   make man          man pages from man/*.scd (scdoc) into build/man/
 #   make install      binaries, systemd unit, example config, man pages,
 #                     drive profiles;
@@ -17,9 +20,22 @@
 
 CC      ?= cc
 SAN     ?= 0
+FUZZ    ?= 0
 V       ?= 0
+FUZZ_S  ?= 60
 
-ifeq ($(SAN),1)
+ifeq ($(FUZZ),1)
+# make fuzz: clang's libFuzzer, ASan and UBSan (Debian 12: clang-14), in
+# build/fuzz. Every object is instrumented for coverage (fuzzer-no-link);
+# only the harnesses link libFuzzer's main.
+CC      := clang
+BUILD   := build/fuzz
+OPT     := -O1 -g -fno-omit-frame-pointer \
+           -fsanitize=fuzzer-no-link,address,undefined,float-cast-overflow,float-divide-by-zero \
+           -fno-sanitize-recover=all
+LDSAN   := -fsanitize=address,undefined,float-cast-overflow,float-divide-by-zero
+DEFS    := -DQS_NO_JEMALLOC
+else ifeq ($(SAN),1)
 BUILD   := build/san
 # gcc's -fsanitize=undefined leaves out the floating-point checks (clang's
 # includes float-cast-overflow): a double such as inf or 1e30 converted to
@@ -54,7 +70,7 @@ INI_CFLAGS := $(shell pkg-config --cflags iniparser 2>/dev/null || echo -I/usr/i
 INI_LIBS   := $(shell pkg-config --libs iniparser 2>/dev/null || echo -liniparser)
 CMOCKA_CFLAGS := $(shell pkg-config --cflags cmocka 2>/dev/null)
 CMOCKA_LIBS   := $(shell pkg-config --libs cmocka 2>/dev/null)
-ifeq ($(SAN),1)
+ifneq ($(SAN)$(FUZZ),00)
 PKG_LIBS := $(filter-out -ljemalloc,$(PKG_LIBS))
 endif
 
@@ -101,7 +117,7 @@ ifneq ($(DAEMON_SRCS),)
 ALL += $(DAEMON)
 endif
 
-.PHONY: all test tests bench deps clean vmtest man install uninstall
+.PHONY: all test tests bench deps clean vmtest man install uninstall fuzz fuzz-bins
 all: $(ALL)
 
 deps:
@@ -141,6 +157,36 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TESTLIB_OBJS) $(LIBBENCH) $(LIBDAEMON) $(
 	$(Q)$(CC) $(LDSAN) -o $@ $^ $(CMOCKA_LIBS) $(PKG_LIBS) $(INI_LIBS) $(LDLIBS)
 
 tests: $(TEST_BINS)
+
+# Fuzz harnesses (tests/fuzz/fuzz_NAME.c, docs in each): with gcc, under
+# make test, BUILD/tests/test_fuzz_NAME replays tests/fuzz/corpus/NAME/
+# through tests/fuzz/replay.c (the name from its own); with FUZZ=1 (clang) BUILD/fuzz/fuzz_NAME is
+# the libFuzzer program that make fuzz runs.
+FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_REPLAY := $(FUZZ_NAMES:%=$(BUILD)/tests/test_fuzz_%)
+FUZZ_BINS := $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%)
+FUZZ_LIBS := $(BUILD)/tests/fuzz/fz.o $(TESTLIB_OBJS) $(LIBBENCH) $(LIBDAEMON) $(LIBHOST) $(LIBCACHE)
+ifneq ($(FUZZ),1)
+tests: $(FUZZ_REPLAY)
+endif
+
+$(FUZZ_REPLAY): $(BUILD)/tests/test_fuzz_%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/tests/fuzz/replay.o $(FUZZ_LIBS)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDSAN) -o $@ $^ $(PKG_LIBS) $(INI_LIBS) $(LDLIBS)
+
+$(FUZZ_BINS): $(BUILD)/fuzz/fuzz_%: $(BUILD)/tests/fuzz/fuzz_%.o $(FUZZ_LIBS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDSAN) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS) $(INI_LIBS) $(LDLIBS)
+
+fuzz-bins: $(FUZZ_BINS)
+
+# make fuzz: build with clang (scripts/deps.sh --fuzz installs it), then
+# run every harness for FUZZ_S seconds on a copy of its corpus.
+fuzz:
+	$(Q)bash scripts/deps.sh --fuzz
+	$(Q)$(MAKE) --no-print-directory FUZZ=1 fuzz-bins
+	$(Q)bash scripts/fuzz.sh build/fuzz $(FUZZ_S) $(FUZZ_NAMES)
 
 # The shell tests tests/test_{systemd,man,layers}.sh become the programs
 # BUILD/tests/test_{systemd,man,layers}, which scripts/run-tests.sh runs

@@ -477,10 +477,12 @@ static int run_method(const struct qs_profile *p, uint64_t scaled, const struct 
 		      const struct cal_test *tests, int ntests, struct cal_point *pts, int *npts,
 		      int verbose)
 {
-	struct qs_model *base = qs_model_new(p, scaled);
-	if (!base) {
-		fprintf(stderr, "calibrate: cannot create the model: %s\n", strerror(errno));
-		return -ENOMEM;
+	struct qs_model *base;
+	char why[512];
+	int mrc = qs_model_create(&base, p, scaled, why, sizeof(why));
+	if (mrc < 0) {
+		fprintf(stderr, "calibrate: cannot create the model: %s\n", why);
+		return mrc;
 	}
 	uint64_t cap = qs_model_capacity(base);
 	double tscale = (double)cap / (double)p->capacity_bytes;

@@ -23,10 +23,9 @@
 #include "drive.h"
 #include "hist.h"
 #include "rating.h"
+#include "trace.h"
 #include "workload.h"
 
-/* Slot buffer for trace jobs, whose I/O sizes are not known up front. */
-#define DRV_TRACE_BUF (1u << 20)
 /* Cap on the I/O buffers of one run (slots x largest I/O). */
 #define DRV_BUF_MAX (4ull << 30)
 /* Completions between two looks at the wall clock for the progress line. */
@@ -644,12 +643,43 @@ static int drv_wait_flag(struct drv_run *r)
 	return r->flag_res;
 }
 
+/*
+ * The largest request of a trace job's trace, read through once (memory
+ * does not grow with it), so that its slots hold any of them. A slot of a
+ * fixed 1 MiB failed a run at the first larger request the reader had
+ * accepted (up to QS_TRACE_MAX_IO), naming neither file nor line; a slot of
+ * QS_TRACE_MAX_IO for every trace would hold 16 MiB per slot for traces of
+ * 8 KiB requests. A trace that cannot be read gets QS_TRACE_MAX_IO: the
+ * run's own reader then reports why, with file and line.
+ */
+static uint64_t drv_trace_max_io(const struct qs_job *j)
+{
+	struct qs_trace_opts o = {
+		.format = j->trace_format,
+		.timescale = j->trace_timescale,
+		.ignore_time = true, /* sizes only */
+	};
+	struct qs_trace *t;
+	struct qs_io io;
+	uint64_t n = QS_BLOCK_SIZE;
+	char err[256];
+	int rc;
+
+	if (qs_trace_open(j->trace, &o, &t, err, sizeof(err)))
+		return QS_TRACE_MAX_IO;
+	while ((rc = qs_trace_next(t, &io, err, sizeof(err))) == 1)
+		if (io.len > n)
+			n = io.len;
+	qs_trace_close(t);
+	return rc < 0 ? QS_TRACE_MAX_IO : n;
+}
+
 /* Buffer bytes per slot: the largest I/O the jobs can issue. */
 static uint64_t drv_slot_bytes(const struct qs_job *jobs, size_t njobs)
 {
 	uint64_t n = QS_BLOCK_SIZE;
 	for (size_t i = 0; i < njobs; i++) {
-		uint64_t b = jobs[i].trace ? DRV_TRACE_BUF : jobs[i].bs;
+		uint64_t b = jobs[i].trace ? drv_trace_max_io(&jobs[i]) : jobs[i].bs;
 		if (b > n)
 			n = b;
 	}

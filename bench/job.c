@@ -18,6 +18,7 @@
 #include <iniparser.h>
 
 #include "job.h"
+#include "host/text.h"
 
 #define NS_PER_S 1000000000ull
 
@@ -1042,14 +1043,8 @@ static int job_resolve_wait(struct job_build *b, const struct qs_job_file *f, co
 	return 0;
 }
 
-int qs_job_file_load(const char *path, uint64_t capacity,
-		     struct qs_job_file **out, char *err, size_t errlen)
-{
-	return qs_job_file_load_runtime(path, capacity, UINT64_MAX, out, err, errlen);
-}
-
-int qs_job_file_load_runtime(const char *path, uint64_t capacity, uint64_t runtime_ns,
-			     struct qs_job_file **out, char *err, size_t errlen)
+static int job_file_load_runtime(const char *path, uint64_t capacity, uint64_t runtime_ns,
+				 struct qs_job_file **out, char *err, size_t errlen)
 {
 	struct scan sc = {0};
 	struct qs_job_file *f = NULL;
@@ -1121,4 +1116,19 @@ out:
 	else
 		*out = f;
 	return rc;
+}
+
+int qs_job_file_load_runtime(const char *path, uint64_t capacity, uint64_t runtime_ns,
+			     struct qs_job_file **out, char *err, size_t errlen)
+{
+	int rc = job_file_load_runtime(path, capacity, runtime_ns, out, err, errlen);
+	if (rc < 0)
+		qs_text_vis_msg(err, errlen); /* the file's bytes, quoted, as text */
+	return rc;
+}
+
+int qs_job_file_load(const char *path, uint64_t capacity,
+		     struct qs_job_file **out, char *err, size_t errlen)
+{
+	return qs_job_file_load_runtime(path, capacity, UINT64_MAX, out, err, errlen);
 }

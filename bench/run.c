@@ -73,11 +73,11 @@ int qs_bench_world_new(const struct qs_bench_conf *conf, struct qs_bench_world *
 		return rc;
 	}
 	uint64_t scaled = w->sz.capacity;
-	w->filled = qs_model_new(&w->qlc_p, scaled);
-	if (!w->filled) {
-		rc = -errno;
-		snprintf(err, errlen, "QLC model %s at %llu bytes: %s", w->qlc_p.name,
-			 (unsigned long long)scaled, strerror(errno));
+	char why[512];
+	rc = qs_model_create(&w->filled, &w->qlc_p, scaled, why, sizeof(why));
+	if (rc < 0) {
+		snprintf(err, errlen, "QLC model at %llu bytes: %s", (unsigned long long)scaled,
+			 why);
 		free(w);
 		return rc;
 	}

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "trace.h"
+#include "host/text.h"
 
 #define BLK 4096ull
 
@@ -106,8 +107,8 @@ static char *next_line(struct qs_trace *t)
 	return NULL;
 }
 
-int qs_trace_open(const char *path, const struct qs_trace_opts *opts,
-		  struct qs_trace **out, char *err, size_t errlen)
+static int trace_open(const char *path, const struct qs_trace_opts *opts,
+		      struct qs_trace **out, char *err, size_t errlen)
 {
 	*out = NULL;
 	if (!(opts->timescale > 0)) {
@@ -426,8 +427,7 @@ static int parse_iolog(struct qs_trace *t, char *s, struct qs_io *io, char *err,
 	return map_range(t, io, err, errlen);
 }
 
-int qs_trace_next(struct qs_trace *t, struct qs_io *io, char *err,
-		  size_t errlen)
+static int trace_next(struct qs_trace *t, struct qs_io *io, char *err, size_t errlen)
 {
 	for (;;) {
 		char *s = next_line(t);
@@ -461,4 +461,23 @@ int qs_trace_next(struct qs_trace *t, struct qs_io *io, char *err,
 		}
 		return rc;
 	}
+}
+
+/* The public entry points: errors quote the trace's bytes, made text. */
+int qs_trace_open(const char *path, const struct qs_trace_opts *opts,
+		  struct qs_trace **out, char *err, size_t errlen)
+{
+	int rc = trace_open(path, opts, out, err, errlen);
+	if (rc < 0)
+		qs_text_vis_msg(err, errlen);
+	return rc;
+}
+
+int qs_trace_next(struct qs_trace *t, struct qs_io *io, char *err,
+		  size_t errlen)
+{
+	int rc = trace_next(t, io, err, errlen);
+	if (rc < 0)
+		qs_text_vis_msg(err, errlen);
+	return rc;
 }

@@ -14,6 +14,7 @@
 
 #include "host/ctl.h"
 #include "host/env.h"
+#include "host/text.h"
 
 /* Back-off after an accept that failed for want of a resource (EMFILE,
  * ENFILE, ENOBUFS, ENOMEM): re-arming at once spins at 100% CPU and logs
@@ -85,11 +86,22 @@ static void ctld_conn_arm(struct qs_uop *op, int unused)
 	io_uring_sqe_set_data(sqe, op);
 }
 
-/* Answer "ok\n<body>" or "error: <body>\n" and close after sending. */
+/*
+ * Answer "ok\n<body>" or "error: <body>\n" and close after sending. An
+ * error may quote the request: tabs and bytes that are not valid UTF-8 go
+ * out as \xNN, as the config reader writes them.
+ */
 static void ctld_reply(struct ctld_conn *k, int result, const char *body)
 {
-	size_t blen = strlen(body);
+	char vis[2048];
+	size_t blen;
 
+	if (result < 0) {
+		snprintf(vis, sizeof(vis), "%s", body);
+		qs_text_vis_msg(vis, sizeof(vis)); /* newlines kept */
+		body = vis;
+	}
+	blen = strlen(body);
 	k->out = malloc(blen + 16);
 	if (!k->out) {
 		ctld_conn_free(k);
@@ -222,6 +234,20 @@ static void ctld_conn_io(struct qs_uop *op, int res)
 		return;
 	}
 	if (nl) {
+		/* Other control bytes would reach the user's terminal in the
+		 * error that echoes the line; a tab separates words, a CR may
+		 * end the line. */
+		for (char *p = k->in; p < nl; p++) {
+			unsigned char b = (unsigned char)*p;
+			if ((b < 0x20 && b != '\t' && !(b == '\r' && p + 1 == nl)) || b == 0x7f) {
+				char msg[112];
+				snprintf(msg, sizeof(msg), "the request holds control byte 0x%02x at "
+					 "offset %zu; requests are text lines", b,
+					 (size_t)(p - k->in));
+				ctld_reply(k, -EINVAL, msg);
+				return;
+			}
+		}
 		ctld_handle(k, nl);
 		return;
 	}
@@ -388,4 +414,73 @@ void qs_ctld_close(struct qs_ctld *c)
 	unlink(c->path);
 	free(c->path);
 	free(c);
+}
+
+int qs_ctld_policy_parse(const char *args, struct qs_policy *pol, char *out, size_t len)
+{
+	struct qs_policy p = *pol;
+	char buf[QS_CTL_MAX_REQUEST], *save = NULL, *tok;
+
+	snprintf(buf, sizeof(buf), "%s", args);
+	tok = strtok_r(buf, " \t", &save);
+	if (!tok || qs_policy_parse_order(tok, &p.order)) {
+		snprintf(out, len, "policy name '%s': expected fifo, sweep or fullest",
+			 tok ? tok : "");
+		return -EINVAL;
+	}
+	while ((tok = strtok_r(NULL, " \t", &save))) {
+		static const struct {
+			const char *key;
+			size_t off;
+			unsigned long max;
+		} keys[] = {
+			{"hold_ms", offsetof(struct qs_policy, hold_ms), 3600000},
+			{"start_pct", offsetof(struct qs_policy, start_pct), 100},
+			{"urgent_pct", offsetof(struct qs_policy, urgent_pct), 100},
+			{"idle_ms", offsetof(struct qs_policy, idle_ms), 86400000},
+			{"max_age_ms", offsetof(struct qs_policy, max_age_ms), 86400000},
+		};
+		char *eq = strchr(tok, '='), *end;
+		unsigned long v;
+		size_t i;
+
+		if (!eq) {
+			snprintf(out, len, "'%s': expected key=value", tok);
+			return -EINVAL;
+		}
+		*eq++ = 0;
+		if (!strcmp(tok, "partial")) {
+			if (!strcmp(eq, "fill"))
+				p.partial = QS_PARTIAL_FILL;
+			else if (!strcmp(eq, "hold"))
+				p.partial = QS_PARTIAL_HOLD;
+			else {
+				snprintf(out, len, "partial = '%s': expected fill or hold", eq);
+				return -EINVAL;
+			}
+			continue;
+		}
+		for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+			if (!strcmp(tok, keys[i].key))
+				break;
+		if (i == sizeof(keys) / sizeof(keys[0])) {
+			snprintf(out, len, "unknown key '%s'; keys: partial, hold_ms, start_pct, "
+				 "urgent_pct, idle_ms, max_age_ms", tok);
+			return -EINVAL;
+		}
+		errno = 0;
+		v = strtoul(eq, &end, 10);
+		if (!*eq || *end || errno || v > keys[i].max) {
+			snprintf(out, len, "%s = '%s': expected an integer in 0..%lu", tok, eq,
+				 keys[i].max);
+			return -EINVAL;
+		}
+		*(uint32_t *)((char *)&p + keys[i].off) = (uint32_t)v;
+	}
+	if (p.start_pct > p.urgent_pct) {
+		snprintf(out, len, "start_pct %u > urgent_pct %u", p.start_pct, p.urgent_pct);
+		return -EINVAL;
+	}
+	*pol = p;
+	return 0;
 }

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "host/uloop.h"
+#include "qlcshape/engine.h"
 
 typedef void (*qs_ctld_done)(void *token, int result, const char *msg);
 
@@ -65,5 +66,14 @@ int qs_ctld_open(struct qs_ctld **out, struct qs_uloop *loop, const char *path,
  * and sends point into the structures freed here.
  */
 void qs_ctld_close(struct qs_ctld *c);
+
+/*
+ * The arguments of "policy set": "NAME [key=value...]" (NAME fifo, sweep or
+ * fullest; keys partial, hold_ms, start_pct, urgent_pct, idle_ms,
+ * max_age_ms) applied over *p, which keeps the keys not given. 0 with *p
+ * updated, or -EINVAL with *p unchanged and a message naming the word,
+ * key or value and what is allowed in out. Any thread; reads args only.
+ */
+int qs_ctld_policy_parse(const char *args, struct qs_policy *p, char *out, size_t len);
 
 #endif

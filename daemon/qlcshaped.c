@@ -422,7 +422,6 @@ static int d_ctl_policy(void *ctx, const char *args, char *out, size_t len)
 {
 	struct daemon *d = ctx;
 	struct qs_policy p;
-	char buf[QS_CTL_MAX_REQUEST], *save = NULL, *tok;
 	int ret;
 
 	if (!d->eng) {
@@ -430,66 +429,9 @@ static int d_ctl_policy(void *ctx, const char *args, char *out, size_t len)
 		return -ENODEV;
 	}
 	qs_engine_get_policy(d->eng, &p); /* unset keys keep their current value */
-	snprintf(buf, sizeof(buf), "%s", args);
-	tok = strtok_r(buf, " \t", &save);
-	if (!tok || qs_policy_parse_order(tok, &p.order)) {
-		snprintf(out, len, "policy name '%s': expected fifo, sweep or fullest",
-			 tok ? tok : "");
-		return -EINVAL;
-	}
-	while ((tok = strtok_r(NULL, " \t", &save))) {
-		static const struct {
-			const char *key;
-			size_t off;
-			unsigned long max;
-		} keys[] = {
-			{"hold_ms", offsetof(struct qs_policy, hold_ms), 3600000},
-			{"start_pct", offsetof(struct qs_policy, start_pct), 100},
-			{"urgent_pct", offsetof(struct qs_policy, urgent_pct), 100},
-			{"idle_ms", offsetof(struct qs_policy, idle_ms), 86400000},
-			{"max_age_ms", offsetof(struct qs_policy, max_age_ms), 86400000},
-		};
-		char *eq = strchr(tok, '='), *end;
-		unsigned long v;
-		size_t i;
-
-		if (!eq) {
-			snprintf(out, len, "'%s': expected key=value", tok);
-			return -EINVAL;
-		}
-		*eq++ = 0;
-		if (!strcmp(tok, "partial")) {
-			if (!strcmp(eq, "fill"))
-				p.partial = QS_PARTIAL_FILL;
-			else if (!strcmp(eq, "hold"))
-				p.partial = QS_PARTIAL_HOLD;
-			else {
-				snprintf(out, len, "partial = '%s': expected fill or hold", eq);
-				return -EINVAL;
-			}
-			continue;
-		}
-		for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-			if (!strcmp(tok, keys[i].key))
-				break;
-		if (i == sizeof(keys) / sizeof(keys[0])) {
-			snprintf(out, len, "unknown key '%s'; keys: partial, hold_ms, start_pct, "
-				 "urgent_pct, idle_ms, max_age_ms", tok);
-			return -EINVAL;
-		}
-		errno = 0;
-		v = strtoul(eq, &end, 10);
-		if (!*eq || *end || errno || v > keys[i].max) {
-			snprintf(out, len, "%s = '%s': expected an integer in 0..%lu", tok, eq,
-				 keys[i].max);
-			return -EINVAL;
-		}
-		*(uint32_t *)((char *)&p + keys[i].off) = (uint32_t)v;
-	}
-	if (p.start_pct > p.urgent_pct) {
-		snprintf(out, len, "start_pct %u > urgent_pct %u", p.start_pct, p.urgent_pct);
-		return -EINVAL;
-	}
+	ret = qs_ctld_policy_parse(args, &p, out, len);
+	if (ret < 0)
+		return ret;
 	ret = qs_engine_set_policy(d->eng, &p);
 	if (ret < 0) {
 		snprintf(out, len, "engine refused the policy: %s", strerror(-ret));
@@ -780,6 +722,26 @@ static int d_emu_open(struct daemon *d, const struct qs_profile *p, bool cache_m
 	return 0;
 }
 
+/*
+ * Before a recovery: a geometry key changed in the file since the log was
+ * formatted has no effect until --format; say so (issue 12, finding 10:
+ * segment_blocks was silently ignored). Reads the superblock copies from
+ * the fast device synchronously, before the loop serves anything; a read
+ * that fails is left to the engine's open, which reports it.
+ */
+static void d_check_log_geometry(struct daemon *d)
+{
+	char msg[1024];
+	void *buf = aligned_alloc(4096, 2 * 4096);
+
+	if (!buf)
+		return;
+	if (pread(d->fast->fd, buf, 2 * 4096, 0) == 2 * 4096 &&
+	    qs_config_check_log(&d->cfg, buf, d->fast->vol.size, msg, sizeof(msg)) > 0)
+		d_log("warning: %s", msg);
+	free(buf);
+}
+
 /* Open the volumes and start the engine's recovery (state OPENING). */
 static int d_engine_open(struct daemon *d)
 {
@@ -821,6 +783,8 @@ static int d_engine_open(struct daemon *d)
 		ret = d_vol_open(d, "devices.fast", d->cfg.fast, &d->fast);
 		if (ret)
 			return ret;
+		if (!d->format)
+			d_check_log_geometry(d);
 	}
 	if (d_qlc_is_emu(d)) {
 		ret = d_emu_open(d, &prof, ec.mode == QS_MODE_CACHE);

@@ -4,13 +4,16 @@
 #
 #   scripts/deps.sh          build and test dependencies
 #   scripts/deps.sh --vm     also what the VM end-to-end tests need
+#   scripts/deps.sh --fuzz   also clang (Debian 12: clang 14, with libFuzzer
+#                            and the sanitizers' runtimes) for make fuzz
 set -euo pipefail
 
 pkgs=(build-essential pkg-config liburing-dev libnvme-dev libjemalloc-dev
       libiniparser-dev libcmocka-dev fio scdoc systemd man-db)
-if [ "${1:-}" = "--vm" ]; then
-	pkgs+=(qemu-system-x86 busybox-static cpio kmod e2fsprogs xfsprogs)
-fi
+case "${1:-}" in
+--vm) pkgs+=(qemu-system-x86 busybox-static cpio kmod e2fsprogs xfsprogs) ;;
+--fuzz) pkgs+=(clang) ;;
+esac
 
 missing=()
 for p in "${pkgs[@]}"; do

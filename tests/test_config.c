@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "host/config.h"
+#include "th.h"
 #include "ttmp.h"
 
 static char tmp_path[64];
@@ -368,6 +369,23 @@ static void test_engine_cross_check(void **state)
 	qs_config_free(&c);
 	unlink(p);
 
+	/* engine.size larger than the QLC (issue 12, finding 13: the daemon said
+	 * "engine open: Invalid argument"): the key, its line and both sizes. */
+	p = write_conf("[devices]\nqlc = /q\nfast = /f\niu = 64K\n[engine]\nsize = 2G\n");
+	assert_int_equal(qs_config_load(&c, p, err, sizeof(err)), 0);
+	qs_engine_conf_default(&e);
+	qs_config_engine_conf(&c, &e);
+	assert_int_equal(qs_config_check_engine(&c, &e, 0, err, sizeof(err)), 0);
+	assert_int_equal(qs_config_check_engine(&c, &e, 1ull << 30, err, sizeof(err)), -EINVAL);
+	print_message("%s\n", err);
+	for (const char *want = ":6: key 'engine.size'\0" "2147483648\0" "1073741824 bytes\0";
+	     *want; want += strlen(want) + 1)
+		if (!strstr(err, want))
+			fail_msg("'%s' not in: %s", want, err);
+	assert_int_equal(qs_config_check_engine(&c, &e, 4ull << 30, err, sizeof(err)), 0);
+	qs_config_free(&c);
+	unlink(p);
+
 	/* Watermarks in the wrong order. */
 	p = write_conf("[devices]\nqlc = /q\nfast = /f\n[policy]\nstart_pct = 90\n"
 		       "urgent_pct = 40\n");
@@ -477,6 +495,58 @@ static void test_parse_size(void **state)
 	assert_int_equal(qs_config_parse_size("17179869184T", &v), -EINVAL);
 }
 
+/*
+ * engine.segment_blocks changed after the format was silently ignored (issue
+ * 12, finding 10): the log keeps its own. A log formatted with 16-block
+ * segments and a file asking for 64 gives a warning naming the file, line,
+ * key, both values and --format; a file that agrees, or does not set the
+ * key, or a device with no valid superblock, gives none.
+ */
+static void test_log_geometry_changed(void **state)
+{
+	struct qs_config c;
+	struct th h;
+	char err[512] = "", msg[1024] = "";
+	const char *p;
+
+	(void)state;
+	assert_int_equal(th_init(&h, (2 + 64) * 4096ull, 1ull << 20, 1), 0);
+	h.conf.iu_bytes = 16384;
+	assert_int_equal(th_open(&h, true), 0); /* segment_blocks 16 */
+	assert_int_equal(th_close(&h), 0);
+
+	p = write_conf("[devices]\nqlc = /q\nfast = /f\n[engine]\nsegment_blocks = 64\n");
+	assert_int_equal(qs_config_load(&c, p, err, sizeof(err)), 0);
+	assert_int_equal(qs_config_check_log(&c, h.fast.cur, h.fast.size, msg, sizeof(msg)), 1);
+	print_message("%s\n", msg);
+	for (const char *want = ":5: key 'engine.segment_blocks' is 64\0on /f was formatted "
+				"with 16\0--format to apply 64\0";
+	     *want; want += strlen(want) + 1)
+		if (!strstr(msg, want) || !strstr(msg, p))
+			fail_msg("'%s' or the file not in: %s", want, msg);
+	/* No valid superblock (a blank device): the open reports that. */
+	memset(h.fast.cur, 0, 2 * 4096);
+	msg[0] = 0;
+	assert_int_equal(qs_config_check_log(&c, h.fast.cur, h.fast.size, msg, sizeof(msg)), 0);
+	assert_string_equal(msg, "");
+	qs_config_free(&c);
+	unlink(p);
+
+	assert_int_equal(th_open(&h, true), 0);
+	assert_int_equal(th_close(&h), 0);
+	p = write_conf("[devices]\nqlc = /q\nfast = /f\n[engine]\nsegment_blocks = 16\n");
+	assert_int_equal(qs_config_load(&c, p, err, sizeof(err)), 0);
+	assert_int_equal(qs_config_check_log(&c, h.fast.cur, h.fast.size, msg, sizeof(msg)), 0);
+	qs_config_free(&c);
+	unlink(p);
+	p = write_conf("[devices]\nqlc = /q\nfast = /f\n");
+	assert_int_equal(qs_config_load(&c, p, err, sizeof(err)), 0);
+	assert_int_equal(qs_config_check_log(&c, h.fast.cur, h.fast.size, msg, sizeof(msg)), 0);
+	qs_config_free(&c);
+	unlink(p);
+	th_fini(&h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -486,6 +556,7 @@ int main(void)
 		cmocka_unit_test(test_errors_structure),
 		cmocka_unit_test(test_reader_hostile),
 		cmocka_unit_test(test_engine_cross_check),
+		cmocka_unit_test(test_log_geometry_changed),
 		cmocka_unit_test(test_same_device_and_format_only),
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_parse_size),

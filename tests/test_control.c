@@ -172,6 +172,30 @@ static void test_nul_before_newline(void **state)
 	expect_reply(f, fd, "error: the request holds a NUL byte at offset 2", 2000);
 }
 
+/*
+ * Control bytes in a request were echoed raw in the error (found by
+ * tests/fuzz/fuzz_control.c): an escape sequence reached the user's
+ * terminal. They are refused like a NUL, naming the byte and its offset.
+ */
+static void test_control_bytes(void **state)
+{
+	struct fixture *f = *state;
+	int fd = client(f);
+	send_all(fd, "he\x01llo\x1b[2J\n", 11);
+	expect_reply(f, fd, "error: the request holds control byte 0x01 at offset 2", 2000);
+	fd = client(f);
+	send_all(fd, "policy set fifo\x1b[2J\n", 20);
+	expect_reply(f, fd, "error: the request holds control byte 0x1b at offset 15", 2000);
+	/* A tab separates words and a CR may end the line; quoted back in an
+	 * error, a tab and invalid UTF-8 are written \xNN. */
+	fd = client(f);
+	send_all(fd, "policy set\tfifo\xf2\r\n", 19);
+	expect_reply(f, fd, "unknown command 'policy set\\x09fifo\\xf2'", 2000);
+	fd = client(f);
+	send_all(fd, "stats\r\n", 7);
+	expect_reply(f, fd, "ok\nstats 0\n", 2000);
+}
+
 static void test_too_long(void **state)
 {
 	struct fixture *f = *state;
@@ -277,6 +301,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_good_request, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_eof_without_newline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nul_before_newline, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_control_bytes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_too_long, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idle_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_connection_cap, setup, teardown),

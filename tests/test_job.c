@@ -226,6 +226,11 @@ static void test_errors(void **state)
 		     (const char *[]){":5:", "'frobnicate'", "'7'", "unknown", NULL});
 	expect_error("[a]\nrw=sideways\n",
 		     (const char *[]){":2:", "'rw'", "'sideways'", "randwrite", NULL});
+	/* Control bytes were quoted raw (found by tests/fuzz/fuzz_job.c). */
+	expect_error("[a]\nrw=side\x1b[2Jways\n",
+		     (const char *[]){":2:", "'rw'", "'side\\x1b[2Jways'", NULL});
+	expect_error("[a]\nrw=write\nr\x0c" "e\n",
+		     (const char *[]){":3:", "'r\\x0ce'", NULL});
 	expect_error("[a]\nbs=3k\n",
 		     (const char *[]){":2:", "'bs'", "'3k'", "multiple of 4k", NULL});
 	expect_error("[global]\nbs=6000\n[a]\n",

@@ -603,6 +603,24 @@ static void test_profile_hostile(void **state)
 	snprintf(buf, sizeof(buf), "%s%s", good_ini, "superblocks = 16\ngc_free_low = 1000\n");
 	expect_profile(path, buf, ":20: [drive] gc_free_low = '1000': at most half of "
 				  "superblocks (16)");
+	/* 700 FTL regions in 16 superblocks: the model grew the drive to 3,417
+	 * superblocks (14 GB of maps for a wide die stripe; found by
+	 * tests/fuzz/fuzz_profile.c) */
+	snprintf(buf, sizeof(buf), "%s%s", good_ini, "superblocks = 16\nftl_regions = 700\n");
+	expect_profile(path, buf, ":20: [drive] ftl_regions = '700': each region needs 4 "
+				  "superblocks of its own: at most (superblocks 16 - gc_free_low 4) "
+				  "/ 4 = 3");
+	snprintf(buf, sizeof(buf), "%s%s", good_ini, "superblocks = 16\nftl_regions = 3\n");
+	{
+		struct qs_profile q;
+		char e2[512];
+		ttmp_write(path, buf);
+		if (qs_profile_load(path, &q, e2, sizeof(e2)))
+			fail_msg("3 regions in 16 superblocks refused: %s", e2);
+	}
+	/* control bytes were quoted raw (found by tests/fuzz/fuzz_profile.c) */
+	snprintf(buf, sizeof(buf), "%s%s", good_ini, "chan\x19nels = 2\n");
+	expect_profile(path, buf, ":19: [drive] chan\\x19nels = '2': unknown key");
 	/* a directory */
 	char dir[64];
 	struct qs_profile p;
@@ -790,6 +808,41 @@ static void test_calibrate_cmd(void **state)
 	unlink(json);
 }
 
+/*
+ * A profile the model cannot build says why, naming the keys and values
+ * (issue 12, finding 16: it said "Invalid argument"): the widest die stripe
+ * the loader accepts (64 x 64 dies x 256 IUs) times 100000 superblocks is
+ * past 2^31 IUs; and a model smaller than one IU.
+ */
+static void test_model_refusal_named(void **st)
+{
+	struct qs_profile p = small_qlc();
+	struct qs_model *m = (struct qs_model *)&p; /* overwritten */
+	char err[512];
+
+	p.channels = 64;
+	p.dies_per_channel = 64;
+	p.unit_ius = 256;
+	p.superblocks = 100000;
+	p.capacity_bytes = 1000000ull * 1000000000;
+	assert_int_equal(qs_model_create(&m, &p, qs_model_default_bytes(&p), err, sizeof(err)),
+			 -EINVAL);
+	assert_null(m);
+	for (const char *want = "test-qlc\0below 2^31 IUs\0'superblocks' (100000)\0"
+				"'channels' x 'dies_per_channel' x 'unit_ius' (64 x 64 x 256)\0";
+	     *want; want += strlen(want) + 1)
+		if (!strstr(err, want))
+			fail_msg("'%s' not in: %s", want, err);
+
+	p = small_qlc();
+	assert_int_equal(qs_model_create(&m, &p, 4096, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "no IU of 'iu_kib' = 64 KiB"));
+
+	assert_int_equal(qs_model_create(&m, &p, 0, err, sizeof(err)), 0);
+	assert_non_null(m);
+	qs_model_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -806,6 +859,7 @@ int main(void)
 		cmocka_unit_test(test_scm_no_iu_penalty),
 		cmocka_unit_test(test_profile_loader),
 		cmocka_unit_test(test_profile_hostile),
+		cmocka_unit_test(test_model_refusal_named),
 		cmocka_unit_test(test_shipped_profiles_load),
 		cmocka_unit_test(test_calibrate_cmd),
 		cmocka_unit_test(test_calibrate_curve_pacing),

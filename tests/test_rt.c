@@ -389,6 +389,35 @@ static void test_dev_shaping_off(void **state)
 	close(fd);
 }
 
+/*
+ * A trace request larger than 1 MiB (the trace reader accepts up to
+ * QS_TRACE_MAX_IO) failed the run: trace jobs had 1 MiB slots, and the
+ * driver said "I/O of 2097152 bytes larger than the 1048576-byte buffer".
+ * The slots now hold the trace's largest request.
+ */
+static void test_dev_trace_large_request(void **state)
+{
+	(void)state;
+	char tpath[128], job[512], err[512];
+	make_dev(qlc_path, QLC_BYTES);
+	snprintf(tpath, sizeof(tpath), "%s/big.trace", dir);
+	/* MQSim: time, device, start sector, sectors, type (0 write, 1 read) */
+	ttmp_write(tpath, "0 0 0 4096 0\n10 0 8192 8 0\n20 0 0 4096 1\n");
+	snprintf(job, sizeof(job), "[t]\ntrace=%s\ntrace_format=mqsim\niodepth=4\n", tpath);
+	struct qs_rt_world *w = open_world(false);
+	struct qs_job_file *jf = load_jobs(job, qs_rt_world_sizes(w)->capacity);
+	struct qs_bench_variant v = {.shaping = false};
+	struct qs_bench_result r;
+	int rc = qs_rt_run_job(w, &jf->jobs[0], &v, SEED, &r, err, sizeof(err));
+	if (rc)
+		fail_msg("run: %d: %s", rc, err);
+	assert_int_equal(r.ios, 3);
+	assert_int_equal(r.eng.client_write_bytes, 2 * MIB + 4096);
+	qs_job_file_free(jf);
+	qs_rt_world_free(w);
+	unlink(tpath);
+}
+
 /* A time-based mix with a ramp, groups of two clones: reads and writes. */
 static void test_dev_timed_mix(void **state)
 {
@@ -694,6 +723,7 @@ int main(void)
 		cmocka_unit_test(test_dev_shaping_on),
 		cmocka_unit_test(test_dev_log_placement),
 		cmocka_unit_test(test_dev_shaping_off),
+		cmocka_unit_test(test_dev_trace_large_request),
 		cmocka_unit_test(test_dev_timed_mix),
 		cmocka_unit_test(test_emu_fill),
 		cmocka_unit_test(test_emu_log_placement),

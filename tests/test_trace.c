@@ -293,6 +293,10 @@ static void test_bad_lines(void **state)
 	expect_bad("0,h,0,Read,0,4096,1\n18446744073709551615,h,0,Read,0,4096,1\n",
 		   QS_TRACE_MSR, ":2:", "at most 365 days");
 	/* issue 12: a 1 GB request failed later with no file or line */
+	/* Control bytes were quoted raw (found by tests/fuzz/fuzz_trace.c). */
+	expect_bad("1 0 8 8 1\n2 0 \x18\x1b[2J 8 1\n", QS_TRACE_MQSIM, ":2:",
+		   "start_lba '\\x18\\x1b[2J'");
+	expect_bad("1,h,0,Re\x01" "ad,0,4096,1\n", QS_TRACE_MSR, ":1:", "\\x01");
 	expect_bad("1 0 8 8 1\n2 0 0 2097152 0\n", QS_TRACE_MQSIM, ":2:",
 		   "request of 1073741824 bytes");
 	expect_bad("fio version 2 iolog\nf write 0 1073741824\n", QS_TRACE_IOLOG, ":2:",

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* qs_config: strict INI configuration of one daemon instance. */
 #include "host/config.h"
+#include "host/text.h"
+#include "qlcshape/format.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -183,45 +185,6 @@ static int cfg_err(char *err, size_t errlen, const char *fmt, ...)
 	return -EINVAL;
 }
 
-/* Length of the valid UTF-8 sequence at p (1 to 4), or 0. */
-static size_t cfg_utf8_len(const unsigned char *p)
-{
-	size_t n = p[0] >= 0xf5 ? 0 : p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 ? 2 : 0;
-
-	for (size_t i = 1; i < n; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
-}
-
-/* src for a message: control bytes, DEL and invalid UTF-8 as \xNN (file
- * content could be anything; the terminal should not get it raw). */
-static const char *cfg_vis(char *dst, size_t n, const char *src)
-{
-	const unsigned char *p = (const unsigned char *)src;
-	size_t o = 0;
-
-	while (*p && o + 5 < n) {
-		size_t u = *p >= 0x80 ? cfg_utf8_len(p) : 0;
-
-		if (u) {
-			memcpy(dst + o, p, u);
-			o += u;
-			p += u;
-		} else if (*p < 0x20 || *p >= 0x7f) {
-			o += (size_t)snprintf(dst + o, n - o, "\\x%02x", *p++);
-		} else {
-			dst[o++] = (char)*p++;
-		}
-	}
-	if (*p && o + 4 <= n) {
-		memcpy(dst + o, "...", 3);
-		o += 3;
-	}
-	dst[o] = 0;
-	return dst;
-}
-
 static const struct cfg_key *cfg_find(const char *section, const char *key)
 {
 	for (size_t i = 0; i < CFG_NKEYS; i++)
@@ -313,13 +276,13 @@ static int cfg_scan_file(const char *path, struct cfg_scan *sc, char *err, size_
 
 			if (!close) {
 				ret = cfg_err(err, errlen, "%s:%d: malformed section header '%s': "
-					      "no ']'", path, lineno, cfg_vis(vis, sizeof(vis), s));
+					      "no ']'", path, lineno, qs_text_vis(vis, sizeof(vis), s));
 				break;
 			}
 			if (*rest && *rest != ';' && *rest != '#') {
 				ret = cfg_err(err, errlen, "%s:%d: malformed section header: '%s' "
 					      "follows the ']'; put keys on lines of their own",
-					      path, lineno, cfg_vis(vis, sizeof(vis), rest));
+					      path, lineno, qs_text_vis(vis, sizeof(vis), rest));
 				break;
 			}
 			*close = 0;
@@ -329,7 +292,7 @@ static int cfg_scan_file(const char *path, struct cfg_scan *sc, char *err, size_
 				ret = cfg_err(err, errlen,
 					      "%s:%d: unknown section [%s]; allowed: [devices], "
 					      "[engine], [policy], [daemon], [emu], [ublk]",
-					      path, lineno, cfg_vis(vis, sizeof(vis), section));
+					      path, lineno, qs_text_vis(vis, sizeof(vis), section));
 				break;
 			}
 			continue;
@@ -337,7 +300,7 @@ static int cfg_scan_file(const char *path, struct cfg_scan *sc, char *err, size_
 		eq = strchr(s, '=');
 		if (!eq) {
 			ret = cfg_err(err, errlen, "%s:%d: expected 'key = value', found '%s'",
-				      path, lineno, cfg_vis(vis, sizeof(vis), s));
+				      path, lineno, qs_text_vis(vis, sizeof(vis), s));
 			break;
 		}
 		*eq = 0;
@@ -346,7 +309,7 @@ static int cfg_scan_file(const char *path, struct cfg_scan *sc, char *err, size_
 		cfg_lower(s);
 		if (!*section) {
 			ret = cfg_err(err, errlen, "%s:%d: key '%s' outside any [section]", path,
-				      lineno, cfg_vis(vis, sizeof(vis), s));
+				      lineno, qs_text_vis(vis, sizeof(vis), s));
 			break;
 		}
 		if (!cfg_find(section, s)) {
@@ -355,7 +318,7 @@ static int cfg_scan_file(const char *path, struct cfg_scan *sc, char *err, size_
 			cfg_section_keys(section, keys, sizeof(keys));
 			ret = cfg_err(err, errlen,
 				      "%s:%d: unknown key '%s' in [%s]; allowed keys: %s", path,
-				      lineno, cfg_vis(vis, sizeof(vis), s), section, keys);
+				      lineno, qs_text_vis(vis, sizeof(vis), s), section, keys);
 			break;
 		}
 		for (size_t i = 0; i < sc->n; i++) {
@@ -391,7 +354,7 @@ static int cfg_scan_file(const char *path, struct cfg_scan *sc, char *err, size_
 				ret = cfg_err(err, errlen, "%s:%d: key '%s.%s' = '%s' ends with a "
 					      "backslash: continuation lines are not supported; "
 					      "write the value on one line (or quote it)", path,
-					      lineno, section, s, cfg_vis(vis, sizeof(vis), v));
+					      lineno, section, s, qs_text_vis(vis, sizeof(vis), v));
 				break;
 			}
 		}
@@ -715,7 +678,7 @@ int qs_config_load(struct qs_config *c, const char *path, char *err, size_t errl
 			char *raw = strdup(err);
 
 			if (raw)
-				cfg_vis(err, errlen, raw);
+				qs_text_vis(err, errlen, raw);
 			free(raw);
 			goto out;
 		}
@@ -882,6 +845,31 @@ int qs_config_check_format_only(const struct qs_config *c, char *err, size_t err
 			       "--format-only, or set engine.mode = cache", c->file,
 			       qs_config_key_line(c, "engine.mode"));
 	return 0;
+}
+
+int qs_config_check_log(const struct qs_config *c, const void *sb_blocks, uint64_t fast_size,
+			char *msg, size_t len)
+{
+	struct qs_fmt_sb sb[QS_FMT_SB_COPIES];
+	int best = -1;
+
+	for (unsigned i = 0; i < QS_FMT_SB_COPIES; i++) {
+		memcpy(&sb[i], (const char *)sb_blocks + (size_t)i * 4096, sizeof(sb[i]));
+		if (qs_fmt_sb_check(&sb[i], fast_size) == QS_FMT_OK &&
+		    (best < 0 || sb[i].generation > sb[best].generation))
+			best = (int)i;
+	}
+	if (best < 0 || !qs_config_is_set(c, "engine.segment_blocks") ||
+	    sb[best].segment_blocks == c->engine.segment_blocks)
+		return 0;
+	snprintf(msg, len, "%s:%d: key 'engine.segment_blocks' is %u, but the log on %s was "
+		 "formatted with %u; the log keeps %u until it is formatted again: start once "
+		 "with --format to apply %u (erases the log: drain first), or set %u to match",
+		 c->file, qs_config_key_line(c, "engine.segment_blocks"),
+		 c->engine.segment_blocks, c->fast ? c->fast : "the fast device",
+		 sb[best].segment_blocks, sb[best].segment_blocks, c->engine.segment_blocks,
+		 sb[best].segment_blocks);
+	return 1;
 }
 
 void qs_config_engine_conf(const struct qs_config *c, struct qs_engine_conf *conf)

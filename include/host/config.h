@@ -115,6 +115,20 @@ int qs_config_check_devices(const struct qs_config *c, char *err, size_t errlen)
 int qs_config_check_format_only(const struct qs_config *c, char *err, size_t errlen);
 
 /*
+ * The log's geometry is fixed at format: a later change of engine.segment_blocks
+ * in the file has no effect until --format (the engine reads the segment
+ * size from the superblock; other mismatches, of placement, band size, IU
+ * and size, the engine refuses). sb_blocks holds the fast device's first
+ * two 4 KiB blocks (the superblock copies), fast_size its size. Returns 1
+ * with a warning in msg naming the file, line, key, the file's value, the
+ * log's value and that --format applies it (erasing the log); 0 when the
+ * file agrees, does not set the key, or no valid superblock is there (the
+ * open reports that). Any thread; reads only.
+ */
+int qs_config_check_log(const struct qs_config *c, const void *sb_blocks, uint64_t fast_size,
+			char *msg, size_t len);
+
+/*
  * Parse a byte size: a number with an optional K, M, G or T suffix (powers
  * of 1024, "KiB" and "k" accepted too). Returns 0 or -EINVAL (also on
  * overflow). Used by the config and by command-line options.

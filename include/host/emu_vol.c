@@ -469,11 +469,11 @@ int qs_emu_open(struct qs_emu **out, struct qs_uloop *loop, const struct qs_emu_
 	e->loop = loop;
 	e->backing = c->backing;
 	e->timer.fire = emu_fire;
-	e->model = qs_model_new(p, model_bytes);
-	if (!e->model) {
-		ret = -errno;
-		emu_err(err, errlen, ret, "emulated drive: model of %s at %llu bytes: %s", p->name,
-			(unsigned long long)model_bytes, strerror(errno));
+	char why[512];
+	ret = qs_model_create(&e->model, p, model_bytes, why, sizeof(why));
+	if (ret < 0) {
+		emu_err(err, errlen, ret, "emulated drive: model of %llu bytes: %s",
+			(unsigned long long)model_bytes, why);
 		goto fail;
 	}
 	if (qs_model_capacity(e->model) < size) {

@@ -15,6 +15,7 @@
 #include "host/model.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -884,13 +885,31 @@ static int alloc_all(struct qs_model *m, enum maps_init mi)
 	return 0;
 }
 
-static struct qs_model *model_create(const struct qs_profile *p, uint64_t scaled,
-				     enum maps_init mi)
+/* Refuse: errno EINVAL and, when err is not NULL, the message. */
+__attribute__((format(printf, 3, 4)))
+static struct qs_model *model_refuse(char *err, size_t errlen, const char *fmt, ...)
 {
-	if (!p || !p->iu_bytes || !qs_profile_dies(p) || !p->unit_ius || !p->ctrl_units) {
-		errno = EINVAL;
-		return NULL;
+	va_list ap;
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
 	}
+	errno = EINVAL;
+	return NULL;
+}
+
+static struct qs_model *model_create(const struct qs_profile *p, uint64_t scaled,
+				     enum maps_init mi, char *err, size_t errlen)
+{
+	if (!p)
+		return model_refuse(err, errlen, "no profile");
+	if (!p->iu_bytes || !qs_profile_dies(p) || !p->unit_ius || !p->ctrl_units)
+		return model_refuse(err, errlen, "profile %s: keys 'iu_kib' (%u KiB), 'channels' "
+				    "(%u), 'dies_per_channel' (%u), 'unit_ius' (%u) and "
+				    "'ctrl_units' (%u) must each be at least 1", p->name,
+				    p->iu_bytes / 1024, p->channels, p->dies_per_channel,
+				    p->unit_ius, p->ctrl_units);
 	struct qs_model *m = calloc(1, sizeof(*m));
 	if (!m) {
 		errno = ENOMEM;
@@ -910,9 +929,20 @@ static struct qs_model *model_create(const struct qs_profile *p, uint64_t scaled
 	m->lrd_ns_per_byte = 1000.0 / p->link_read_mbps;
 	m->lwr_ns_per_byte = 1000.0 / p->link_write_mbps;
 	if (m->user_ius == 0 || m->user_ius >= NONE / 2) {
+		uint64_t ius = m->user_ius, bytes = scaled ? scaled : p->capacity_bytes;
 		free(m);
-		errno = EINVAL;
-		return NULL;
+		if (!ius)
+			return model_refuse(err, errlen, "profile %s: a model of %llu bytes holds "
+					    "no IU of 'iu_kib' = %u KiB; allowed: at least one IU",
+					    p->name, (unsigned long long)bytes, p->iu_bytes / 1024);
+		return model_refuse(err, errlen, "profile %s: a model of %llu bytes is %llu IUs "
+				    "of 'iu_kib' = %u KiB; allowed: below 2^31 IUs (the size "
+				    "follows 'capacity_gb' (%.0f), or 'superblocks' (%u) die "
+				    "stripes of 'channels' x 'dies_per_channel' x 'unit_ius' "
+				    "(%u x %u x %u) IUs: lower them or raise 'iu_kib')", p->name,
+				    (unsigned long long)bytes, (unsigned long long)ius,
+				    p->iu_bytes / 1024, (double)p->capacity_bytes / 1e9,
+				    p->superblocks, p->channels, p->dies_per_channel, p->unit_ius);
 	}
 	if (p->media == QS_MEDIA_NAND) {
 		/*
@@ -946,9 +976,17 @@ static struct qs_model *model_create(const struct qs_profile *p, uint64_t scaled
 			nsb = min_sb;
 		m->phys_ius = nsb * m->sb_ius;
 		if (m->phys_ius >= NONE) {
+			uint64_t phys_ius = m->phys_ius;
+			uint32_t sb_ius = m->sb_ius, nreg = m->nreg;
 			free(m);
-			errno = EINVAL;
-			return NULL;
+			return model_refuse(err, errlen, "profile %s: %llu superblocks of %u IUs "
+					    "make %llu physical IUs; allowed: below 2^32 (from "
+					    "'op_pct' %g, 'superblocks' %u, 'gc_free_low' %u and "
+					    "'ftl_regions' %u, each region keeping 3 superblocks: "
+					    "lower them or raise 'iu_kib')", p->name,
+					    (unsigned long long)nsb, sb_ius,
+					    (unsigned long long)phys_ius, p->op_pct, p->superblocks,
+					    p->gc_free_low, nreg);
 		}
 		m->nsb = (uint32_t)nsb;
 		uint64_t units = k * 1; /* program units per die in one superblock */
@@ -1007,7 +1045,21 @@ uint64_t qs_model_default_bytes(const struct qs_profile *p)
 
 struct qs_model *qs_model_new(const struct qs_profile *p, uint64_t scaled)
 {
-	return model_create(p, scaled, MAPS_INIT);
+	return model_create(p, scaled, MAPS_INIT, NULL, 0);
+}
+
+int qs_model_create(struct qs_model **out, const struct qs_profile *p, uint64_t scaled,
+		    char *err, size_t errlen)
+{
+	if (err && errlen)
+		err[0] = 0;
+	*out = model_create(p, scaled, MAPS_INIT, err, errlen);
+	if (*out)
+		return 0;
+	if (errno == ENOMEM && err && errlen)
+		snprintf(err, errlen, "profile %s: no memory for a model of %llu bytes", p->name,
+			 (unsigned long long)(scaled ? scaled : p->capacity_bytes));
+	return -errno;
 }
 
 void qs_model_free(struct qs_model *m)
@@ -1064,7 +1116,7 @@ void qs_model_free(struct qs_model *m)
 /* A copy of m but for map and rmap, which mi says how to set up. */
 static struct qs_model *clone_rest(const struct qs_model *m, enum maps_init mi)
 {
-	struct qs_model *c = model_create(&m->p, m->user_ius * m->iu, mi);
+	struct qs_model *c = model_create(&m->p, m->user_ius * m->iu, mi, NULL, 0);
 	if (!c)
 		return NULL;
 	DUP(ctrl_free, m->p.ctrl_units);

@@ -16,6 +16,7 @@
 #ifndef QS_HOST_MODEL_H
 #define QS_HOST_MODEL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "host/profile.h"
@@ -53,6 +54,16 @@ struct qs_model;
  * qs_model_free().
  */
 struct qs_model *qs_model_new(const struct qs_profile *p, uint64_t scaled_capacity);
+
+/*
+ * qs_model_new with the reason: 0 and the model in *out (the caller's, freed
+ * with qs_model_free), or -EINVAL when the profile cannot be modelled at
+ * that size, with err naming the profile, the keys whose values caused it,
+ * those values and the allowed range (e.g. a die stripe so wide that the
+ * model would exceed 2^31 IUs); -ENOMEM likewise. Any thread.
+ */
+int qs_model_create(struct qs_model **out, const struct qs_profile *p, uint64_t scaled_capacity,
+		    char *err, size_t errlen);
 
 /*
  * The default scaled capacity for profile p, the one sim mode, emu mode,
