@@ -297,6 +297,21 @@ static void test_group(void **state)
 	qs_bench_world_free(w);
 }
 
+/* text as a job file in a new temporary file (its name into path, which
+ * the caller unlinks), loaded for w's capacity; fails the test if refused. */
+static struct qs_job_file *load_job_text(const struct qs_bench_world *w, const char *text,
+					 char *path, size_t len)
+{
+	struct qs_job_file *jf = NULL;
+	char err[512];
+	ttmp_file(path, len, "br", ".fio", text);
+	int rc = qs_job_file_load(path, qs_bench_world_sizes(w)->capacity, &jf, err, sizeof(err));
+	if (rc)
+		fprintf(stderr, "%s\n", err);
+	assert_int_equal(rc, 0);
+	return jf;
+}
+
 /*
  * fio's wait_for and startdelay: a 1 MiB sequential read that waits for a
  * random fill of its span starts when the fill's last clone is done, so no
@@ -314,10 +329,7 @@ static void test_wait_for(void **state)
 		snprintf(text, sizeof(text),
 			 "[global]\nsize=5%%\niodepth=8\n[fill]\nrw=randwrite\nbs=4k\n"
 			 "[read]\n%srw=read\nbs=1m\nruntime=20ms\ntime_based=1\n", reads[k]);
-		ttmp_file(job, sizeof(job), "br", ".fio", text);
-		struct qs_job_file *jf;
-		assert_int_equal(qs_job_file_load(job, qs_bench_world_sizes(w)->capacity, &jf, err,
-						  sizeof(err)), 0);
+		struct qs_job_file *jf = load_job_text(w, text, job, sizeof(job));
 		struct qs_bench_result g[2];
 		struct qs_bench_variant v = {.shaping = false};
 		assert_int_equal(qs_bench_run_group(w, jf->jobs, 2, &v, 1, g, err, sizeof(err)), 0);
@@ -457,12 +469,9 @@ static void test_rounding(void **state)
 	ttmp_file(trace, sizeof(trace), "br", ".trace",
 		  "0 0 1 1 0\n1000 0 4 8 0\n2000 0 64 16 0\n3000 0 128 8 1\n");
 	snprintf(jtext, sizeof(jtext), "[t]\ntrace=%s\ntrace_format=mqsim\niodepth=4\n", trace);
-	ttmp_file(job, sizeof(job), "br", ".fio", jtext);
 	struct qs_bench_world *w = tiny_world();
-	struct qs_job_file *jf;
+	struct qs_job_file *jf = load_job_text(w, jtext, job, sizeof(job));
 	char err[512];
-	assert_int_equal(qs_job_file_load(job, qs_bench_world_sizes(w)->capacity, &jf, err,
-					  sizeof(err)), 0);
 	struct qs_bench_result r;
 	struct qs_bench_variant v = {.shaping = false};
 	assert_int_equal(qs_bench_run_job(w, &jf->jobs[0], &v, 1, &r, err, sizeof(err)), 0);
@@ -501,16 +510,14 @@ static void test_steadystate_run(void **state)
 {
 	(void)state;
 	char job[64];
-	ttmp_file(job, sizeof(job), "br", ".fio",
-		  "[global]\nrw=randread\nbs=4k\nsize=25%\niodepth=8\nruntime=1s\n"
-		  "time_based=1\nss_dur=20ms\nss_interval=5ms\nss_ramp=20ms\n"
-		  "[steady]\nss=iops:5%\n[ramped]\nss=iops:5%\nramp_time=100ms\n"
-		  "[never]\nss=iops:0\nruntime=100ms\n");
 	struct qs_bench_world *w = tiny_world();
-	struct qs_job_file *jf;
+	struct qs_job_file *jf = load_job_text(w,
+		"[global]\nrw=randread\nbs=4k\nsize=25%\niodepth=8\nruntime=1s\n"
+		"time_based=1\nss_dur=20ms\nss_interval=5ms\nss_ramp=20ms\n"
+		"[steady]\nss=iops:5%\n[ramped]\nss=iops:5%\nramp_time=100ms\n"
+		"[never]\nss=iops:0\nruntime=100ms\n",
+		job, sizeof(job));
 	char err[512];
-	assert_int_equal(qs_job_file_load(job, qs_bench_world_sizes(w)->capacity, &jf, err,
-					  sizeof(err)), 0);
 	struct qs_bench_result r;
 	struct qs_bench_variant v = {.shaping = false};
 	assert_int_equal(qs_bench_run_job(w, &jf->jobs[0], &v, 1, &r, err, sizeof(err)), 0);
@@ -549,15 +556,13 @@ static void test_rated_write_rate(void **state)
 {
 	(void)state;
 	char job[64];
-	ttmp_file(job, sizeof(job), "br", ".fio",
-		  "[m]\nrw=randrw\nrwmixread=70\nbs=8k\nnumjobs=2\nrate_iops=1000\n"
-		  "size=10%\nruntime=20ms\ntime_based=1\n[r]\nrw=randread\nrate_iops=1000\n"
-		  "size=10%\nruntime=20ms\ntime_based=1\n");
 	struct qs_bench_world *w = tiny_world();
-	struct qs_job_file *jf;
+	struct qs_job_file *jf = load_job_text(w,
+		"[m]\nrw=randrw\nrwmixread=70\nbs=8k\nnumjobs=2\nrate_iops=1000\n"
+		"size=10%\nruntime=20ms\ntime_based=1\n[r]\nrw=randread\nrate_iops=1000\n"
+		"size=10%\nruntime=20ms\ntime_based=1\n",
+		job, sizeof(job));
 	char err[512];
-	assert_int_equal(qs_job_file_load(job, qs_bench_world_sizes(w)->capacity, &jf, err,
-					  sizeof(err)), 0);
 	struct qs_bench_result r;
 	struct qs_bench_variant v = {.shaping = false};
 	assert_int_equal(qs_bench_run_job(w, &jf->jobs[0], &v, 1, &r, err, sizeof(err)), 0);
