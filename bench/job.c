@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Bench job files (see job.h). iniparser reads the values; this file also
- * scans the text itself, because iniparser keeps no line numbers and every
- * error must name its line, and because iniparser silently accepts things
- * fio users would want flagged (keys outside a section, bare flags).
+ * Bench job files (see job.h). The file is read here, line by line, with
+ * fio's syntax: [sections], key=value, bare flags (time_based), inline ';'
+ * and '#' comments, include FILE and ${VAR}. iniparser (which reads the
+ * daemon's config) cannot: it keeps no line numbers, takes a bare key for
+ * an empty value, and knows neither include nor ${VAR}.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -15,23 +16,26 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <iniparser.h>
-
 #include "job.h"
 
 #define NS_PER_S 1000000000ull
 
-/* One "key = value" line or section header found by the scanner. */
+/* One "key = value" line, bare option or section header found by the
+ * scanner. */
 struct scan_ent {
-	char sec[QS_JOB_NAME_MAX]; /* lowercased like iniparser */
+	char sec[QS_JOB_NAME_MAX]; /* lowercased (fio's names are case-blind) */
 	char key[64];		   /* lowercased; "" for a section header */
 	char secname[QS_JOB_NAME_MAX]; /* header as written (job name) */
+	char *val;		   /* owned; NULL for a bare option or a header */
+	const char *file;	   /* the file the line is in (owned by the scan) */
 	unsigned line;
 };
 
 struct scan {
 	struct scan_ent *ent;
 	size_t n, cap;
+	char **files; /* every file read, the job file and its includes */
+	size_t nfiles;
 };
 
 /* A size or offset that may be a percentage of the capacity. */
@@ -489,7 +493,7 @@ static int job_key_time(struct job_build *b, const char *key, const char *v, uns
 		   "ms, s, m, h or d (500ms, 2s, 1m)";
 	if (qs_job_parse_time(v, NS_PER_S, &u) || u > 30 * 86400 * NS_PER_S)
 		return -EINVAL;
-	*(!strcmp(key, "runtime")     ? &b->job.runtime_ns
+	*(!strcmp(key, "runtime") || !strcmp(key, "timeout") ? &b->job.runtime_ns
 	  : !strcmp(key, "ramp_time") ? &b->job.ramp_time_ns
 				      : &b->job.startdelay_ns) = u;
 	return 0;
@@ -609,55 +613,151 @@ static int job_key_timescale(struct job_build *b, const char *key, const char *v
 	return 0;
 }
 
-/* fio options with no meaning in the bench; accepted so real fio job files
- * load. */
-static int job_key_ignored(struct job_build *b, const char *key, const char *v,
-			   unsigned line, const char **allowed)
-{
-	return 0;
-}
+/* fio's bare flags: a key written alone means key=1 */
+#define JK_FLAG 1u
 
 static const struct {
 	const char *key;
 	job_key_fn fn;
+	unsigned flags;
 } job_keys[] = {
-	{"rw", job_key_rw}, {"readwrite", job_key_rw},
-	{"bs", job_key_bs}, {"blocksize", job_key_bs},
-	{"rwmixread", job_key_rwmix}, {"rwmixwrite", job_key_rwmix},
-	{"iodepth", job_key_count},
-	{"numjobs", job_key_count},
-	{"size", job_key_span}, {"offset", job_key_span},
-	{"offset_increment", job_key_offset_inc},
-	{"random_distribution", job_key_dist},
-	{"norandommap", job_key_bool}, {"time_based", job_key_bool},
-	{"stonewall", job_key_bool}, {"trace_ignore_time", job_key_bool},
-	{"rate_iops", job_key_count},
-	{"rate_process", job_key_rate_process},
-	{"runtime", job_key_time}, {"ramp_time", job_key_time},
-	{"startdelay", job_key_time}, {"wait_for", job_key_wait_for},
-	{"kb_base", job_key_kb_base},
-	{"steadystate", job_key_ss}, {"ss", job_key_ss},
-	{"steadystate_duration", job_key_ss_time}, {"ss_dur", job_key_ss_time},
-	{"steadystate_ramp_time", job_key_ss_time}, {"ss_ramp", job_key_ss_time},
-	{"steadystate_check_interval", job_key_ss_time}, {"ss_interval", job_key_ss_time},
-	{"trace", job_key_trace},
-	{"trace_format", job_key_trace_format},
-	{"trace_timescale", job_key_timescale},
-	{"ioengine", job_key_ignored}, {"direct", job_key_ignored},
-	{"filename", job_key_ignored}, {"group_reporting", job_key_ignored},
-	{"thread", job_key_ignored}, {"description", job_key_ignored},
-	{"name", job_key_ignored},
+	{"rw", job_key_rw, 0}, {"readwrite", job_key_rw, 0},
+	{"bs", job_key_bs, 0}, {"blocksize", job_key_bs, 0},
+	{"rwmixread", job_key_rwmix, 0}, {"rwmixwrite", job_key_rwmix, 0},
+	{"iodepth", job_key_count, 0},
+	{"numjobs", job_key_count, 0},
+	{"size", job_key_span, 0}, {"offset", job_key_span, 0},
+	{"offset_increment", job_key_offset_inc, 0},
+	{"random_distribution", job_key_dist, 0},
+	{"norandommap", job_key_bool, JK_FLAG}, {"time_based", job_key_bool, JK_FLAG},
+	{"stonewall", job_key_bool, JK_FLAG}, {"trace_ignore_time", job_key_bool, JK_FLAG},
+	{"rate_iops", job_key_count, 0},
+	{"rate_process", job_key_rate_process, 0},
+	{"runtime", job_key_time, 0}, {"timeout", job_key_time, 0},
+	{"ramp_time", job_key_time, 0},
+	{"startdelay", job_key_time, 0}, {"wait_for", job_key_wait_for, 0},
+	{"kb_base", job_key_kb_base, 0},
+	{"steadystate", job_key_ss, 0}, {"ss", job_key_ss, 0},
+	{"steadystate_duration", job_key_ss_time, 0}, {"ss_dur", job_key_ss_time, 0},
+	{"steadystate_ramp_time", job_key_ss_time, 0}, {"ss_ramp", job_key_ss_time, 0},
+	{"steadystate_check_interval", job_key_ss_time, 0},
+	{"ss_interval", job_key_ss_time, 0},
+	{"trace", job_key_trace, 0},
+	{"trace_format", job_key_trace_format, 0},
+	{"trace_timescale", job_key_timescale, 0},
 };
 
-/* Apply one key to b: 0, -EINVAL (a bad value: *allowed says what would be
- * fine), -ENOMEM, or -ENOENT for a key the bench does not know. */
-static int job_apply(struct job_build *b, const char *key, const char *v,
-		     unsigned line, const char **allowed)
+/*
+ * fio options that only concern a real engine, host, data content or
+ * fio's own reporting: accepted with any value (a flag also bare), listed
+ * once per run in the note, and without effect on the simulated I/O.
+ * direct and buffered are here too, and are checked for --mode dev by the
+ * caller (struct qs_job's buffered).
+ */
+static const char *const job_ignored[] = {
+	/* engine and submission */
+	"ioengine", "io_submit_mode", "iodepth_batch", "iodepth_batch_submit",
+	"iodepth_batch_complete", "iodepth_batch_complete_min",
+	"iodepth_batch_complete_max", "iodepth_low", "hipri", "fixedbufs",
+	"registerfiles", "sqthread_poll", "userspace_reap", "direct", "buffered",
+	/* priorities of the host's I/O scheduler */
+	"prio", "prioclass", "cmdprio", "cmdprio_class", "cmdprio_percentage",
+	"cmdprio_bssplit", "log_prio",
+	/* files and the host */
+	"filename", "directory", "create_serialize", "create_on_open", "fallocate",
+	"invalidate", "thread", "threads", "cpus_allowed", "cpus_allowed_policy",
+	"cpumask", "numa_cpu_nodes", "numa_mem_policy", "nice", "gtod_reduce",
+	/* data content (the simulation holds no data) */
+	"verify", "do_verify", "verify_pattern", "verify_interval", "verify_fatal",
+	"verify_async", "verify_backlog", "verify_dump", "verify_offset",
+	"buffer_compress_percentage", "buffer_compress_chunk", "dedupe_percentage",
+	"dedupe_mode", "dedupe_working_set_percentage", "dedupe_global",
+	"refill_buffers", "scramble_buffers", "buffer_pattern", "zero_buffers",
+	/* fio's logs, reports and error handling */
+	"write_bw_log", "write_lat_log", "write_iops_log", "write_hist_log",
+	"log_avg_msec", "log_hist_msec", "log_offset", "per_job_logs",
+	"group_reporting", "new_group", "name", "description", "exitall",
+	"exit_what", "continue_on_error", "ignore_error", "error_dump",
+	"ratemin", "ratecycle", "randrepeat", "random_generator", "randseed",
+};
+
+/* fio's flags among the ignored options (bare is fine) */
+static const char *const job_ignored_flags[] = {
+	"direct", "buffered", "thread", "threads", "invalidate", "create_serialize",
+	"create_on_open", "group_reporting", "new_group", "exitall", "do_verify",
+	"verify_fatal", "verify_dump", "refill_buffers", "scramble_buffers",
+	"zero_buffers", "gtod_reduce", "hipri", "fixedbufs", "registerfiles",
+	"sqthread_poll", "userspace_reap", "log_offset", "per_job_logs",
+	"dedupe_global", "error_dump", "randrepeat", "log_prio",
+};
+
+static bool job_key_in(const char *key, const char *const *list, size_t n)
 {
-	for (size_t i = 0; i < sizeof(job_keys) / sizeof(job_keys[0]); i++)
-		if (!strcmp(key, job_keys[i].key))
-			return job_keys[i].fn(b, key, v, line, allowed);
-	return -ENOENT;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(key, list[i]))
+			return true;
+	return false;
+}
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Add key to f's list of ignored options, once; 0 or -ENOMEM. */
+static int job_note_ignored(struct qs_job_file *f, const char *key)
+{
+	size_t n = f->ignored ? strlen(f->ignored) : 0, k = strlen(key);
+	for (const char *p = f->ignored; p && (p = strstr(p, key)); p += k)
+		if ((p == f->ignored || p[-1] == ' ') && (!p[k] || p[k] == ','))
+			return 0;
+	char *s = realloc(f->ignored, n + k + 3);
+	if (!s)
+		return -ENOMEM;
+	snprintf(s + n, k + 3, "%s%s", n ? ", " : "", key);
+	f->ignored = s;
+	return 0;
+}
+
+/* direct=0 or buffered=1 (fio's inverse pair) asks for buffered I/O. */
+static int job_note_buffered(struct job_build *b, const struct scan_ent *e,
+			     const char **allowed)
+{
+	bool on = true;
+	*allowed = "0 or 1 (also true/false, yes/no, on/off)";
+	if (e->val && parse_bool(e->val, &on))
+		return -EINVAL;
+	b->job.buffered = e->key[0] == 'd' ? !on : on;
+	b->job.buffered_file = e->file;
+	b->job.buffered_line = e->line;
+	return 0;
+}
+
+/* Apply the scanned entry e to b: 0, -EINVAL (a bad value: *allowed says
+ * what would be fine), -ENODATA (a bare key that needs a value), -ENOMEM,
+ * or -ENOENT for a key the bench does not know. Ignored options go to f's
+ * list. */
+static int job_apply(struct job_build *b, const struct scan_ent *e, struct qs_job_file *f,
+		     const char **allowed)
+{
+	for (size_t i = 0; i < ARRAY_LEN(job_keys); i++) {
+		if (strcmp(e->key, job_keys[i].key))
+			continue;
+		if (!e->val && !(job_keys[i].flags & JK_FLAG)) {
+			*allowed = "key=value (only fio's flags may stand alone)";
+			return -ENODATA;
+		}
+		return job_keys[i].fn(b, e->key, e->val ? e->val : "1", e->line, allowed);
+	}
+	if (!job_key_in(e->key, job_ignored, ARRAY_LEN(job_ignored)))
+		return -ENOENT;
+	if (!e->val && !job_key_in(e->key, job_ignored_flags, ARRAY_LEN(job_ignored_flags))) {
+		*allowed = "key=value (only fio's flags may stand alone)";
+		return -ENODATA;
+	}
+	if (!strcmp(e->key, "direct") || !strcmp(e->key, "buffered")) {
+		int rc = job_note_buffered(b, e, allowed);
+		if (rc)
+			return rc;
+	}
+	return job_note_ignored(f, e->key);
 }
 
 static void job_defaults(struct job_build *b)
@@ -708,10 +808,109 @@ static int scan_push(struct scan *sc, const struct scan_ent *e)
 	return 0;
 }
 
-/* Find sections, keys and their lines; reject what iniparser would accept
- * quietly or reject without a line number. */
-static int scan_file(const char *path, struct scan *sc, char *err, size_t errlen)
+static void scan_free(struct scan *sc)
 {
+	for (size_t i = 0; i < sc->n; i++)
+		free(sc->ent[i].val);
+	for (size_t i = 0; i < sc->nfiles; i++)
+		free(sc->files[i]);
+	free(sc->ent);
+	free(sc->files);
+}
+
+/* Keep a copy of path for the entries read from it; NULL on no memory. */
+static const char *scan_add_file(struct scan *sc, const char *path)
+{
+	char **n = realloc(sc->files, (sc->nfiles + 1) * sizeof(*n));
+	if (!n)
+		return NULL;
+	sc->files = n;
+	if (!(n[sc->nfiles] = strdup(path)))
+		return NULL;
+	return n[sc->nfiles++];
+}
+
+/*
+ * fio's environment substitution: every ${NAME} in the line in becomes the
+ * value of NAME. 0, or -EINVAL with a message (an unset NAME, an unclosed
+ * "${", a result longer than QS_JOB_MAX_LINE).
+ */
+static int scan_expand_env(const char *path, unsigned line, const char *in, char *out,
+			   size_t outlen, char *err, size_t errlen)
+{
+	size_t o = 0;
+	while (*in) {
+		const char *add = in;
+		size_t n = 1;
+		if (in[0] == '$' && in[1] == '{') {
+			const char *close = strchr(in + 2, '}');
+			char name[128];
+			if (!close || close == in + 2 || (size_t)(close - in - 2) >= sizeof(name)) {
+				errf(err, errlen, "%s:%u: '%s': allowed: ${NAME} with a name of 1 to "
+				     "%zu characters and a closing '}'", path, line, in,
+				     sizeof(name) - 1);
+				return -EINVAL;
+			}
+			memcpy(name, in + 2, (size_t)(close - in - 2));
+			name[close - in - 2] = 0;
+			add = getenv(name);
+			if (!add) {
+				errf(err, errlen, "%s:%u: ${%s}: the environment variable is not set "
+				     "(fio refuses the option then too)", path, line, name);
+				return -EINVAL;
+			}
+			n = strlen(add);
+			in = close + 1;
+		} else {
+			in++;
+		}
+		if (o + n >= outlen || o + n > QS_JOB_MAX_LINE) {
+			errf(err, errlen, "%s:%u: the line with its ${...} substituted is longer "
+			     "than %d characters", path, line, QS_JOB_MAX_LINE);
+			return -EINVAL;
+		}
+		memcpy(out + o, add, n);
+		o += n;
+	}
+	out[o] = 0;
+	return 0;
+}
+
+/* Cut a value at an inline ';' or '#' comment (fio's and iniparser's
+ * rule) and drop one pair of surrounding quotes (iniparser's, kept so
+ * that job files written for it still load). */
+static void scan_value_clean(char *v)
+{
+	if ((v[0] == '"' || v[0] == '\'') && strchr(v + 1, v[0])) {
+		char q = v[0];
+		char *close = strchr(v + 1, q);
+		size_t n = (size_t)(close - v - 1);
+		memmove(v, v + 1, n);
+		v[n] = 0;
+		return;
+	}
+	v[strcspn(v, ";#")] = 0;
+	str_trim(v);
+}
+
+#define SCAN_MAX_DEPTH 8 /* include nesting */
+
+/*
+ * Read the job file at path into sc: sections, keys, values and their
+ * files and lines. *cur is the section the lines are in (an include goes
+ * on in the includer's section, and the includer goes on in the last
+ * section of the included file, as if its text stood there). Rejects what
+ * fio would reject or what would be lost: a key outside any section, a
+ * header with text after it, a NUL byte, an overlong line.
+ */
+static int scan_file(const char *path, struct scan *sc, struct scan_ent *cur, unsigned depth,
+		     char *err, size_t errlen)
+{
+	const char *fpath = scan_add_file(sc, path);
+	if (!fpath) {
+		errf(err, errlen, "%s: out of memory", path);
+		return -ENOMEM;
+	}
 	FILE *f = fopen(path, "r");
 	if (!f) {
 		int rc = -errno;
@@ -722,21 +921,24 @@ static int scan_file(const char *path, struct scan *sc, char *err, size_t errlen
 	size_t cap = 0;
 	unsigned line = 0;
 	int rc = 0;
-	struct scan_ent cur = {0};
 	struct stat st;
+	char *lbuf = malloc(QS_JOB_MAX_LINE + 2);
 
+	if (!lbuf) {
+		errf(err, errlen, "%s: out of memory", path);
+		fclose(f);
+		return -ENOMEM;
+	}
 	if (fstat(fileno(f), &st) == 0 && !S_ISREG(st.st_mode)) {
 		errf(err, errlen, "%s: not a regular file (%s); give the path of a job file",
 		     path, S_ISDIR(st.st_mode) ? "a directory" : "a device, pipe or socket");
-		fclose(f);
-		return -EINVAL;
+		rc = -EINVAL;
+		goto out;
 	}
 
 	ssize_t got;
 	while ((got = getline(&buf, &cap, f)) >= 0) {
 		line++;
-		/* iniparser and str_trim stop at a NUL: the rest of the line
-		 * (all of it, for a leading NUL) would vanish unseen. */
 		size_t len = (size_t)got - (got && buf[got - 1] == '\n');
 		if (len > QS_JOB_MAX_LINE) {
 			errf(err, errlen, "%s:%u: line longer than %d characters (%zu)",
@@ -744,6 +946,7 @@ static int scan_file(const char *path, struct scan *sc, char *err, size_t errlen
 			rc = -EINVAL;
 			break;
 		}
+		/* str_trim stops at a NUL: the rest of the line would vanish unseen. */
 		const char *nul = memchr(buf, 0, (size_t)got);
 		if (nul) {
 			errf(err, errlen, "%s:%u: NUL byte at column %zu; a job file "
@@ -754,129 +957,180 @@ static int scan_file(const char *path, struct scan *sc, char *err, size_t errlen
 		str_trim(buf);
 		if (!*buf || *buf == ';' || *buf == '#')
 			continue;
-		if (*buf == '[') {
-			char *close = strchr(buf, ']');
+		rc = scan_expand_env(path, line, buf, lbuf, QS_JOB_MAX_LINE + 2, err, errlen);
+		if (rc)
+			break;
+		char *l = lbuf;
+		if (*l == '[') {
+			char *close = strchr(l, ']');
 			if (!close) {
 				errf(err, errlen, "%s:%u: section header '%s' has no ']'",
-				     path, line, buf);
+				     path, line, l);
 				rc = -EINVAL;
 				break;
 			}
-			/* iniparser drops what follows the ']' ([j] bs=64k loses
-			 * bs), so a key there is refused, not ignored. */
+			/* fio would take [j] bs=64k for the header alone and lose
+			 * bs, so a key there is refused, not ignored. */
 			char *rest = close + 1;
 			while (isspace((unsigned char)*rest))
 				rest++;
-			if (*rest) {
+			if (*rest && *rest != ';' && *rest != '#') {
 				errf(err, errlen, "%s:%u: '%s' follows the section header "
 				     "'%.*s'; put it on a line of its own", path, line,
-				     rest, (int)(close - buf + 1), buf);
+				     rest, (int)(close - l + 1), l);
 				rc = -EINVAL;
 				break;
 			}
 			*close = 0;
-			memset(&cur, 0, sizeof(cur));
-			snprintf(cur.secname, sizeof(cur.secname), "%s", buf + 1);
-			str_trim(cur.secname);
-			if (!*cur.secname || strlen(buf + 1) >= QS_JOB_NAME_MAX) {
+			memset(cur, 0, sizeof(*cur));
+			snprintf(cur->secname, sizeof(cur->secname), "%s", l + 1);
+			str_trim(cur->secname);
+			if (!*cur->secname || strlen(l + 1) >= QS_JOB_NAME_MAX) {
 				errf(err, errlen, "%s:%u: section name '%s': must be "
-				     "1 to %d characters", path, line, buf + 1,
+				     "1 to %d characters", path, line, l + 1,
 				     QS_JOB_NAME_MAX - 1);
 				rc = -EINVAL;
 				break;
 			}
-			snprintf(cur.sec, sizeof(cur.sec), "%s", cur.secname);
-			str_lower(cur.sec);
-			cur.line = line;
+			snprintf(cur->sec, sizeof(cur->sec), "%s", cur->secname);
+			str_lower(cur->sec);
+			cur->line = line;
+			cur->file = fpath;
 			for (size_t i = 0; i < sc->n; i++) {
-				if (!sc->ent[i].key[0] && !strcmp(sc->ent[i].sec, cur.sec)) {
+				if (!sc->ent[i].key[0] && !strcmp(sc->ent[i].sec, cur->sec) &&
+				    strcmp(cur->sec, "global")) {
 					errf(err, errlen, "%s:%u: section [%s] repeats the "
-					     "one on line %u; job names must be unique",
-					     path, line, cur.secname, sc->ent[i].line);
+					     "one on line %u of %s; job names must be unique",
+					     path, line, cur->secname, sc->ent[i].line,
+					     sc->ent[i].file);
 					rc = -EINVAL;
 					goto out;
 				}
 			}
-			rc = scan_push(sc, &cur);
+			rc = scan_push(sc, cur);
 			if (rc)
 				break;
 			continue;
 		}
-		char *eq = strchr(buf, '=');
-		if (!eq && !strncasecmp(buf, "include", 7) &&
-		    (!buf[7] || isspace((unsigned char)buf[7]))) {
-			errf(err, errlen, "%s:%u: '%s': fio's include is not supported; "
-			     "copy the sections of the included file into this one",
-			     path, line, buf);
-			rc = -EINVAL;
-			break;
+		char *eq = strchr(l, '=');
+		if (!eq && !strncasecmp(l, "include", 7) && isspace((unsigned char)l[7])) {
+			char *inc = l + 8;
+			str_trim(inc);
+			char ipath[4096];
+			const char *slash = strrchr(path, '/');
+			/* fio: relative to the directory of the including file */
+			if (*inc == '/' || !slash)
+				snprintf(ipath, sizeof(ipath), "%s", inc);
+			else
+				snprintf(ipath, sizeof(ipath), "%.*s/%s", (int)(slash - path),
+					 path, inc);
+			if (depth + 1 >= SCAN_MAX_DEPTH) {
+				errf(err, errlen, "%s:%u: include %s: allowed: at most %d files "
+				     "deep (an include loop?)", path, line, inc, SCAN_MAX_DEPTH);
+				rc = -EINVAL;
+				break;
+			}
+			/* the outermost include is named in front of the message */
+			char ierr[768];
+			rc = scan_file(ipath, sc, cur, depth + 1, ierr, sizeof(ierr));
+			if (rc) {
+				if (depth)
+					errf(err, errlen, "%s", ierr);
+				else
+					errf(err, errlen, "%s:%u: include %s: %s", path, line,
+					     inc, ierr);
+				break;
+			}
+			continue;
 		}
-		if (!eq) {
-			errf(err, errlen, "%s:%u: '%s' has no value; write %s=1 for a "
-			     "flag (key=value)", path, line, buf, buf);
-			rc = -EINVAL;
-			break;
-		}
-		if (!cur.sec[0]) {
-			errf(err, errlen, "%s:%u: key '%.*s' is outside any section; "
-			     "put it under [global] or a job", path, line,
-			     (int)(eq - buf), buf);
-			rc = -EINVAL;
-			break;
-		}
-		struct scan_ent e = cur;
-		*eq = 0;
-		str_trim(buf);
-		if (!*buf || strlen(buf) >= sizeof(e.key)) {
-			errf(err, errlen, "%s:%u: key '%s': must be 1 to %zu characters",
-			     path, line, buf, sizeof(e.key) - 1);
-			rc = -EINVAL;
-			break;
-		}
-		snprintf(e.key, sizeof(e.key), "%s", buf);
-		str_lower(e.key);
+		struct scan_ent e = *cur;
+		e.file = fpath;
 		e.line = line;
-		rc = scan_push(sc, &e);
-		if (rc)
+		if (eq) {
+			*eq = 0;
+			str_trim(l);
+		} else if (l[strcspn(l, " \t;#")]) {
+			l[strcspn(l, ";#")] = 0;
+			str_trim(l);
+			if (l[strcspn(l, " \t")]) {
+				errf(err, errlen, "%s:%u: '%s' is neither key=value nor a bare "
+				     "option (fio's flags: time_based, norandommap...)",
+				     path, line, l);
+				rc = -EINVAL;
+				break;
+			}
+		}
+		if (!cur->sec[0]) {
+			errf(err, errlen, "%s:%u: key '%s' is outside any section; "
+			     "put it under [global] or a job", path, line, l);
+			rc = -EINVAL;
 			break;
+		}
+		if (!*l || strlen(l) >= sizeof(e.key)) {
+			errf(err, errlen, "%s:%u: key '%s': must be 1 to %zu characters",
+			     path, line, l, sizeof(e.key) - 1);
+			rc = -EINVAL;
+			break;
+		}
+		snprintf(e.key, sizeof(e.key), "%s", l);
+		str_lower(e.key);
+		e.val = NULL;
+		if (eq) {
+			char *v = eq + 1;
+			str_trim(v);
+			scan_value_clean(v);
+			if (!(e.val = strdup(v))) {
+				errf(err, errlen, "%s: out of memory", path);
+				rc = -ENOMEM;
+				break;
+			}
+		}
+		rc = scan_push(sc, &e);
+		if (rc) {
+			free(e.val);
+			break;
+		}
 	}
 	if (!rc && ferror(f)) {
 		rc = -EIO;
 		errf(err, errlen, "%s: read error", path);
 	}
 out:
+	free(lbuf);
 	free(buf);
 	fclose(f);
 	return rc;
 }
 
-/* Apply every key of section sec, in file order. */
-static int apply_section(struct job_build *b, const struct scan *sc,
-			 const char *sec, dictionary *d, const char *path,
-			 char *err, size_t errlen)
+/* Apply every key of section sec among the first n entries, in file order. */
+static int apply_section(struct job_build *b, const struct scan *sc, size_t n, const char *sec,
+			 struct qs_job_file *f, char *err, size_t errlen)
 {
-	for (size_t i = 0; i < sc->n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		const struct scan_ent *e = &sc->ent[i];
 		if (!e->key[0] || strcmp(e->sec, sec))
 			continue;
-		char full[QS_JOB_NAME_MAX + 80];
-		snprintf(full, sizeof(full), "%s:%s", e->sec, e->key);
-		const char *v = iniparser_getstring(d, full, "");
 		const char *allowed = "";
-		int rc = job_apply(b, e->key, v, e->line, &allowed);
+		int rc = job_apply(b, e, f, &allowed);
+		const char *v = e->val ? e->val : "";
 		if (rc == -ENOENT) {
 			errf(err, errlen, "%s:%u: [%s] unknown key '%s' (value '%s'); "
 			     "see docs/BENCH-OUTPUT.md for the job options",
-			     path, e->line, e->secname, e->key, v);
+			     e->file, e->line, e->secname, e->key, v);
 			return -EINVAL;
 		}
 		if (rc == -ENOMEM) {
-			errf(err, errlen, "%s: out of memory", path);
+			errf(err, errlen, "%s: out of memory", e->file);
 			return rc;
+		}
+		if (rc == -ENODATA) {
+			errf(err, errlen, "%s:%u: [%s] key '%s' has no value; allowed: %s",
+			     e->file, e->line, e->secname, e->key, allowed);
+			return -EINVAL;
 		}
 		if (rc) {
 			errf(err, errlen, "%s:%u: [%s] key '%s' value '%s': allowed: %s",
-			     path, e->line, e->secname, e->key, v, allowed);
+			     e->file, e->line, e->secname, e->key, v, allowed);
 			return -EINVAL;
 		}
 	}
@@ -1004,14 +1258,11 @@ void qs_job_file_free(struct qs_job_file *f)
 		free(f->jobs[i].trace);
 	free(f->jobs);
 	free(f->path);
+	free(f->ignored);
+	for (size_t i = 0; i < f->nfiles; i++)
+		free(f->files[i]);
+	free(f->files);
 	free(f);
-}
-
-static int quiet_ini_error(const char *fmt, ...)
-{
-	/* Syntax errors are found by scan_file with line numbers first. */
-	(void)fmt;
-	return 0;
 }
 
 /*
@@ -1052,8 +1303,8 @@ int qs_job_file_load_runtime(const char *path, uint64_t capacity, uint64_t runti
 			     struct qs_job_file **out, char *err, size_t errlen)
 {
 	struct scan sc = {0};
+	struct scan_ent cur = {0};
 	struct qs_job_file *f = NULL;
-	dictionary *d = NULL;
 	int rc;
 
 	*out = NULL;
@@ -1062,17 +1313,9 @@ int qs_job_file_load_runtime(const char *path, uint64_t capacity, uint64_t runti
 		     "multiple of 4096", path, capacity);
 		return -EINVAL;
 	}
-	rc = scan_file(path, &sc, err, errlen);
+	rc = scan_file(path, &sc, &cur, 0, err, errlen);
 	if (rc)
 		goto out;
-	iniparser_set_error_callback(quiet_ini_error);
-	d = iniparser_load(path);
-	iniparser_set_error_callback(NULL); /* back to the default for others */
-	if (!d) {
-		errf(err, errlen, "%s: iniparser could not read the file", path);
-		rc = -EINVAL;
-		goto out;
-	}
 	f = calloc(1, sizeof(*f));
 	if (!f || !(f->path = strdup(path)) ||
 	    !(f->jobs = calloc(sc.n ? sc.n : 1, sizeof(*f->jobs)))) {
@@ -1080,6 +1323,11 @@ int qs_job_file_load_runtime(const char *path, uint64_t capacity, uint64_t runti
 		rc = -ENOMEM;
 		goto out;
 	}
+	/* the jobs point at the file names (buffered_file) */
+	f->files = sc.files;
+	f->nfiles = sc.nfiles;
+	sc.files = NULL;
+	sc.nfiles = 0;
 	f->capacity = capacity;
 	for (size_t i = 0; i < sc.n; i++) {
 		const struct scan_ent *e = &sc.ent[i];
@@ -1089,13 +1337,10 @@ int qs_job_file_load_runtime(const char *path, uint64_t capacity, uint64_t runti
 		job_defaults(&b);
 		snprintf(b.job.name, sizeof(b.job.name), "%s", e->secname);
 		b.job.line = e->line;
-		/* As in fio, [global] only shapes the jobs that follow it. */
-		rc = 0;
-		for (size_t g = 0; g < i; g++)
-			if (!sc.ent[g].key[0] && !strcmp(sc.ent[g].sec, "global"))
-				rc = apply_section(&b, &sc, "global", d, path, err, errlen);
+		/* As in fio, a [global] only shapes the jobs that follow it. */
+		rc = apply_section(&b, &sc, i, "global", f, err, errlen);
 		if (!rc)
-			rc = apply_section(&b, &sc, e->sec, d, path, err, errlen);
+			rc = apply_section(&b, &sc, sc.n, e->sec, f, err, errlen);
 		if (!rc)
 			rc = job_resolve(&b, capacity, runtime_ns != UINT64_MAX, path, err,
 					 errlen);
@@ -1113,9 +1358,7 @@ int qs_job_file_load_runtime(const char *path, uint64_t capacity, uint64_t runti
 		rc = -EINVAL;
 	}
 out:
-	if (d)
-		iniparser_freedict(d);
-	free(sc.ent);
+	scan_free(&sc);
 	if (rc)
 		qs_job_file_free(f);
 	else

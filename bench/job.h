@@ -15,11 +15,12 @@
  * steadystate (ss), steadystate_duration (ss_dur), steadystate_ramp_time
  * (ss_ramp), steadystate_check_interval (ss_interval); and for
  * replay: trace, trace_format, trace_timescale, trace_ignore_time.
- * A few fio options that mean nothing to the bench are accepted and ignored:
- * ioengine, direct, filename, group_reporting, thread, description.
- *
- * Every option needs a value: write time_based=1, not a bare time_based
- * (iniparser, which reads the file, rejects lines without '=').
+ * fio's syntax: a bare flag means flag=1 (time_based), ';' and '#' start
+ * comments, "include FILE" reads FILE (relative to the including file's
+ * directory) in place, ${NAME} is the environment variable NAME.
+ * fio options that only concern a real engine, host, data content or fio's
+ * reports (ioengine, direct, filename, verify, write_bw_log, ...) are
+ * accepted, listed in qs_job_file's ignored, and change nothing.
  */
 #ifndef QS_BENCH_JOB_H
 #define QS_BENCH_JOB_H
@@ -116,6 +117,11 @@ struct qs_job {
 	enum qs_trace_format trace_format;
 	double trace_timescale;	   /* > 0; 1.0 = time stamps as they are */
 	bool trace_ignore_time;
+	/* fio's direct=0 or buffered=1: the job asks for buffered I/O, which
+	 * the bench never does (its real I/O is O_DIRECT); where it was set */
+	bool buffered;
+	const char *buffered_file; /* one of qs_job_file's files */
+	unsigned buffered_line;
 };
 
 struct qs_job_file {
@@ -123,6 +129,12 @@ struct qs_job_file {
 	uint64_t capacity; /* bytes the percentages were taken of */
 	struct qs_job *jobs;
 	size_t njobs;
+	/* fio options the file sets that only concern a real engine, host,
+	 * data content or fio's reports, "ioengine, direct, ..." in the order
+	 * first met; NULL if none. Owned by the file. */
+	char *ignored;
+	char **files; /* the job file and every file it includes */
+	size_t nfiles;
 };
 
 /*

@@ -258,8 +258,15 @@ static void test_errors(void **state)
 				      "below the capacity", NULL});
 	expect_error("rw=write\n[a]\n",
 		     (const char *[]){":1:", "'rw'", "outside any section", NULL});
-	expect_error("[a]\ntime_based\n",
-		     (const char *[]){":2:", "time_based", "time_based=1", NULL});
+	/* a bare key is fio's flag; one that needs a value is refused */
+	expect_error("[a]\nbs\n", (const char *[]){":2:", "'bs'", "no value", NULL});
+	expect_error("[a]\nioengine\n",
+		     (const char *[]){":2:", "'ioengine'", "no value", NULL});
+	expect_error("[a]\nrw=write\nrate 5\n",
+		     (const char *[]){":3:", "'rate 5'", "bare option", NULL});
+	expect_error("[a]\nsize=${QS_TEST_JOB_UNSET_VAR}\n",
+		     (const char *[]){":2:", "QS_TEST_JOB_UNSET_VAR", "not set", NULL});
+	expect_error("[a]\nsize=${\n", (const char *[]){":2:", "closing", NULL});
 	expect_error("[a]\nbs=4k\n[a]\n",
 		     (const char *[]){":3:", "repeats", "line 1", NULL});
 	expect_error("[a\nbs=4k\n", (const char *[]){":1:", "']'", NULL});
@@ -278,9 +285,11 @@ static void test_errors(void **state)
 	/* issue 12: kb_base=1000 refused 4k saying "a multiple of 4k" */
 	expect_error("[a]\nkb_base=1000\nbs=4k\n",
 		     (const char *[]){":3:", "'bs'", "'4k'", "4000 bytes", "4KiB", NULL});
-	/* issue 12: include suggested "include default.fio=1 for a flag" */
-	expect_error("include default.fio\n[a]\n",
-		     (const char *[]){":1:", "include", "not supported", NULL});
+	/* issue 12: include suggested "include default.fio=1 for a flag";
+	 * issue 13: include is fio's, a missing file is named with the line */
+	expect_error("[a]\ninclude qs-no-such-file.fio\n",
+		     (const char *[]){":2:", "include qs-no-such-file.fio", "cannot open",
+				      NULL});
 	/* issue 12: a line iniparser cannot take failed as "could not read" */
 	{
 		char t[1200];
@@ -289,6 +298,80 @@ static void test_errors(void **state)
 		strcpy(t + n + 1100, "\n");
 		expect_error(t, (const char *[]){":2:", "line longer than 1000", NULL});
 	}
+}
+
+/* Issue 13: fio's syntax: bare flags, include (relative to the including
+ * file), ${VAR}, inline comments, the options of real engines ignored and
+ * listed, direct=0 / buffered=1 kept for --mode dev. */
+static void test_fio_syntax(void **state)
+{
+	(void)state;
+	char inc[64], text[512], err[512] = "";
+	ttmp_file(inc, sizeof(inc), "inc", NULL,
+		  "bs=16k ; a comment\nioengine=libaio\n[second]\nrw=randread\n");
+	const char *base = strrchr(inc, '/') + 1;
+	setenv("QS_TEST_JOB_SIZE", "2g", 1);
+	snprintf(text, sizeof(text),
+		 "[global]\nthread\ngroup_reporting\nexitall\ndirect=0\n"
+		 "[first]\nrw=randwrite\ntime_based\nruntime=5\nnorandommap\n"
+		 "size=${QS_TEST_JOB_SIZE}\ninclude %s\nstonewall # comment\n"
+		 "write_bw_log=x\n", base);
+	write_file(text);
+	struct qs_job_file *f;
+	if (qs_job_file_load(path, CAP, &f, err, sizeof(err)))
+		fail_msg("%s", err);
+	unlink(inc);
+	assert_int_equal(f->njobs, 2);
+	const struct qs_job *a = &f->jobs[0], *b = &f->jobs[1];
+	assert_string_equal(a->name, "first");
+	assert_true(a->time_based && a->norandommap);
+	assert_int_equal(a->size, 2 * GiB);
+	assert_int_equal(a->bs, 16384);
+	assert_true(a->buffered);
+	assert_int_equal(a->buffered_line, 5);
+	assert_string_equal(a->buffered_file, path);
+	/* the includer goes on in the included file's last section */
+	assert_string_equal(b->name, "second");
+	assert_int_equal(b->rw, QS_RW_RANDREAD);
+	assert_true(b->stonewall);
+	assert_false(a->stonewall);
+	assert_non_null(f->ignored);
+	assert_string_equal(f->ignored,
+			    "thread, group_reporting, exitall, direct, ioengine, write_bw_log");
+	qs_job_file_free(f);
+	unsetenv("QS_TEST_JOB_SIZE");
+
+	/* an error in an included file names that file and line */
+	ttmp_file(inc, sizeof(inc), "inc", NULL, "rw=write\nbs=3k\n");
+	snprintf(text, sizeof(text), "[a]\ninclude %s\n", strrchr(inc, '/') + 1);
+	write_file(text);
+	f = (void *)0x1;
+	assert_int_equal(qs_job_file_load(path, CAP, &f, err, sizeof(err)), -EINVAL);
+	unlink(inc);
+	assert_null(f);
+	char want[128];
+	snprintf(want, sizeof(want), "%s:2: [a] key 'bs' value '3k'", inc);
+	if (!strstr(err, want))
+		fail_msg("error '%s' lacks '%s'", err, want);
+
+	/* direct=1 after direct=0 is direct again; no buffered */
+	write_file("[a]\ndirect=0\ndirect=1\nbuffered=0\n");
+	if (qs_job_file_load(path, CAP, &f, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_false(f->jobs[0].buffered);
+	assert_string_equal(f->ignored, "direct, buffered");
+	qs_job_file_free(f);
+
+	/* an include loop stops with a reason */
+	write_file("[a]\n");
+	snprintf(text, sizeof(text), "[global]\ninclude %s\n[a]\n", strrchr(path, '/') + 1);
+	FILE *fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs(text, fp);
+	fclose(fp);
+	assert_int_equal(qs_job_file_load(path, CAP, &f, err, sizeof(err)), -EINVAL);
+	if (!strstr(err, "deep"))
+		fail_msg("%s", err);
 }
 
 /* Issue 12: a line starting with a NUL byte was skipped without a word
@@ -559,6 +642,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_steadystate, teardown),
 		cmocka_unit_test_teardown(test_time_based_runtime, teardown),
 		cmocka_unit_test_teardown(test_nul_byte, teardown),
+		cmocka_unit_test_teardown(test_fio_syntax, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
