@@ -839,6 +839,7 @@ static int scan_expand_env(const char *path, unsigned line, const char *in, char
 			   size_t outlen, char *err, size_t errlen)
 {
 	size_t o = 0;
+	const char *line_start = in;
 	while (*in) {
 		const char *add = in;
 		size_t n = 1;
@@ -855,8 +856,11 @@ static int scan_expand_env(const char *path, unsigned line, const char *in, char
 			name[close - in - 2] = 0;
 			add = getenv(name);
 			if (!add) {
-				errf(err, errlen, "%s:%u: ${%s}: the environment variable is not set "
-				     "(fio refuses the option then too)", path, line, name);
+				size_t k = strcspn(line_start, "=");
+				errf(err, errlen, "%s:%u: key '%.*s': ${%s}: the environment "
+				     "variable is not set (fio would keep the text as it is, a value "
+				     "no option of the bench takes)",
+				     path, line, (int)k, line_start, name);
 				return -EINVAL;
 			}
 			n = strlen(add);
