@@ -54,6 +54,14 @@ struct job_build {
 	char wait_for[QS_JOB_NAME_MAX]; /* wait_for's job name ("" none) */
 	unsigned line_wait_for;
 	unsigned line_ss, line_ss_time;
+	struct pct_size filesize, io_size;
+	uint64_t loops;
+	bool fill_device;
+	bool rate_set;	      /* fio's rate: bytes/s for reads, writes */
+	uint64_t rate[2];
+	unsigned line_rate, line_rate_iops, line_rw, line_dist;
+	bool zones_abs;	      /* zoned_abs: zone sizes in bytes, else in % */
+	double zone_size[QS_JOB_ZONES_MAX]; /* % of size or bytes; < 0: the rest */
 };
 
 static void errf(char *err, size_t errlen, const char *fmt, ...)
@@ -67,6 +75,24 @@ static void errf(char *err, size_t errlen, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
+}
+
+static void str_trim(char *s)
+{
+	char *p = s;
+	while (isspace((unsigned char)*p))
+		p++;
+	size_t n = strlen(p);
+	while (n && isspace((unsigned char)p[n - 1]))
+		n--;
+	memmove(s, p, n);
+	s[n] = 0;
+}
+
+static void str_lower(char *s)
+{
+	for (; *s; s++)
+		*s = (char)tolower((unsigned char)*s);
 }
 
 const char *qs_job_rw_name(enum qs_job_rw rw)
@@ -308,14 +334,37 @@ static int job_key_rw(struct job_build *b, const char *key, const char *v, unsig
 		{"rw", QS_RW_RW}, {"readwrite", QS_RW_RW},
 		{"randrw", QS_RW_RANDRW},
 	};
-	*allowed = "read, write, randread, randwrite, rw (readwrite), randrw";
-	for (size_t i = 0; i < sizeof(rws) / sizeof(rws[0]); i++) {
-		if (!strcasecmp(v, rws[i].name)) {
-			b->job.rw = rws[i].rw;
-			return 0;
-		}
+	*allowed = "read, write, randread, randwrite, rw (readwrite), randrw; with fio's "
+		   ":N, for sequential ones a size (multiple of 4k, may be negative) "
+		   "skipped after every I/O, for random ones a new offset every N I/Os";
+	const char *colon = strchr(v, ':');
+	size_t n = colon ? (size_t)(colon - v) : strlen(v);
+	size_t i;
+	for (i = 0; i < sizeof(rws) / sizeof(rws[0]); i++)
+		if (strlen(rws[i].name) == n && !strncasecmp(v, rws[i].name, n))
+			break;
+	if (i == sizeof(rws) / sizeof(rws[0]))
+		return -EINVAL;
+	enum qs_job_rw rw = rws[i].rw;
+	bool random = rw == QS_RW_RANDREAD || rw == QS_RW_RANDWRITE || rw == QS_RW_RANDRW;
+	int64_t skip = 0;
+	uint64_t nr = 1;
+	if (colon && random) {
+		if (parse_uint(colon + 1, 1, UINT32_MAX, &nr))
+			return -EINVAL;
+	} else if (colon) {
+		const char *m = colon + 1;
+		bool neg = *m == '-';
+		uint64_t u;
+		if (qs_job_parse_size(m + neg, b->kb_base, &u) || u % 4096 || u > (1ull << 50))
+			return -EINVAL;
+		skip = neg ? -(int64_t)u : (int64_t)u;
 	}
-	return -EINVAL;
+	b->job.rw = rw;
+	b->job.seq_skip = skip;
+	b->job.rand_seq_nr = nr;
+	b->line_rw = line;
+	return 0;
 }
 
 static int job_key_bs(struct job_build *b, const char *key, const char *v, unsigned line,
@@ -348,40 +397,80 @@ static int job_key_rwmix(struct job_build *b, const char *key, const char *v, un
 	return 0;
 }
 
-/* iodepth, numjobs, rate_iops: one integer in a range each */
+/* iodepth, numjobs, rate_iops, loops, number_ios: one integer in a range each */
 static int job_key_count(struct job_build *b, const char *key, const char *v, unsigned line,
 			 const char **allowed)
 {
 	static const struct {
-		const char *allowed;
+		const char *key, *allowed;
 		uint64_t min, max;
 	} k[] = {
-		{"an integer from 1 to 65536", 1, 65536},
-		{"an integer from 1 to 1024", 1, 1024},
-		{"an integer from 0 (unrated) to 100000000, one value for reads and writes "
-		 "together", 0, 100000000},
+		{"iodepth", "an integer from 1 to 65536", 1, 65536},
+		{"numjobs", "an integer from 1 to 1024", 1, 1024},
+		{"rate_iops", "an integer from 0 (unrated) to 100000000, one value for reads "
+			      "and writes together", 0, 100000000},
+		{"loops", "an integer from 1 to 1000000000", 1, 1000000000},
+		{"number_ios", "an integer from 0 (no limit) to 10^15", 0, 1000000000000000ull},
 	};
-	size_t i = key[0] == 'i' ? 0 : key[0] == 'n' ? 1 : 2;
+	size_t i = 0;
+	while (strcmp(key, k[i].key))
+		i++;
 	uint64_t u;
 	*allowed = k[i].allowed;
 	if (parse_uint(v, k[i].min, k[i].max, &u))
 		return -EINVAL;
-	if (i == 0) {
-		b->job.iodepth = (unsigned)u;
-	} else if (i == 1) {
-		b->job.numjobs = (unsigned)u;
-		b->line_numjobs = line;
-	} else {
-		b->job.rate_iops = u;
+	switch (i) {
+	case 0: b->job.iodepth = (unsigned)u; break;
+	case 1: b->job.numjobs = (unsigned)u; b->line_numjobs = line; break;
+	case 2: b->job.rate_iops = (double)u; b->line_rate_iops = u ? line : 0; break;
+	case 3: b->loops = u; break;
+	default: b->job.number_ios = u; break;
 	}
 	return 0;
 }
 
-/* size and offset: a size or a percentage of the capacity */
+/* fio's rate: bytes/s for reads[,writes[,trims]]; an empty field keeps
+ * that direction unrated, one value rates both */
+static int job_key_rate(struct job_build *b, const char *key, const char *v, unsigned line,
+			const char **allowed)
+{
+	*allowed = "R[,W[,T]]: bytes per second (suffixes k, m, g...) for reads and "
+		   "writes (one value: both; an empty field: unrated); trims are not "
+		   "simulated";
+	char buf[128];
+	if (strlen(v) >= sizeof(buf))
+		return -EINVAL;
+	snprintf(buf, sizeof(buf), "%s", v);
+	char *f[3] = {buf, NULL, NULL};
+	for (int i = 0; i < 2 && f[i]; i++)
+		if ((f[i + 1] = strchr(f[i], ',')))
+			*f[i + 1]++ = 0;
+	uint64_t r[2] = {0, 0};
+	for (int i = 0; i < 2; i++) {
+		if (!f[i])
+			continue;
+		str_trim(f[i]);
+		if (*f[i] && qs_job_parse_size(f[i], b->kb_base, &r[i]))
+			return -EINVAL;
+	}
+	if (!f[1])
+		r[1] = r[0];
+	b->rate[0] = r[0];
+	b->rate[1] = r[1];
+	b->rate_set = r[0] || r[1];
+	b->line_rate = line;
+	return 0;
+}
+
+/* size, offset, filesize, io_size (io_limit): a size or a percentage of the
+ * capacity */
 static int job_key_span(struct job_build *b, const char *key, const char *v, unsigned line,
 			const char **allowed)
 {
-	struct pct_size *ps = key[0] == 's' ? &b->size : &b->offset;
+	struct pct_size *ps = !strcmp(key, "size")     ? &b->size
+			      : !strcmp(key, "offset")   ? &b->offset
+			      : !strcmp(key, "filesize") ? &b->filesize
+							 : &b->io_size;
 	*allowed = b->kb_base == 1000
 			   ? "a size (4KiB, 1MiB, 1GiB...) or a percentage of the "
 			     "capacity (5%), a multiple of 4096 bytes (with "
@@ -392,7 +481,7 @@ static int job_key_span(struct job_build *b, const char *key, const char *v, uns
 		return -EINVAL;
 	if (!ps->pct && ps->bytes % 4096)
 		return -EINVAL;
-	if (key[0] == 's' && !ps->pct && !ps->bytes)
+	if (ps != &b->offset && !ps->pct && !ps->bytes)
 		return -EINVAL;
 	ps->line = line;
 	return 0;
@@ -413,16 +502,71 @@ static int job_key_offset_inc(struct job_build *b, const char *key, const char *
 	return 0;
 }
 
+/* random_distribution=zoned:A/S:A/S... or zoned_abs:A/SIZE:...: A the share
+ * of random I/Os in percent, S the zone's share of size in percent (zoned)
+ * or its size (zoned_abs); the last S may be empty for the rest. */
+static int job_key_zoned(struct job_build *b, const char *v, bool abs, const char **allowed)
+{
+	*allowed = abs ? "zoned_abs:A/SIZE:A/SIZE... (A: percent of the random I/Os, the "
+			 "A summing to 100; SIZE a multiple of bs, the last may be empty: "
+			 "the rest of size)"
+		       : "zoned:A/S:A/S... (A: percent of the random I/Os, S: percent of "
+			 "size, each summing to 100; the last S may be empty: the rest)";
+	char buf[QS_JOB_MAX_LINE + 1];
+	snprintf(buf, sizeof(buf), "%s", v);
+	double acc_sum = 0;
+	unsigned n = 0;
+	for (char *save = NULL, *z = strtok_r(buf, ":", &save); z; z = strtok_r(NULL, ":", &save)) {
+		char *slash = strchr(z, '/'), *end;
+		if (!slash || n == QS_JOB_ZONES_MAX)
+			return -EINVAL;
+		*slash = 0;
+		double a = strtod(z, &end);
+		if (end == z || *end || !(a > 0 && a <= 100))
+			return -EINVAL;
+		double size = -1;
+		const char *sz = slash + 1;
+		if (*sz && abs) {
+			uint64_t u;
+			if (qs_job_parse_size(sz, b->kb_base, &u) || !u || u % 4096)
+				return -EINVAL;
+			size = (double)u;
+		} else if (*sz) {
+			size = strtod(sz, &end);
+			if (end == sz || (*end && strcmp(end, "%")) || !(size > 0 && size <= 100))
+				return -EINVAL;
+		} else if (save && *save) {
+			return -EINVAL; /* only the last zone takes the rest */
+		}
+		b->job.zones[n].access_pct = a;
+		b->zone_size[n++] = size;
+		acc_sum += a;
+	}
+	if (!n || fabs(acc_sum - 100) > 1e-6)
+		return -EINVAL;
+	b->job.nzones = n;
+	b->zones_abs = abs;
+	b->job.dist = QS_DIST_ZONED;
+	b->job.dist_param = 0;
+	return 0;
+}
+
 /* random_distribution: NAME[:PARAM], PARAM checked per distribution */
 static int job_key_dist(struct job_build *b, const char *key, const char *v, unsigned line,
 			const char **allowed)
 {
 	struct qs_job *j = &b->job;
+	b->line_dist = line;
+	if (!strncasecmp(v, "zoned:", 6))
+		return job_key_zoned(b, v + 6, false, allowed);
+	if (!strncasecmp(v, "zoned_abs:", 10))
+		return job_key_zoned(b, v + 10, true, allowed);
 	const char *colon = strchr(v, ':');
 	size_t n = colon ? (size_t)(colon - v) : strlen(v);
 	double p = NAN;
+	j->nzones = 0;
 	*allowed = "random, zipf[:theta] (theta > 0, not 1; default 1.1), "
-		   "pareto[:h] (0 < h < 1; default 0.2)";
+		   "pareto[:h] (0 < h < 1; default 0.2), zoned:A/S:..., zoned_abs:A/SIZE:...";
 	if (colon) {
 		char *end;
 		p = strtod(colon + 1, &end);
@@ -451,7 +595,7 @@ static int job_key_dist(struct job_build *b, const char *key, const char *v, uns
 	return 0;
 }
 
-/* norandommap, time_based, stonewall, trace_ignore_time */
+/* norandommap, time_based, stonewall, trace_ignore_time, fill_device */
 static int job_key_bool(struct job_build *b, const char *key, const char *v, unsigned line,
 			const char **allowed)
 {
@@ -460,7 +604,9 @@ static int job_key_bool(struct job_build *b, const char *key, const char *v, uns
 	*allowed = "0 or 1 (also true/false, yes/no, on/off)";
 	if (parse_bool(v, &bv))
 		return -EINVAL;
-	if (key[0] == 'n')
+	if (key[0] == 'f')
+		b->fill_device = bv;
+	else if (key[0] == 'n')
 		j->norandommap = bv;
 	else if (key[0] == 's')
 		j->stonewall = bv;
@@ -631,7 +777,10 @@ static const struct {
 	{"random_distribution", job_key_dist, 0},
 	{"norandommap", job_key_bool, JK_FLAG}, {"time_based", job_key_bool, JK_FLAG},
 	{"stonewall", job_key_bool, JK_FLAG}, {"trace_ignore_time", job_key_bool, JK_FLAG},
-	{"rate_iops", job_key_count, 0},
+	{"rate_iops", job_key_count, 0}, {"rate", job_key_rate, 0},
+	{"loops", job_key_count, 0}, {"number_ios", job_key_count, 0},
+	{"filesize", job_key_span, 0}, {"io_size", job_key_span, 0},
+	{"io_limit", job_key_span, 0}, {"fill_device", job_key_bool, JK_FLAG},
 	{"rate_process", job_key_rate_process, 0},
 	{"runtime", job_key_time, 0}, {"timeout", job_key_time, 0},
 	{"ramp_time", job_key_time, 0},
@@ -774,24 +923,6 @@ static void job_defaults(struct job_build *b)
 	b->job.trace_format = QS_TRACE_AUTO;
 	b->job.trace_timescale = 1.0;
 	b->job.ss_interval_ns = NS_PER_S; /* fio's steadystate_check_interval */
-}
-
-static void str_trim(char *s)
-{
-	char *p = s;
-	while (isspace((unsigned char)*p))
-		p++;
-	size_t n = strlen(p);
-	while (n && isspace((unsigned char)p[n - 1]))
-		n--;
-	memmove(s, p, n);
-	s[n] = 0;
-}
-
-static void str_lower(char *s)
-{
-	for (; *s; s++)
-		*s = (char)tolower((unsigned char)*s);
 }
 
 static int scan_push(struct scan *sc, const struct scan_ent *e)
@@ -1141,6 +1272,81 @@ static int apply_section(struct job_build *b, const struct scan *sc, size_t n, c
 	return 0;
 }
 
+/* The bytes of a size that may be a percentage of capacity (4 KiB down). */
+static uint64_t pct_bytes(const struct pct_size *ps, uint64_t capacity)
+{
+	return ps->pct ? (uint64_t)((double)capacity * ps->pct_val / 100.0) / 4096 * 4096
+		       : ps->bytes;
+}
+
+/* fio's rate (bytes/s per direction) as the job's rate_iops. */
+static int job_resolve_rate(struct job_build *b, const char *path, char *err, size_t errlen)
+{
+	struct qs_job *j = &b->job;
+	if (!b->rate_set)
+		return 0;
+	const char *why = NULL;
+	if (j->rate_iops)
+		why = "not with rate_iops in the same job (one rate)";
+	else if (j->trace)
+		why = "not for a trace job (the trace's time stamps pace it)";
+	else if (qs_job_reads(j) && qs_job_writes(j) && b->rate[0] != b->rate[1])
+		why = "one value for a job that reads and writes (the bench paces a "
+		      "mixed job as a whole, not each direction)";
+	if (why) {
+		errf(err, errlen, "%s:%u: [%s] key 'rate' value %" PRIu64 ",%" PRIu64 ": allowed: %s",
+		     path, b->line_rate, j->name, b->rate[0], b->rate[1], why);
+		return -EINVAL;
+	}
+	/* a mixed job's caps are equal: each direction at r, both at 2r */
+	double r = qs_job_reads(j) && qs_job_writes(j) ? 2.0 * (double)b->rate[0]
+		   : qs_job_reads(j)			   ? (double)b->rate[0]
+							   : (double)b->rate[1];
+	j->rate_iops = r / (double)j->bs;
+	return 0;
+}
+
+/* random_distribution=zoned/zoned_abs: each zone's blocks, from the span's
+ * start on. */
+static int job_resolve_zones(struct job_build *b, const char *path, char *err, size_t errlen)
+{
+	struct qs_job *j = &b->job;
+	if (j->dist != QS_DIST_ZONED)
+		return 0;
+	uint64_t nb = j->size / j->bs, first = 0;
+	double given = 0;
+	for (unsigned i = 0; i < j->nzones; i++)
+		given += b->zone_size[i] > 0 ? b->zone_size[i] : 0;
+	const char *why = NULL;
+	if (!b->zones_abs && b->zone_size[j->nzones - 1] > 0 && fabs(given - 100) > 1e-6)
+		why = "zone sizes summing to 100 percent (or the last empty: the rest)";
+	for (unsigned i = 0; !why && i < j->nzones; i++) {
+		double zs = b->zone_size[i];
+		uint64_t n;
+		if (zs < 0 || (!b->zones_abs && i == j->nzones - 1))
+			n = nb > first ? nb - first : 0; /* the rest */
+		else if (b->zones_abs)
+			n = (uint64_t)zs / j->bs;
+		else
+			n = (uint64_t)(zs * (double)nb / 100.0 + 0.5);
+		if (!n || n > nb - first) {
+			why = b->zones_abs ? "zones of at least bs each, all within size"
+					   : "zones of at least one block (bs) of size each";
+			break;
+		}
+		j->zones[i].first = first;
+		j->zones[i].nblocks = n;
+		first += n;
+	}
+	if (why) {
+		errf(err, errlen, "%s:%u: [%s] key 'random_distribution': %u zones over %" PRIu64
+		     " blocks of %" PRIu64 " bytes: allowed: %s", path, b->line_dist, j->name,
+		     j->nzones, nb, j->bs, why);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* Turn percentages into bytes and check that every clone's span fits. */
 static int job_resolve(struct job_build *b, uint64_t capacity, bool runtime_given,
 		       const char *path, char *err, size_t errlen)
@@ -1148,9 +1354,7 @@ static int job_resolve(struct job_build *b, uint64_t capacity, bool runtime_give
 	struct qs_job *j = &b->job;
 
 	if (b->offset.set)
-		j->offset = b->offset.pct ?
-			(uint64_t)((double)capacity * b->offset.pct_val / 100.0) / 4096 * 4096 :
-			b->offset.bytes;
+		j->offset = pct_bytes(&b->offset, capacity);
 	if (j->offset >= capacity) {
 		errf(err, errlen, "%s:%u: [%s] key 'offset' value %" PRIu64
 		     ": allowed: below the capacity %" PRIu64 " bytes",
@@ -1184,26 +1388,46 @@ static int job_resolve(struct job_build *b, uint64_t capacity, bool runtime_give
 			return -EINVAL;
 		}
 	}
-	if (b->size.set)
-		j->size = b->size.pct ?
-			(uint64_t)((double)capacity * b->size.pct_val / 100.0) / 4096 * 4096 :
-			b->size.bytes;
+	/* fio: filesize is the file (the span), size then the bytes of I/O;
+	 * fill_device writes to the end of the device */
+	const struct pct_size *span = b->filesize.set ? &b->filesize : &b->size;
+	const char *span_key = b->filesize.set ? "filesize" : "size";
+	if (span->set && !b->fill_device)
+		j->size = pct_bytes(span, capacity);
 	else
 		j->size = capacity - last; /* fio: the rest of the file */
 	if (j->size > capacity - last) {
-		errf(err, errlen, "%s:%u: [%s] key 'size' value %" PRIu64 ": allowed: "
+		errf(err, errlen, "%s:%u: [%s] key '%s' value %" PRIu64 ": allowed: "
 		     "at most %" PRIu64 " (capacity %" PRIu64 " minus the last "
 		     "clone's offset %" PRIu64 ")", path,
-		     b->size.line ? b->size.line : j->line, j->name, j->size,
+		     span->line ? span->line : j->line, j->name, span_key, j->size,
 		     capacity - last, capacity, last);
 		return -EINVAL;
 	}
 	if (!j->trace && j->size < j->bs) {
-		errf(err, errlen, "%s:%u: [%s] key 'size' value %" PRIu64 ": allowed: "
+		errf(err, errlen, "%s:%u: [%s] key '%s' value %" PRIu64 ": allowed: "
 		     "at least bs (%" PRIu64 ")", path,
-		     b->size.line ? b->size.line : j->line, j->name, j->size, j->bs);
+		     span->line ? span->line : j->line, j->name, span_key, j->size, j->bs);
 		return -EINVAL;
 	}
+	uint64_t io = j->size;
+	if (b->io_size.set)
+		io = pct_bytes(&b->io_size, capacity);
+	else if (b->filesize.set && b->size.set && !b->fill_device)
+		io = pct_bytes(&b->size, capacity);
+	uint64_t loops = b->loops ? b->loops : 1;
+	if (io > UINT64_MAX / loops) {
+		errf(err, errlen, "%s:%u: [%s] key 'loops' value %" PRIu64 ": allowed: loops "
+		     "times the bytes of one loop (%" PRIu64 ") below 2^64", path, j->line,
+		     j->name, loops, io);
+		return -EINVAL;
+	}
+	j->io_bytes = io * loops;
+	int rc = job_resolve_rate(b, path, err, errlen);
+	if (!rc)
+		rc = job_resolve_zones(b, path, err, errlen);
+	if (rc)
+		return rc;
 	if (j->ss_dur_ns && j->ss == QS_SS_NONE) {
 		errf(err, errlen, "%s:%u: [%s] key 'steadystate_duration' value %.9g s: allowed "
 		     "only with a steadystate criterion (steadystate=iops_slope:0.5%%)", path,

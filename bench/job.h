@@ -45,6 +45,17 @@ enum qs_job_dist {
 	QS_DIST_RANDOM = 0, /* uniform */
 	QS_DIST_ZIPF,	    /* zipf:theta, theta > 0 and != 1 */
 	QS_DIST_PARETO,	    /* pareto:h, 0 < h < 1 */
+	QS_DIST_ZONED,	    /* zoned: / zoned_abs: access%/size pairs (zones[]) */
+};
+
+/* Zones a zoned or zoned_abs random_distribution may have. */
+#define QS_JOB_ZONES_MAX 32
+
+/* One zone of random_distribution=zoned: (or zoned_abs:): share of the
+ * random I/Os and the blocks they fall in, from the span's start on. */
+struct qs_job_zone {
+	double access_pct; /* of the random I/Os, > 0; the zones' sum is 100 */
+	uint64_t first, nblocks; /* in bs units of the span, resolved */
 };
 
 enum qs_job_rate_process {
@@ -87,7 +98,8 @@ struct qs_job {
 	double dist_param;	   /* theta (zipf) or h (pareto) */
 	bool norandommap;	   /* uniform draws with repeats; else a
 				      permutation covers every block per pass */
-	uint64_t rate_iops;	   /* per clone; 0 = unrated (closed loop) */
+	double rate_iops;	   /* per clone; 0 = unrated (closed loop); from
+				      rate_iops, or fio's rate (bytes/s) / bs */
 	enum qs_job_rate_process rate_process;
 	uint64_t runtime_ns;	   /* 0 = until size bytes are done */
 	uint64_t ramp_time_ns;	   /* leading time excluded from statistics */
@@ -97,7 +109,20 @@ struct qs_job {
 	unsigned wait_back;	   /* fio's wait_for: 0 = none, else the job
 				      this many places earlier in the file (of
 				      the same group) must end first */
-	bool time_based;	   /* run for runtime even after size bytes */
+	bool time_based;	   /* run for runtime even after io_bytes */
+	uint64_t io_bytes;	   /* bytes a clone does before it ends (if not
+				      time_based): fio's io_size (else size, or
+				      size with filesize) times loops; 0 (a job
+				      not from a file): size */
+	uint64_t number_ios;	   /* fio's number_ios: end after this many
+				      I/Os per clone; 0 = no limit */
+	int64_t seq_skip;	   /* rw=read:N (sequential): N bytes skipped
+				      after every I/O, a multiple of 4096;
+				      negative goes backwards */
+	uint64_t rand_seq_nr;	   /* rw=randread:N: a new random offset every
+				      N I/Os, sequential between (1: every I/O) */
+	struct qs_job_zone zones[QS_JOB_ZONES_MAX];
+	unsigned nzones;	   /* QS_DIST_ZONED only */
 	bool stonewall;		   /* wait for earlier jobs before starting */
 	/*
 	 * fio's steady-state detection (steadystate, steadystate_duration,

@@ -115,8 +115,12 @@ struct qs_wl {
 	char err[256];
 	uint64_t span_off, span_len, nblocks;
 	struct qs_wl_rng rng;
-	/* sequential: next block per direction (fio keeps one per direction) */
+	/* sequential: next block per direction (fio keeps one per direction);
+	 * with rw=...:N (seq_skip) the next 4 KiB page instead */
 	uint64_t seq_pos[2];
+	/* rw=rand...:N: I/Os left before the next random offset, the last block */
+	uint64_t rand_left, rand_last;
+	bool seq_started[2];
 	/* uniform with random map */
 	struct perm pass_perm;
 	uint64_t pass_idx, pass_no, perm_seed;
@@ -278,9 +282,47 @@ static uint64_t pareto_rank(struct qs_wl *w)
 	return r < w->nblocks ? r : w->nblocks - 1;
 }
 
+/* random_distribution=zoned: a zone by its access share, then a uniform
+ * block in it (fio draws uniformly within a zone too). */
+static uint64_t zoned_block(struct qs_wl *w)
+{
+	const struct qs_job *j = w->job;
+	double u = qs_wl_rng_double(&w->rng) * 100.0;
+	unsigned z = 0;
+	while (z + 1 < j->nzones && u >= j->zones[z].access_pct) {
+		u -= j->zones[z].access_pct;
+		z++;
+	}
+	return j->zones[z].first + qs_wl_rng_below(&w->rng, j->zones[z].nblocks);
+}
+
+/*
+ * The next page (4 KiB) of a sequential stream with fio's rw=...:N offset
+ * modifier: each I/O starts bs + N bytes after the last one (N < 0: before),
+ * wrapping within the span's valid starts. A backwards stream (bs + N < 0)
+ * starts at the span's last block.
+ */
+static uint64_t seq_skip_page(struct qs_wl *w, uint64_t *pos, bool *started)
+{
+	const struct qs_job *j = w->job;
+	int64_t bs_pages = (int64_t)(j->bs / 4096);
+	int64_t starts = (int64_t)(w->span_len / 4096) - bs_pages + 1;
+	int64_t step = bs_pages + j->seq_skip / 4096;
+	if (!*started) {
+		*started = true;
+		*pos = step < 0 ? (uint64_t)(starts - 1) : 0;
+	}
+	uint64_t page = *pos;
+	int64_t next = ((int64_t)*pos + step % starts + starts) % starts;
+	*pos = (uint64_t)next;
+	return page;
+}
+
 static uint64_t random_block(struct qs_wl *w)
 {
 	switch (w->job->dist) {
+	case QS_DIST_ZONED:
+		return zoned_block(w);
 	case QS_DIST_ZIPF:
 		return perm_apply(&w->scatter, zipf_rank(w));
 	case QS_DIST_PARETO:
@@ -310,7 +352,9 @@ int qs_wl_next(struct qs_wl *w, struct qs_io *io)
 
 	if (w->trace)
 		return wl_trace_next(w, io);
-	if (!j->time_based && w->bytes_done >= j->size)
+	if (!j->time_based && w->bytes_done >= (j->io_bytes ? j->io_bytes : j->size))
+		return 0;
+	if (j->number_ios && w->ios >= j->number_ios)
 		return 0;
 
 	bool read;
@@ -328,17 +372,27 @@ int qs_wl_next(struct qs_wl *w, struct qs_io *io)
 		read = qs_wl_rng_below(&w->rng, 100) < j->rwmixread;
 		break;
 	}
-	uint64_t blk;
-	if (random) {
-		blk = random_block(w);
+	uint64_t rel; /* byte offset in the span */
+	if (random && j->rand_seq_nr > 1 && w->rand_left) {
+		/* fio's randread:N: sequential between new random offsets */
+		w->rand_left--;
+		w->rand_last = (w->rand_last + 1) % w->nblocks;
+		rel = w->rand_last * j->bs;
+	} else if (random) {
+		w->rand_last = random_block(w);
+		w->rand_left = j->rand_seq_nr > 1 ? j->rand_seq_nr - 1 : 0;
+		rel = w->rand_last * j->bs;
+	} else if (j->seq_skip) {
+		rel = seq_skip_page(w, &w->seq_pos[read ? 0 : 1], &w->seq_started[read ? 0 : 1]) *
+		      4096;
 	} else {
 		uint64_t *pos = &w->seq_pos[read ? 0 : 1];
-		blk = *pos;
+		rel = *pos * j->bs;
 		*pos = (*pos + 1) % w->nblocks; /* wrap within the span */
 	}
 	memset(io, 0, sizeof(*io));
 	io->op = read ? QS_IO_READ : QS_IO_WRITE;
-	io->off = w->span_off + blk * j->bs;
+	io->off = w->span_off + rel;
 	io->len = j->bs;
 	io->orig_off = io->off;
 	io->orig_len = io->len;

@@ -374,6 +374,127 @@ static void test_fio_syntax(void **state)
 		fail_msg("%s", err);
 }
 
+/* Load text (expected good) into *f. */
+static void load_ok(const char *text, struct qs_job_file **f)
+{
+	char err[512] = "";
+	write_file(text);
+	if (qs_job_file_load(path, CAP, f, err, sizeof(err)))
+		fail_msg("%s\nfor:\n%s", err, text);
+}
+
+/* The offsets of the first n I/Os of clone 0 of job j (n at most 64); the
+ * count the stream gave is returned (it may end sooner). */
+static size_t stream_offsets(const struct qs_job *j, uint64_t *off, size_t n)
+{
+	struct qs_wl *w;
+	char err[256];
+	assert_int_equal(qs_wl_open(j, 0, 1, &w, err, sizeof(err)), 0);
+	struct qs_io io;
+	size_t k = 0;
+	while (k < n && qs_wl_next(w, &io) == 1)
+		off[k++] = io.off;
+	qs_wl_close(w);
+	return k;
+}
+
+/* Issue 13: the workload options of fio's examples. */
+static void test_fio_workload_options(void **state)
+{
+	(void)state;
+	struct qs_job_file *f;
+	uint64_t off[64];
+
+	/* rw=read:-8k reads backwards (backwards-read.fio), from the last block */
+	load_ok("[b]\nrw=read:-8k\nbs=4k\nsize=64k\n", &f);
+	assert_int_equal(f->jobs[0].seq_skip, -8192);
+	assert_int_equal(stream_offsets(&f->jobs[0], off, 64), 16);
+	for (size_t i = 0; i < 16; i++)
+		assert_int_equal(off[i], 61440 - 4096 * i);
+	qs_job_file_free(f);
+
+	/* rw=write:112k skips 112k after each 16k (cross-stripe-verify.fio);
+	 * io_size and loops bound the bytes */
+	load_ok("[s]\nrw=write:112k\nbs=16k\nsize=1m\nio_size=256k\nloops=2\n", &f);
+	assert_int_equal(f->jobs[0].io_bytes, 512 * 1024);
+	assert_int_equal(stream_offsets(&f->jobs[0], off, 64), 32);
+	assert_int_equal(off[0], 0);
+	assert_int_equal(off[1], 128 * 1024);
+	assert_int_equal(off[7], 7 * 128 * 1024);
+	/* 253 valid starts of 4 pages in 256: the 9th wraps to page 256 % 253 */
+	assert_int_equal(off[8], (256 % 253) * 4096);
+	qs_job_file_free(f);
+
+	/* rw=randread:4: a new random offset every 4 I/Os; number_ios ends it */
+	load_ok("[r]\nrw=randread:4\nbs=4k\nsize=1g\nnumber_ios=12\n", &f);
+	assert_int_equal(stream_offsets(&f->jobs[0], off, 64), 12);
+	for (size_t i = 0; i < 12; i++)
+		if (i % 4)
+			assert_int_equal(off[i], off[i - 1] + 4096);
+	assert_true(off[4] != off[3] + 4096 || off[8] != off[7] + 4096);
+	qs_job_file_free(f);
+
+	/* zoned: 60% of the I/Os in the first 10%, 30% in the next 20%, 10% in
+	 * the rest (rand-zones.fio's form, the last size empty) */
+	load_ok("[z]\nrw=randread\nsize=100m\nnorandommap\nnumber_ios=20000\n"
+		"random_distribution=zoned:60/10:30/20:10/\n", &f);
+	const struct qs_job *z = &f->jobs[0];
+	assert_int_equal(z->dist, QS_DIST_ZONED);
+	assert_int_equal(z->nzones, 3);
+	struct qs_wl *w;
+	char err[256];
+	assert_int_equal(qs_wl_open(z, 0, 7, &w, err, sizeof(err)), 0);
+	unsigned hits[3] = {0, 0, 0}, total = 0;
+	struct qs_io io;
+	uint64_t span = z->size;
+	while (qs_wl_next(w, &io) == 1) {
+		total++;
+		hits[io.off < span / 10 ? 0 : io.off < span * 3 / 10 ? 1 : 2]++;
+	}
+	qs_wl_close(w);
+	assert_int_equal(total, 20000);
+	assert_true(hits[0] > 11600 && hits[0] < 12400);
+	assert_true(hits[1] > 5600 && hits[1] < 6400);
+	assert_true(hits[2] > 1700 && hits[2] < 2300);
+	qs_job_file_free(f);
+
+	load_ok("[a]\nrw=randwrite\nsize=64m\nrandom_distribution=zoned_abs:50/4m:50/\n", &f);
+	assert_int_equal(f->jobs[0].zones[0].nblocks, 1024);
+	assert_int_equal(f->jobs[0].zones[1].first, 1024);
+	assert_int_equal(f->jobs[0].zones[1].nblocks, 16384 - 1024);
+	qs_job_file_free(f);
+
+	/* rate in bytes/s as IOPS; the direction the job does */
+	load_ok("[w]\nrw=write\nbs=8k\nrate=1m\n[r]\nrw=read\nrate=,2m\n"
+		"[m]\nrw=randrw\nbs=4k\nrate=300,300,300\n", &f);
+	assert_true(f->jobs[0].rate_iops == 128.0);
+	assert_true(f->jobs[1].rate_iops == 0.0);
+	assert_true(f->jobs[2].rate_iops == 600.0 / 4096);
+	qs_job_file_free(f);
+
+	/* filesize is the span, size then the bytes; fill_device to the end */
+	load_ok("[f]\nfilesize=1g\nsize=4g\n[d]\noffset=1g\nsize=2g\nfill_device\n"
+		"[t]\ntimeout=5\n", &f);
+	assert_int_equal(f->jobs[0].size, GiB);
+	assert_int_equal(f->jobs[0].io_bytes, 4 * GiB);
+	assert_int_equal(f->jobs[1].size, CAP - GiB);
+	assert_int_equal(f->jobs[1].io_bytes, CAP - GiB);
+	assert_int_equal(f->jobs[2].runtime_ns, 5000000000ull);
+	qs_job_file_free(f);
+
+	expect_error("[m]\nrw=randrw\nrate=1m,2m\n",
+		     (const char *[]){":3:", "'rate'", "mixed", NULL});
+	expect_error("[m]\nrw=write\nrate=1m\nrate_iops=5\n",
+		     (const char *[]){":3:", "'rate'", "rate_iops", NULL});
+	expect_error("[z]\nrw=randread\nrandom_distribution=zoned:50/10:40/20\n",
+		     (const char *[]){":3:", "'random_distribution'", "summing to 100", NULL});
+	expect_error("[z]\nrw=randread\nrandom_distribution=zoned:50/:50/20\n",
+		     (const char *[]){":3:", "'random_distribution'", "the last", NULL});
+	expect_error("[s]\nrw=write:3k\n",
+		     (const char *[]){":2:", "'rw'", "'write:3k'", "multiple of 4k", NULL});
+	expect_error("[s]\nrw=randwrite:0\n", (const char *[]){":2:", "'rw'", NULL});
+}
+
 /* Issue 12: a line starting with a NUL byte was skipped without a word
  * (and a NUL inside a line cut it there). */
 static void test_nul_byte(void **state)
@@ -643,6 +764,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_time_based_runtime, teardown),
 		cmocka_unit_test_teardown(test_nul_byte, teardown),
 		cmocka_unit_test_teardown(test_fio_syntax, teardown),
+		cmocka_unit_test_teardown(test_fio_workload_options, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
