@@ -649,7 +649,8 @@ static uint64_t drv_slot_bytes(const struct qs_job *jobs, size_t njobs)
 {
 	uint64_t n = QS_BLOCK_SIZE;
 	for (size_t i = 0; i < njobs; i++) {
-		uint64_t b = jobs[i].trace ? DRV_TRACE_BUF : jobs[i].bs;
+		uint64_t b = jobs[i].trace ? DRV_TRACE_BUF
+			     : jobs[i].bs_max > jobs[i].bs ? jobs[i].bs_max : jobs[i].bs;
 		if (b > n)
 			n = b;
 	}
@@ -867,14 +868,15 @@ static void drv_teardown(struct drv_run *r)
 }
 
 /* Client write bytes per second job asks for with rate_iops: every clone's
- * rate, the writes' share of the mix, bs each; 0 when unrated. */
+ * rate, the writes' share of the mix, the writes' mean size each; 0 when
+ * unrated. */
 static double drv_rated_write_rate(const struct qs_job *job)
 {
 	if (!job->rate_iops || job->trace || !qs_job_writes(job))
 		return 0;
 	double share = job->rw == QS_RW_RW || job->rw == QS_RW_RANDRW ?
 		(100.0 - job->rwmixread) / 100.0 : 1.0;
-	return (double)job->rate_iops * job->numjobs * share * (double)job->bs;
+	return (double)job->rate_iops * job->numjobs * share * qs_job_mean_bs(job, true);
 }
 
 /* The figures of job j into res: the client's, the engine's, the world's. */

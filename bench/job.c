@@ -95,6 +95,19 @@ static void str_lower(char *s)
 		*s = (char)tolower((unsigned char)*s);
 }
 
+double qs_job_mean_bs(const struct qs_job *j, bool write)
+{
+	const struct qs_job_bss *e = j->bss[write];
+	if (!j->nbss[write])
+		return (double)j->bs;
+	double m = 0;
+	for (unsigned i = 0; i < j->nbss[write]; i++) {
+		uint64_t cnt = e[i].hi / e[i].lo; /* sizes lo, 2 lo, ... cnt lo */
+		m += e[i].pct / 100.0 * (double)e[i].lo * (double)(cnt + 1) / 2.0;
+	}
+	return m;
+}
+
 const char *qs_job_rw_name(enum qs_job_rw rw)
 {
 	switch (rw) {
@@ -367,21 +380,158 @@ static int job_key_rw(struct job_build *b, const char *key, const char *v, unsig
 	return 0;
 }
 
+/* One block size of bs, bsrange or bssplit: 0 or -EINVAL. */
+static int parse_bs(const char *v, unsigned kb_base, uint64_t *out)
+{
+	uint64_t u;
+	if (qs_job_parse_size(v, kb_base, &u) || !u || u % 4096 || u > (16u << 20))
+		return -EINVAL;
+	*out = u;
+	return 0;
+}
+
+/* Split v at commas into at most 3 trimmed fields of buf (fio's
+ * reads,writes,trims); the count of fields, or -EINVAL. */
+static int split_dirs(const char *v, char *buf, size_t len, char *f[3])
+{
+	if (strlen(v) >= len)
+		return -EINVAL;
+	snprintf(buf, len, "%s", v);
+	int n = 1;
+	f[0] = buf;
+	f[1] = f[2] = NULL;
+	for (char *c = buf; (c = strchr(c, ',')); n++) {
+		if (n == 3)
+			return -EINVAL;
+		*c++ = 0;
+		f[n] = c;
+	}
+	for (int i = 0; i < n; i++)
+		str_trim(f[i]);
+	return n;
+}
+
+static const char *bs_allowed(const struct job_build *b)
+{
+	/* With kb_base=1000, 4k is 4000 bytes: the range is said in bytes
+	 * and KiB, which mean the same under either base. */
+	return b->kb_base == 1000
+		       ? "a multiple of 4096 bytes from 4096 to 16777216 (4KiB to "
+			 "16MiB; with kb_base=1000, 4k is 4000 bytes: write 4KiB "
+			 "or 4096), or R,W for reads and writes (the simulated "
+			 "drive's block is 4 KiB)"
+		       : "a size that is a multiple of 4k, from 4k to 16m, or R,W for "
+			 "reads and writes (the simulated drive's block is 4 KiB)";
+}
+
+/* bs (blocksize): one size, or R,W[,T] per direction (T ignored: trims
+ * are not simulated); an empty field keeps that direction's 4k */
 static int job_key_bs(struct job_build *b, const char *key, const char *v, unsigned line,
 		      const char **allowed)
 {
-	uint64_t u;
-	/* With kb_base=1000, 4k is 4000 bytes: the range is said in bytes
-	 * and KiB, which mean the same under either base. */
-	*allowed = b->kb_base == 1000
-			   ? "a multiple of 4096 bytes from 4096 to 16777216 (4KiB to "
-			     "16MiB; with kb_base=1000, 4k is 4000 bytes: write 4KiB "
-			     "or 4096) (one value for reads and writes)"
-			   : "a size that is a multiple of 4k, from 4k to 16m "
-			     "(one value for reads and writes)";
-	if (qs_job_parse_size(v, b->kb_base, &u) || !u || u % 4096 || u > (16u << 20))
+	char buf[128], *f[3];
+	*allowed = bs_allowed(b);
+	int n = split_dirs(v, buf, sizeof(buf), f);
+	uint64_t u[2] = {4096, 4096};
+	if (n < 1)
 		return -EINVAL;
-	b->job.bs = u;
+	for (int i = 0; i < n && i < 2; i++)
+		if ((*f[i] || n == 1) && parse_bs(f[i], b->kb_base, &u[i]))
+			return -EINVAL;
+	if (n == 1)
+		u[1] = u[0];
+	b->job.nbss[0] = b->job.nbss[1] = 0;
+	if (u[0] == u[1]) {
+		b->job.bs = u[0];
+	} else {
+		for (int d = 0; d < 2; d++) {
+			b->job.bss[d][0] = (struct qs_job_bss){u[d], u[d], 100};
+			b->job.nbss[d] = 1;
+		}
+	}
+	b->line_bs = line;
+	return 0;
+}
+
+/* bsrange (blocksize_range): LO-HI[,LO-HI] for reads[,writes] */
+static int job_key_bsrange(struct job_build *b, const char *key, const char *v, unsigned line,
+			   const char **allowed)
+{
+	char buf[128], *f[3];
+	*allowed = "LO-HI or LO-HI,LO-HI (reads, writes): sizes that are multiples of 4k "
+		   "from 4k to 16m, LO at most HI (the simulated drive's block is 4 KiB)";
+	int n = split_dirs(v, buf, sizeof(buf), f);
+	if (n < 1)
+		return -EINVAL;
+	struct qs_job_bss r[2];
+	for (int i = 0; i < 2; i++) {
+		char *fld = f[i < n ? i : 0];
+		char *dash = strchr(fld, '-');
+		if (!dash)
+			return -EINVAL;
+		*dash = 0;
+		if (parse_bs(fld, b->kb_base, &r[i].lo) || parse_bs(dash + 1, b->kb_base, &r[i].hi) ||
+		    r[i].lo > r[i].hi)
+			return -EINVAL;
+		*dash = '-';
+		r[i].pct = 100;
+	}
+	for (int d = 0; d < 2; d++) {
+		b->job.bss[d][0] = r[d];
+		b->job.nbss[d] = 1;
+	}
+	b->line_bs = line;
+	return 0;
+}
+
+/* bssplit: SIZE/PCT:SIZE/PCT...[,SIZE/PCT:...] for reads[,writes]; a PCT
+ * left empty shares what the others leave */
+static int job_key_bssplit(struct job_build *b, const char *key, const char *v, unsigned line,
+			   const char **allowed)
+{
+	char buf[QS_JOB_MAX_LINE + 1], *f[3];
+	*allowed = "SIZE/PCT:SIZE/PCT... (one list for reads and writes, or two split by "
+		   "','), sizes multiples of 4k from 4k to 16m (the simulated drive's "
+		   "block is 4 KiB), the PCT of a list summing to 100 (an empty PCT "
+		   "shares the rest)";
+	int n = split_dirs(v, buf, sizeof(buf), f);
+	if (n < 1)
+		return -EINVAL;
+	struct qs_job *j = &b->job;
+	for (int d = 0; d < 2; d++) {
+		char *list = f[d < n && *f[d] ? d : 0];
+		char tmp[QS_JOB_MAX_LINE + 1];
+		snprintf(tmp, sizeof(tmp), "%s", list);
+		unsigned k = 0, empty = 0;
+		double sum = 0;
+		for (char *save = NULL, *e = strtok_r(tmp, ":", &save); e;
+		     e = strtok_r(NULL, ":", &save)) {
+			char *slash = strchr(e, '/'), *end;
+			if (k == QS_JOB_BSS_MAX)
+				return -EINVAL;
+			if (slash)
+				*slash = 0;
+			uint64_t sz;
+			if (parse_bs(e, b->kb_base, &sz))
+				return -EINVAL;
+			double pct = -1;
+			if (slash && slash[1]) {
+				pct = strtod(slash + 1, &end);
+				if (end == slash + 1 || *end || !(pct >= 0 && pct <= 100))
+					return -EINVAL;
+				sum += pct;
+			} else {
+				empty++;
+			}
+			j->bss[d][k++] = (struct qs_job_bss){sz, sz, pct};
+		}
+		if (!k || sum > 100 + 1e-6 || (!empty && fabs(sum - 100) > 1e-6))
+			return -EINVAL;
+		for (unsigned i = 0; i < k; i++)
+			if (j->bss[d][i].pct < 0)
+				j->bss[d][i].pct = (100 - sum) / empty;
+		j->nbss[d] = k;
+	}
 	b->line_bs = line;
 	return 0;
 }
@@ -437,23 +587,15 @@ static int job_key_rate(struct job_build *b, const char *key, const char *v, uns
 	*allowed = "R[,W[,T]]: bytes per second (suffixes k, m, g...) for reads and "
 		   "writes (one value: both; an empty field: unrated); trims are not "
 		   "simulated";
-	char buf[128];
-	if (strlen(v) >= sizeof(buf))
-		return -EINVAL;
-	snprintf(buf, sizeof(buf), "%s", v);
-	char *f[3] = {buf, NULL, NULL};
-	for (int i = 0; i < 2 && f[i]; i++)
-		if ((f[i + 1] = strchr(f[i], ',')))
-			*f[i + 1]++ = 0;
+	char buf[128], *f[3];
+	int n = split_dirs(v, buf, sizeof(buf), f);
 	uint64_t r[2] = {0, 0};
-	for (int i = 0; i < 2; i++) {
-		if (!f[i])
-			continue;
-		str_trim(f[i]);
+	if (n < 1)
+		return -EINVAL;
+	for (int i = 0; i < n && i < 2; i++)
 		if (*f[i] && qs_job_parse_size(f[i], b->kb_base, &r[i]))
 			return -EINVAL;
-	}
-	if (!f[1])
+	if (n == 1)
 		r[1] = r[0];
 	b->rate[0] = r[0];
 	b->rate[1] = r[1];
@@ -769,6 +911,8 @@ static const struct {
 } job_keys[] = {
 	{"rw", job_key_rw, 0}, {"readwrite", job_key_rw, 0},
 	{"bs", job_key_bs, 0}, {"blocksize", job_key_bs, 0},
+	{"bsrange", job_key_bsrange, 0}, {"blocksize_range", job_key_bsrange, 0},
+	{"bssplit", job_key_bssplit, 0},
 	{"rwmixread", job_key_rwmix, 0}, {"rwmixwrite", job_key_rwmix, 0},
 	{"iodepth", job_key_count, 0},
 	{"numjobs", job_key_count, 0},
@@ -1302,7 +1446,9 @@ static int job_resolve_rate(struct job_build *b, const char *path, char *err, si
 	double r = qs_job_reads(j) && qs_job_writes(j) ? 2.0 * (double)b->rate[0]
 		   : qs_job_reads(j)			   ? (double)b->rate[0]
 							   : (double)b->rate[1];
-	j->rate_iops = r / (double)j->bs;
+	j->rate_iops = r / (qs_job_reads(j) && qs_job_writes(j)
+				    ? (qs_job_mean_bs(j, false) + qs_job_mean_bs(j, true)) / 2
+				    : qs_job_mean_bs(j, !qs_job_reads(j)));
 	return 0;
 }
 
@@ -1404,10 +1550,27 @@ static int job_resolve(struct job_build *b, uint64_t capacity, bool runtime_give
 		     capacity - last, capacity, last);
 		return -EINVAL;
 	}
-	if (!j->trace && j->size < j->bs) {
+	j->bs_max = j->bs;
+	if (j->nbss[0] || j->nbss[1]) {
+		/* several sizes: the smallest is the grid of the offsets */
+		uint64_t lo = UINT64_MAX, hi = 0;
+		for (int d = 0; d < 2; d++) {
+			if (!j->nbss[d]) {
+				j->bss[d][0] = (struct qs_job_bss){j->bs, j->bs, 100};
+				j->nbss[d] = 1;
+			}
+			for (unsigned i = 0; i < j->nbss[d]; i++) {
+				lo = j->bss[d][i].lo < lo ? j->bss[d][i].lo : lo;
+				hi = j->bss[d][i].hi > hi ? j->bss[d][i].hi : hi;
+			}
+		}
+		j->bs = lo;
+		j->bs_max = hi;
+	}
+	if (!j->trace && j->size < j->bs_max) {
 		errf(err, errlen, "%s:%u: [%s] key '%s' value %" PRIu64 ": allowed: "
 		     "at least bs (%" PRIu64 ")", path,
-		     span->line ? span->line : j->line, j->name, span_key, j->size, j->bs);
+		     span->line ? span->line : j->line, j->name, span_key, j->size, j->bs_max);
 		return -EINVAL;
 	}
 	uint64_t io = j->size;

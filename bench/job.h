@@ -82,12 +82,30 @@ enum qs_job_ss {
  * without saying which; the loader refuses it first, by line. */
 #define QS_JOB_MAX_LINE 1000
 
+/* Block sizes a direction of a job may list (fio's bssplit). */
+#define QS_JOB_BSS_MAX 64
+
+/* One block size of a direction: lo == hi for one size (bs=R,W or a
+ * bssplit entry), else fio's bsrange: multiples of lo up to hi, uniform. */
+struct qs_job_bss {
+	uint64_t lo, hi; /* bytes, multiples of 4096 */
+	double pct;	 /* share of the direction's I/Os; a direction's sum is 100 */
+};
+
 /* One job, every option resolved to bytes, ns and enums. */
 struct qs_job {
 	char name[QS_JOB_NAME_MAX];
 	unsigned line;		   /* line of the job's [section] header */
 	enum qs_job_rw rw;
-	uint64_t bs;		   /* bytes, multiple of 4096 */
+	uint64_t bs;		   /* bytes, multiple of 4096; with several
+				      sizes (nbss) the smallest: the grid
+				      random offsets are drawn on */
+	/* fio's bs=R,W, bsrange and bssplit: per direction (0 reads, 1
+	 * writes) the sizes and their shares; nbss[0] == nbss[1] == 0: every
+	 * I/O is bs */
+	struct qs_job_bss bss[2][QS_JOB_BSS_MAX];
+	unsigned nbss[2];
+	uint64_t bs_max;	   /* the largest I/O (bs without nbss) */
 	unsigned rwmixread;	   /* percent of reads in rw/randrw */
 	unsigned iodepth;	   /* outstanding I/Os per clone (closed loop) */
 	unsigned numjobs;	   /* clones of this job */
@@ -200,6 +218,10 @@ void qs_job_file_free(struct qs_job_file *f);
 
 /* fio's name of a steadystate criterion ("iops_slope", ...; "none"). */
 const char *qs_job_ss_name(enum qs_job_ss ss);
+
+/* The mean size of j's reads (write false) or writes, in bytes: bs, or
+ * the mean of its bs=R,W, bsrange or bssplit sizes. Any time after load. */
+double qs_job_mean_bs(const struct qs_job *j, bool write);
 
 /* fio's name of rw ("randwrite", ...). */
 const char *qs_job_rw_name(enum qs_job_rw rw);

@@ -119,7 +119,7 @@ struct qs_wl {
 	 * with rw=...:N (seq_skip) the next 4 KiB page instead */
 	uint64_t seq_pos[2];
 	/* rw=rand...:N: I/Os left before the next random offset, the last block */
-	uint64_t rand_left, rand_last;
+	uint64_t rand_left, rand_last, rand_len; /* rand_len: grains of the last */
 	bool seq_started[2];
 	/* uniform with random map */
 	struct perm pass_perm;
@@ -282,6 +282,26 @@ static uint64_t pareto_rank(struct qs_wl *w)
 	return r < w->nblocks ? r : w->nblocks - 1;
 }
 
+/* A size for the next I/O of direction d (0 reads, 1 writes) from the
+ * job's bs=R,W, bsrange or bssplit list (bssplit's shares; bsrange's
+ * multiples of its low end, uniform). */
+static uint64_t wl_pick_len(struct qs_wl *w, int d)
+{
+	const struct qs_job *j = w->job;
+	const struct qs_job_bss *e = j->bss[d];
+	unsigned i = 0;
+	if (j->nbss[d] > 1) {
+		double u = qs_wl_rng_double(&w->rng) * 100.0;
+		while (i + 1 < j->nbss[d] && u >= e[i].pct) {
+			u -= e[i].pct;
+			i++;
+		}
+	}
+	if (e[i].lo == e[i].hi)
+		return e[i].lo;
+	return e[i].lo * (1 + qs_wl_rng_below(&w->rng, e[i].hi / e[i].lo));
+}
+
 /* random_distribution=zoned: a zone by its access share, then a uniform
  * block in it (fio draws uniformly within a zone too). */
 static uint64_t zoned_block(struct qs_wl *w)
@@ -298,14 +318,15 @@ static uint64_t zoned_block(struct qs_wl *w)
 
 /*
  * The next page (4 KiB) of a sequential stream with fio's rw=...:N offset
- * modifier: each I/O starts bs + N bytes after the last one (N < 0: before),
+ * modifier: each I/O (len bytes) starts len + N bytes after the last one
+ * (N < 0: before),
  * wrapping within the span's valid starts. A backwards stream (bs + N < 0)
  * starts at the span's last block.
  */
-static uint64_t seq_skip_page(struct qs_wl *w, uint64_t *pos, bool *started)
+static uint64_t seq_skip_page(struct qs_wl *w, uint64_t *pos, bool *started, uint64_t len)
 {
 	const struct qs_job *j = w->job;
-	int64_t bs_pages = (int64_t)(j->bs / 4096);
+	int64_t bs_pages = (int64_t)(len / 4096);
 	int64_t starts = (int64_t)(w->span_len / 4096) - bs_pages + 1;
 	int64_t step = bs_pages + j->seq_skip / 4096;
 	if (!*started) {
@@ -373,27 +394,41 @@ int qs_wl_next(struct qs_wl *w, struct qs_io *io)
 		break;
 	}
 	uint64_t rel; /* byte offset in the span */
+	uint64_t len = j->nbss[!read] ? wl_pick_len(w, !read) : j->bs;
+	uint64_t grains = len / j->bs; /* bs is the smallest size, the grid */
 	if (random && j->rand_seq_nr > 1 && w->rand_left) {
 		/* fio's randread:N: sequential between new random offsets */
 		w->rand_left--;
-		w->rand_last = (w->rand_last + 1) % w->nblocks;
+		w->rand_last = (w->rand_last + w->rand_len) % w->nblocks;
 		rel = w->rand_last * j->bs;
 	} else if (random) {
 		w->rand_last = random_block(w);
 		w->rand_left = j->rand_seq_nr > 1 ? j->rand_seq_nr - 1 : 0;
 		rel = w->rand_last * j->bs;
 	} else if (j->seq_skip) {
-		rel = seq_skip_page(w, &w->seq_pos[read ? 0 : 1], &w->seq_started[read ? 0 : 1]) *
-		      4096;
+		rel = seq_skip_page(w, &w->seq_pos[read ? 0 : 1], &w->seq_started[read ? 0 : 1],
+				    len) * 4096;
+	} else if (grains > 1) {
+		uint64_t *pos = &w->seq_pos[read ? 0 : 1];
+		if (*pos + grains > w->nblocks)
+			*pos = 0; /* wrap within the span */
+		rel = *pos * j->bs;
+		*pos = (*pos + grains) % w->nblocks;
 	} else {
 		uint64_t *pos = &w->seq_pos[read ? 0 : 1];
 		rel = *pos * j->bs;
 		*pos = (*pos + 1) % w->nblocks; /* wrap within the span */
 	}
+	if (random) {
+		w->rand_len = grains;
+		/* a larger I/O drawn near the end ends at the end */
+		if (rel + len > w->span_len)
+			rel = w->span_len - len;
+	}
 	memset(io, 0, sizeof(*io));
 	io->op = read ? QS_IO_READ : QS_IO_WRITE;
 	io->off = w->span_off + rel;
-	io->len = j->bs;
+	io->len = len;
 	io->orig_off = io->off;
 	io->orig_len = io->len;
 	if (j->rate_iops) {
@@ -404,7 +439,7 @@ int qs_wl_next(struct qs_wl *w, struct qs_io *io)
 			gap = -log1p(-qs_wl_rng_double(&w->rng)) * gap;
 		w->t_ns += gap;
 	}
-	w->bytes_done += j->bs;
+	w->bytes_done += len;
 	w->ios++;
 	return 1;
 }

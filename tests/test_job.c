@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <glob.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -481,6 +482,61 @@ static void test_fio_workload_options(void **state)
 	assert_int_equal(f->jobs[1].io_bytes, CAP - GiB);
 	assert_int_equal(f->jobs[2].runtime_ns, 5000000000ull);
 	qs_job_file_free(f);
+
+	/* bs=R,W, bsrange and bssplit: sizes per direction, offsets on the
+	 * smallest (cmdprio-bssplit.fio's list) */
+	load_ok("[p]\nrw=randrw\nsize=1g\nnumber_ios=4000\n"
+		"bssplit=64k/40:1024k/60,1024k/100\n"
+		"[q]\nrw=rw\nbs=8k,16k\nsize=1m\n[g]\nrw=randwrite\nbsrange=4k-16k\n"
+		"size=1m\nio_size=100m\nnumber_ios=3000\n", &f);
+	const struct qs_job *p = &f->jobs[0];
+	assert_int_equal(p->bs, 65536);
+	assert_int_equal(p->bs_max, 1024 * 1024);
+	assert_int_equal(p->nbss[0], 2);
+	assert_int_equal(p->nbss[1], 1);
+	assert_true(fabs(qs_job_mean_bs(p, false) - (0.4 * 65536 + 0.6 * 1048576)) < 1e-6);
+	assert_true(qs_job_mean_bs(p, true) == 1048576.0);
+	assert_int_equal(qs_wl_open(p, 0, 3, &w, err, sizeof(err)), 0);
+	unsigned small = 0, reads = 0;
+	while (qs_wl_next(w, &io) == 1) {
+		assert_int_equal(io.off % 65536, 0);
+		assert_true(io.off + io.len <= p->size);
+		if (io.op == QS_IO_WRITE) {
+			assert_int_equal(io.len, 1048576);
+			continue;
+		}
+		reads++;
+		small += io.len == 65536;
+		assert_true(io.len == 65536 || io.len == 1048576);
+	}
+	qs_wl_close(w);
+	assert_true(small > reads * 35 / 100 && small < reads * 45 / 100);
+	const struct qs_job *q = &f->jobs[1];
+	assert_int_equal(q->bs, 8192);
+	assert_int_equal(qs_wl_open(q, 0, 3, &w, err, sizeof(err)), 0);
+	uint64_t bytes = 0;
+	while (qs_wl_next(w, &io) == 1) {
+		assert_int_equal(io.len, io.op == QS_IO_READ ? 8192 : 16384);
+		bytes += io.len;
+	}
+	qs_wl_close(w);
+	assert_true(bytes >= 1024 * 1024 && bytes < 1024 * 1024 + 16384);
+	const struct qs_job *g = &f->jobs[2];
+	unsigned seen[5] = {0};
+	assert_int_equal(qs_wl_open(g, 0, 3, &w, err, sizeof(err)), 0);
+	while (qs_wl_next(w, &io) == 1) {
+		assert_true(io.len >= 4096 && io.len <= 16384 && io.len % 4096 == 0);
+		seen[io.len / 4096]++;
+	}
+	qs_wl_close(w);
+	for (int k = 1; k <= 4; k++)
+		assert_true(seen[k] > 600);
+	qs_job_file_free(f);
+	expect_error("[b]\nbssplit=512/10:4k/90\n",
+		     (const char *[]){":2:", "'bssplit'", "4 KiB", NULL});
+	expect_error("[b]\nbssplit=4k/10:8k/80\n",
+		     (const char *[]){":2:", "'bssplit'", "summing to 100", NULL});
+	expect_error("[b]\nbsrange=16k-4k\n", (const char *[]){":2:", "'bsrange'", NULL});
 
 	expect_error("[m]\nrw=randrw\nrate=1m,2m\n",
 		     (const char *[]){":3:", "'rate'", "mixed", NULL});
