@@ -984,6 +984,31 @@ static const char *const job_ignored_flags[] = {
 	"dedupe_global", "error_dump", "randrepeat", "log_prio",
 };
 
+/* fio options the bench knows and refuses, with the reason */
+static const struct {
+	const char *key, *why;
+} job_refused[] = {
+	{"flow", "fio's flow control between jobs is not simulated"},
+	{"flow_id", "fio's flow control between jobs is not simulated"},
+	{"flow_sleep", "fio's flow control between jobs is not simulated"},
+	{"flow_watermark", "fio's flow control between jobs is not simulated"},
+	{"latency_target", "fio's search for the queue depth that meets a latency target is "
+			   "not simulated ('qlcshape bench curve' gives latency against load)"},
+	{"latency_window", "fio's latency_target search is not simulated"},
+	{"latency_percentile", "fio's latency_target search is not simulated"},
+	{"latency_run", "fio's latency_target search is not simulated"},
+	{"thinktime", "pauses between a job's I/Os are not simulated (rate_iops paces a job)"},
+	{"thinktime_blocks", "pauses between a job's I/Os are not simulated"},
+	{"thinktime_spin", "pauses between a job's I/Os are not simulated"},
+	{"zonemode", "zoned I/O (zonemode=zbd, strided) is not simulated: the simulated QLC "
+		     "drive is a conventional one"},
+	{"zonesize", "zoned I/O (zonemode) is not simulated"},
+	{"zoneskip", "zoned I/O (zonemode) is not simulated"},
+	{"zonerange", "zoned I/O (zonemode) is not simulated"},
+	{"zonecapacity", "zoned I/O (zonemode) is not simulated"},
+	{"max_open_zones", "zoned I/O (zonemode) is not simulated"},
+};
+
 static bool job_key_in(const char *key, const char *const *list, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -1024,8 +1049,9 @@ static int job_note_buffered(struct job_build *b, const struct scan_ent *e,
 }
 
 /* Apply the scanned entry e to b: 0, -EINVAL (a bad value: *allowed says
- * what would be fine), -ENODATA (a bare key that needs a value), -ENOMEM,
- * or -ENOENT for a key the bench does not know. Ignored options go to f's
+ * what would be fine), -ENODATA (a bare key that needs a value), -ENOTSUP
+ * (a fio option the bench refuses: *allowed says why), -ENOMEM, or -ENOENT
+ * for a key the bench does not know. Ignored options go to f's
  * list. */
 static int job_apply(struct job_build *b, const struct scan_ent *e, struct qs_job_file *f,
 		     const char **allowed)
@@ -1038,6 +1064,12 @@ static int job_apply(struct job_build *b, const struct scan_ent *e, struct qs_jo
 			return -ENODATA;
 		}
 		return job_keys[i].fn(b, e->key, e->val ? e->val : "1", e->line, allowed);
+	}
+	for (size_t i = 0; i < ARRAY_LEN(job_refused); i++) {
+		if (!strcmp(e->key, job_refused[i].key)) {
+			*allowed = job_refused[i].why;
+			return -ENOTSUP;
+		}
 	}
 	if (!job_key_in(e->key, job_ignored, ARRAY_LEN(job_ignored)))
 		return -ENOENT;
@@ -1401,6 +1433,11 @@ static int apply_section(struct job_build *b, const struct scan *sc, size_t n, c
 		if (rc == -ENOMEM) {
 			errf(err, errlen, "%s: out of memory", e->file);
 			return rc;
+		}
+		if (rc == -ENOTSUP) {
+			errf(err, errlen, "%s:%u: [%s] key '%s' value '%s': refused: %s",
+			     e->file, e->line, e->secname, e->key, v, allowed);
+			return -EINVAL;
 		}
 		if (rc == -ENODATA) {
 			errf(err, errlen, "%s:%u: [%s] key '%s' has no value; allowed: %s",

@@ -537,6 +537,12 @@ static void test_fio_workload_options(void **state)
 	expect_error("[b]\nbssplit=4k/10:8k/80\n",
 		     (const char *[]){":2:", "'bssplit'", "summing to 100", NULL});
 	expect_error("[b]\nbsrange=16k-4k\n", (const char *[]){":2:", "'bsrange'", NULL});
+	/* fio options the bench knows and refuses say why */
+	expect_error("[global]\nthinktime=2000\n[a]\n",
+		     (const char *[]){":2:", "[global]", "'thinktime'", "'2000'", "refused",
+				      "not simulated", NULL});
+	expect_error("[a]\nzonemode=zbd\n",
+		     (const char *[]){":2:", "'zonemode'", "conventional", NULL});
 
 	expect_error("[m]\nrw=randrw\nrate=1m,2m\n",
 		     (const char *[]){":3:", "'rate'", "mixed", NULL});
