@@ -411,6 +411,28 @@ static int split_dirs(const char *v, char *buf, size_t len, char *f[3])
 	return n;
 }
 
+/*
+ * fio's per-direction sizes R[,W[,T]] into u[0] (reads) and u[1] (writes),
+ * T ignored: one field sets both, an empty field keeps u's value. block:
+ * block sizes (parse_bs), else any size (rate). Fields, or -EINVAL.
+ */
+static int parse_dir_sizes(const char *v, unsigned kb_base, bool block, uint64_t u[2])
+{
+	char buf[128], *f[3];
+	int n = split_dirs(v, buf, sizeof(buf), f);
+	if (n < 1)
+		return -EINVAL;
+	for (int i = 0; i < n && i < 2; i++) {
+		if (!*f[i] && n > 1)
+			continue;
+		if (block ? parse_bs(f[i], kb_base, &u[i]) : qs_job_parse_size(f[i], kb_base, &u[i]))
+			return -EINVAL;
+	}
+	if (n == 1)
+		u[1] = u[0];
+	return n;
+}
+
 static const char *bs_allowed(const struct job_build *b)
 {
 	/* With kb_base=1000, 4k is 4000 bytes: the range is said in bytes
@@ -429,17 +451,10 @@ static const char *bs_allowed(const struct job_build *b)
 static int job_key_bs(struct job_build *b, const char *key, const char *v, unsigned line,
 		      const char **allowed)
 {
-	char buf[128], *f[3];
-	*allowed = bs_allowed(b);
-	int n = split_dirs(v, buf, sizeof(buf), f);
 	uint64_t u[2] = {4096, 4096};
-	if (n < 1)
+	*allowed = bs_allowed(b);
+	if (parse_dir_sizes(v, b->kb_base, true, u) < 0)
 		return -EINVAL;
-	for (int i = 0; i < n && i < 2; i++)
-		if ((*f[i] || n == 1) && parse_bs(f[i], b->kb_base, &u[i]))
-			return -EINVAL;
-	if (n == 1)
-		u[1] = u[0];
 	b->job.nbss[0] = b->job.nbss[1] = 0;
 	if (u[0] == u[1]) {
 		b->job.bs = u[0];
@@ -587,16 +602,9 @@ static int job_key_rate(struct job_build *b, const char *key, const char *v, uns
 	*allowed = "R[,W[,T]]: bytes per second (suffixes k, m, g...) for reads and "
 		   "writes (one value: both; an empty field: unrated); trims are not "
 		   "simulated";
-	char buf[128], *f[3];
-	int n = split_dirs(v, buf, sizeof(buf), f);
 	uint64_t r[2] = {0, 0};
-	if (n < 1)
+	if (parse_dir_sizes(v, b->kb_base, false, r) < 0)
 		return -EINVAL;
-	for (int i = 0; i < n && i < 2; i++)
-		if (*f[i] && qs_job_parse_size(f[i], b->kb_base, &r[i]))
-			return -EINVAL;
-	if (n == 1)
-		r[1] = r[0];
 	b->rate[0] = r[0];
 	b->rate[1] = r[1];
 	b->rate_set = r[0] || r[1];
