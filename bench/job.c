@@ -44,6 +44,7 @@ struct pct_size {
 	double pct_val;
 	uint64_t bytes;
 	unsigned line; /* where it was last set, for errors after resolving */
+	const char *file;
 };
 
 struct job_build {
@@ -59,7 +60,12 @@ struct job_build {
 	bool fill_device;
 	bool rate_set;	      /* fio's rate: bytes/s for reads, writes */
 	uint64_t rate[2];
-	unsigned line_rate, line_rate_iops, line_rw, line_dist;
+	unsigned line_rate, line_dist;
+	/* the files of the lines above that errors after the load name (an
+	 * included file's line is in that file) */
+	const char *file, *sec_file; /* the entry being applied; the section's */
+	const char *file_numjobs, *file_offset_inc, *file_wait_for, *file_ss_time,
+		*file_rate, *file_dist;
 	bool zones_abs;	      /* zoned_abs: zone sizes in bytes, else in % */
 	double zone_size[QS_JOB_ZONES_MAX]; /* % of size or bytes; < 0: the rest */
 };
@@ -376,7 +382,6 @@ static int job_key_rw(struct job_build *b, const char *key, const char *v, unsig
 	b->job.rw = rw;
 	b->job.seq_skip = skip;
 	b->job.rand_seq_nr = nr;
-	b->line_rw = line;
 	return 0;
 }
 
@@ -586,8 +591,8 @@ static int job_key_count(struct job_build *b, const char *key, const char *v, un
 		return -EINVAL;
 	switch (i) {
 	case 0: b->job.iodepth = (unsigned)u; break;
-	case 1: b->job.numjobs = (unsigned)u; b->line_numjobs = line; break;
-	case 2: b->job.rate_iops = (double)u; b->line_rate_iops = u ? line : 0; break;
+	case 1: b->job.numjobs = (unsigned)u; b->line_numjobs = line; b->file_numjobs = b->file; break;
+	case 2: b->job.rate_iops = (double)u; break;
 	case 3: b->loops = u; break;
 	default: b->job.number_ios = u; break;
 	}
@@ -609,6 +614,7 @@ static int job_key_rate(struct job_build *b, const char *key, const char *v, uns
 	b->rate[1] = r[1];
 	b->rate_set = r[0] || r[1];
 	b->line_rate = line;
+	b->file_rate = b->file;
 	return 0;
 }
 
@@ -634,6 +640,7 @@ static int job_key_span(struct job_build *b, const char *key, const char *v, uns
 	if (ps != &b->offset && !ps->pct && !ps->bytes)
 		return -EINVAL;
 	ps->line = line;
+	ps->file = b->file;
 	return 0;
 }
 
@@ -649,6 +656,7 @@ static int job_key_offset_inc(struct job_build *b, const char *key, const char *
 		return -EINVAL;
 	b->job.offset_increment = u;
 	b->line_offset_inc = line;
+	b->file_offset_inc = b->file;
 	return 0;
 }
 
@@ -707,6 +715,7 @@ static int job_key_dist(struct job_build *b, const char *key, const char *v, uns
 {
 	struct qs_job *j = &b->job;
 	b->line_dist = line;
+	b->file_dist = b->file;
 	if (!strncasecmp(v, "zoned:", 6))
 		return job_key_zoned(b, v + 6, false, allowed);
 	if (!strncasecmp(v, "zoned_abs:", 10))
@@ -846,7 +855,10 @@ static int job_key_ss_time(struct job_build *b, const char *key, const char *v, 
 	}
 	*(dur ? &b->job.ss_dur_ns : itv ? &b->job.ss_interval_ns : &b->job.ss_ramp_ns) = u;
 	if (dur || itv)
+	{
 		b->line_ss_time = line;
+		b->file_ss_time = b->file;
+	}
 	return 0;
 }
 
@@ -886,6 +898,7 @@ static int job_key_wait_for(struct job_build *b, const char *key, const char *v,
 		return -EINVAL;
 	snprintf(b->wait_for, sizeof(b->wait_for), "%s", v);
 	b->line_wait_for = line;
+	b->file_wait_for = b->file;
 	return 0;
 }
 
@@ -1430,6 +1443,7 @@ static int apply_section(struct job_build *b, const struct scan *sc, size_t n, c
 		if (!e->key[0] || strcmp(e->sec, sec))
 			continue;
 		const char *allowed = "";
+		b->file = e->file;
 		int rc = job_apply(b, e, f, &allowed);
 		const char *v = e->val ? e->val : "";
 		if (rc == -ENOENT) {
@@ -1484,7 +1498,7 @@ static int job_resolve_rate(struct job_build *b, const char *path, char *err, si
 		      "mixed job as a whole, not each direction)";
 	if (why) {
 		errf(err, errlen, "%s:%u: [%s] key 'rate' value %" PRIu64 ",%" PRIu64 ": allowed: %s",
-		     path, b->line_rate, j->name, b->rate[0], b->rate[1], why);
+		     b->file_rate, b->line_rate, j->name, b->rate[0], b->rate[1], why);
 		return -EINVAL;
 	}
 	/* a mixed job's caps are equal: each direction at r, both at 2r */
@@ -1531,7 +1545,7 @@ static int job_resolve_zones(struct job_build *b, const char *path, char *err, s
 	}
 	if (why) {
 		errf(err, errlen, "%s:%u: [%s] key 'random_distribution': %u zones over %" PRIu64
-		     " blocks of %" PRIu64 " bytes: allowed: %s", path, b->line_dist, j->name,
+		     " blocks of %" PRIu64 " bytes: allowed: %s", b->file_dist, b->line_dist, j->name,
 		     j->nzones, nb, j->bs, why);
 		return -EINVAL;
 	}
@@ -1549,12 +1563,14 @@ static int job_resolve(struct job_build *b, uint64_t capacity, bool runtime_give
 	if (j->offset >= capacity) {
 		errf(err, errlen, "%s:%u: [%s] key 'offset' value %" PRIu64
 		     ": allowed: below the capacity %" PRIu64 " bytes",
-		     path, b->offset.line, j->name, j->offset, capacity);
+		     b->offset.file ? b->offset.file : b->sec_file, b->offset.line, j->name,
+		     j->offset, capacity);
 		return -EINVAL;
 	}
 	if (j->trace && j->numjobs != 1) {
 		errf(err, errlen, "%s:%u: [%s] key 'numjobs' value %u: allowed: 1 "
-		     "for a trace job", path, b->line_numjobs ? b->line_numjobs : j->line,
+		     "for a trace job", b->line_numjobs ? b->file_numjobs : b->sec_file,
+		     b->line_numjobs ? b->line_numjobs : j->line,
 		     j->name, j->numjobs);
 		return -EINVAL;
 	}
@@ -1565,7 +1581,8 @@ static int job_resolve(struct job_build *b, uint64_t capacity, bool runtime_give
 			errf(err, errlen, "%s:%u: [%s] key 'offset_increment' value "
 			     "%" PRIu64 ": allowed: offset + (numjobs - 1) * "
 			     "offset_increment below the capacity %" PRIu64,
-			     path, b->line_offset_inc, j->name, j->offset_increment,
+			     b->file_offset_inc ? b->file_offset_inc : b->sec_file,
+			     b->line_offset_inc, j->name, j->offset_increment,
 			     capacity);
 			return -EINVAL;
 		}
@@ -1574,7 +1591,8 @@ static int job_resolve(struct job_build *b, uint64_t capacity, bool runtime_give
 			errf(err, errlen, "%s:%u: [%s] key 'offset_increment' value "
 			     "%" PRIu64 ": allowed: offset + (numjobs - 1) * "
 			     "offset_increment below the capacity %" PRIu64,
-			     path, b->line_offset_inc, j->name, j->offset_increment,
+			     b->file_offset_inc ? b->file_offset_inc : b->sec_file,
+			     b->line_offset_inc, j->name, j->offset_increment,
 			     capacity);
 			return -EINVAL;
 		}
@@ -1590,7 +1608,7 @@ static int job_resolve(struct job_build *b, uint64_t capacity, bool runtime_give
 	if (j->size > capacity - last) {
 		errf(err, errlen, "%s:%u: [%s] key '%s' value %" PRIu64 ": allowed: "
 		     "at most %" PRIu64 " (capacity %" PRIu64 " minus the last "
-		     "clone's offset %" PRIu64 ")", path,
+		     "clone's offset %" PRIu64 ")", span->line ? span->file : b->sec_file,
 		     span->line ? span->line : j->line, j->name, span_key, j->size,
 		     capacity - last, capacity, last);
 		return -EINVAL;
@@ -1614,7 +1632,7 @@ static int job_resolve(struct job_build *b, uint64_t capacity, bool runtime_give
 	}
 	if (!j->trace && j->size < j->bs_max) {
 		errf(err, errlen, "%s:%u: [%s] key '%s' value %" PRIu64 ": allowed: "
-		     "at least bs (%" PRIu64 ")", path,
+		     "at least bs (%" PRIu64 ")", span->line ? span->file : b->sec_file,
 		     span->line ? span->line : j->line, j->name, span_key, j->size, j->bs_max);
 		return -EINVAL;
 	}
@@ -1626,7 +1644,7 @@ static int job_resolve(struct job_build *b, uint64_t capacity, bool runtime_give
 	uint64_t loops = b->loops ? b->loops : 1;
 	if (io > UINT64_MAX / loops) {
 		errf(err, errlen, "%s:%u: [%s] key 'loops' value %" PRIu64 ": allowed: loops "
-		     "times the bytes of one loop (%" PRIu64 ") below 2^64", path, j->line,
+		     "times the bytes of one loop (%" PRIu64 ") below 2^64", b->sec_file, j->line,
 		     j->name, loops, io);
 		return -EINVAL;
 	}
@@ -1638,8 +1656,8 @@ static int job_resolve(struct job_build *b, uint64_t capacity, bool runtime_give
 		return rc;
 	if (j->ss_dur_ns && j->ss == QS_SS_NONE) {
 		errf(err, errlen, "%s:%u: [%s] key 'steadystate_duration' value %.9g s: allowed "
-		     "only with a steadystate criterion (steadystate=iops_slope:0.5%%)", path,
-		     b->line_ss_time, j->name, (double)j->ss_dur_ns / 1e9);
+		     "only with a steadystate criterion (steadystate=iops_slope:0.5%%)",
+		     b->file_ss_time, b->line_ss_time, j->name, (double)j->ss_dur_ns / 1e9);
 		return -EINVAL;
 	}
 	if (j->ss_dur_ns && (j->ss_dur_ns % j->ss_interval_ns ||
@@ -1647,13 +1665,13 @@ static int job_resolve(struct job_build *b, uint64_t capacity, bool runtime_give
 			     j->ss_dur_ns / j->ss_interval_ns > QS_JOB_SS_MAX_SAMPLES)) {
 		errf(err, errlen, "%s:%u: [%s] key 'steadystate_duration' value %.9g s: allowed: "
 		     "2 to %u times steadystate_check_interval (%.9g s), a whole number of them",
-		     path, b->line_ss_time, j->name, (double)j->ss_dur_ns / 1e9,
+		     b->file_ss_time, b->line_ss_time, j->name, (double)j->ss_dur_ns / 1e9,
 		     QS_JOB_SS_MAX_SAMPLES, (double)j->ss_interval_ns / 1e9);
 		return -EINVAL;
 	}
 	if (j->time_based && !j->runtime_ns && !runtime_given) {
 		errf(err, errlen, "%s:%u: [%s] key 'time_based' value 1: allowed "
-		     "only with a runtime above 0 (in the file or --runtime)", path, j->line,
+		     "only with a runtime above 0 (in the file or --runtime)", b->sec_file, j->line,
 		     j->name);
 		return -EINVAL;
 	}
@@ -1721,7 +1739,7 @@ static int job_resolve_wait(struct job_build *b, const struct qs_job_file *f, co
 			      "together";
 	if (why) {
 		errf(err, errlen, "%s:%u: [%s] key 'wait_for' value '%s': allowed: the name of an "
-		     "earlier job of the same group (%s)", path, b->line_wait_for, b->job.name,
+		     "earlier job of the same group (%s)", b->file_wait_for, b->line_wait_for, b->job.name,
 		     b->wait_for, why);
 		return -EINVAL;
 	}
@@ -1773,6 +1791,7 @@ int qs_job_file_load_runtime(const char *path, uint64_t capacity, uint64_t runti
 		job_defaults(&b);
 		snprintf(b.job.name, sizeof(b.job.name), "%s", e->secname);
 		b.job.line = e->line;
+		b.sec_file = e->file;
 		/* As in fio, a [global] only shapes the jobs that follow it. */
 		rc = apply_section(&b, &sc, i, "global", f, err, errlen);
 		if (!rc)

@@ -355,6 +355,16 @@ static void test_fio_syntax(void **state)
 	if (!strstr(err, want))
 		fail_msg("error '%s' lacks '%s'", err, want);
 
+	/* so does an error found once the job is complete (size past the end) */
+	ttmp_file(inc, sizeof(inc), "inc", NULL, "rw=write\nsize=200g\n");
+	snprintf(text, sizeof(text), "[a]\ninclude %s\n", strrchr(inc, '/') + 1);
+	write_file(text);
+	assert_int_equal(qs_job_file_load(path, CAP, &f, err, sizeof(err)), -EINVAL);
+	unlink(inc);
+	snprintf(want, sizeof(want), "%s:2: [a] key 'size'", inc);
+	if (!strstr(err, want))
+		fail_msg("error '%s' lacks '%s'", err, want);
+
 	/* direct=1 after direct=0 is direct again; no buffered */
 	write_file("[a]\ndirect=0\ndirect=1\nbuffered=0\n");
 	if (qs_job_file_load(path, CAP, &f, err, sizeof(err)))
