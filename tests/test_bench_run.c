@@ -81,6 +81,30 @@ static char *slurp(const char *path, size_t *len)
 	return b;
 }
 
+/* Run `bench run` with the NULL-ended argv; its standard error into *err
+ * (the caller frees it). Returns the command's exit status. */
+static int run_stderr(char **argv, char **err)
+{
+	char errp[64];
+	int argc = 0;
+	while (argv[argc])
+		argc++;
+	ttmp_file(errp, sizeof(errp), "br", ".err", "");
+	fflush(stderr);
+	int saved = dup(2), fd = open(errp, O_WRONLY | O_TRUNC);
+	assert_true(saved >= 0 && fd >= 0);
+	dup2(fd, 2);
+	close(fd);
+	int rc = qs_cmd_bench_run(argc, argv);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	size_t n;
+	*err = slurp(errp, &n);
+	unlink(errp);
+	return rc;
+}
+
 static int run_cmd(const char *json, const char *seed, const char *workers)
 {
 	char *argv[] = {"run", job_path, "--profile", qlc_path, "--fast", fast_path,
@@ -417,28 +441,58 @@ static void test_curve(void **state)
 static void test_runtime_bounds_ramp(void **state)
 {
 	(void)state;
-	char job[64], errp[64];
+	char job[64];
 	ttmp_file(job, sizeof(job), "br", ".fio",
 		  "[w]\nrw=randwrite\nbs=64k\nsize=10%\niodepth=4\nruntime=10m\nramp_time=1h\n");
-	ttmp_file(errp, sizeof(errp), "br", ".err", "");
 	char *argv[] = {"run", job, "--profile", qlc_path, "--fast", fast_path, "--cache", "16m",
 			"--shaping", "off", "--quiet", "--runtime", "20ms", NULL};
-	fflush(stderr);
-	int saved = dup(2), fd = open(errp, O_WRONLY | O_TRUNC);
-	assert_true(saved >= 0 && fd >= 0);
-	dup2(fd, 2);
-	close(fd);
-	int rc = qs_cmd_bench_run((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv);
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	assert_int_equal(rc, 0);
-	size_t n;
-	char *s = slurp(errp, &n);
+	char *s;
+	assert_int_equal(run_stderr(argv, &s), 0);
 	assert_non_null(strstr(s, "key 'ramp_time' value 3600 s is longer than --runtime 0.02 s"));
 	free(s);
 	unlink(job);
-	unlink(errp);
+}
+
+/*
+ * Issue 13: the options of a real engine or host a job file sets are listed
+ * once per run; in --mode dev (here over two sparse files) a job asking
+ * for buffered I/O is refused, naming the file and line, before any I/O.
+ */
+static void test_fio_host_options(void **state)
+{
+	(void)state;
+	char job[64];
+	ttmp_file(job, sizeof(job), "br", ".fio",
+		  "[global]\nioengine=libaio\nthread\ndirect=0\n[w]\nrw=randwrite\n"
+		  "size=10%\nfilename=/dev/nvme0n1\n[r]\nrw=randread\nsize=10%\n"
+		  "write_lat_log=lat\n");
+	char *argv[] = {"run", job, "--profile", qlc_path, "--fast", fast_path, "--cache", "16m",
+			"--shaping", "off", "--quiet", "--runtime", "5ms", NULL};
+	char *s;
+	assert_int_equal(run_stderr(argv, &s), 0);
+	const char *note = strstr(s, "ignored in simulation: ioengine, thread, direct, "
+				     "filename, write_lat_log\n");
+	assert_non_null(note);
+	assert_null(strstr(note + 1, "ignored in simulation")); /* once per run */
+	free(s);
+
+	char qlc[64], fast[64];
+	ttmp_file(qlc, sizeof(qlc), "br", ".img", "");
+	ttmp_file(fast, sizeof(fast), "br", ".img", "");
+	assert_int_equal(truncate(qlc, 2ll << 30), 0);
+	assert_int_equal(truncate(fast, 256ll << 20), 0);
+	char *dev[] = {"run", job, "--mode", "dev", "--qlc-dev", qlc, "--fast-dev", fast,
+		       "--yes-overwrite", "--shaping", "off", "--quiet", "--runtime", "5ms", NULL};
+	assert_int_equal(run_stderr(dev, &s), 2);
+	char want[128];
+	snprintf(want, sizeof(want), "%s:4: [w] buffered I/O (direct=0 or buffered=1)", job);
+	if (!strstr(s, want))
+		fail_msg("stderr '%s' lacks '%s'", s, want);
+	assert_non_null(strstr(s, "O_DIRECT"));
+	free(s);
+	unlink(qlc);
+	unlink(fast);
+	unlink(job);
 }
 
 /*
@@ -646,6 +700,7 @@ int main(void)
 		cmocka_unit_test(test_life_rating),
 		cmocka_unit_test(test_curve),
 		cmocka_unit_test(test_runtime_bounds_ramp),
+		cmocka_unit_test(test_fio_host_options),
 		cmocka_unit_test(test_rounding),
 		cmocka_unit_test(test_steadystate_run),
 		cmocka_unit_test(test_rated_write_rate),
