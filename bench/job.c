@@ -362,8 +362,13 @@ static int job_key_rw(struct job_build *b, const char *key, const char *v, unsig
 	for (i = 0; i < sizeof(rws) / sizeof(rws[0]); i++)
 		if (strlen(rws[i].name) == n && !strncasecmp(v, rws[i].name, n))
 			break;
-	if (i == sizeof(rws) / sizeof(rws[0]))
+	if (i == sizeof(rws) / sizeof(rws[0])) {
+		if (n >= 4 && (!strncasecmp(v, "trim", 4) || !strncasecmp(v, "randtrim", 8)))
+			*allowed = "read, write, randread, randwrite, rw, randrw: fio's trim "
+				   "patterns are not among the bench's (its report has no trim "
+				   "figures)";
 		return -EINVAL;
+	}
 	enum qs_job_rw rw = rws[i].rw;
 	bool random = rw == QS_RW_RANDREAD || rw == QS_RW_RANDWRITE || rw == QS_RW_RANDRW;
 	int64_t skip = 0;
@@ -416,12 +421,19 @@ static int split_dirs(const char *v, char *buf, size_t len, char *f[3])
 	return n;
 }
 
+/* What parse_dirs reads in each field. */
+enum dir_kind {
+	DIR_BS,	  /* a block size (parse_bs) */
+	DIR_SIZE, /* any size (rate's bytes/s) */
+	DIR_PCT,  /* an integer percentage 0..100 */
+};
+
 /*
- * fio's per-direction sizes R[,W[,T]] into u[0] (reads) and u[1] (writes),
- * T ignored: one field sets both, an empty field keeps u's value. block:
- * block sizes (parse_bs), else any size (rate). Fields, or -EINVAL.
+ * fio's per-direction values R[,W[,T]] into u[0] (reads) and u[1] (writes),
+ * T ignored: one field sets both, an empty field keeps u's value. Fields,
+ * or -EINVAL.
  */
-static int parse_dir_sizes(const char *v, unsigned kb_base, bool block, uint64_t u[2])
+static int parse_dirs(const char *v, unsigned kb_base, enum dir_kind kind, uint64_t u[2])
 {
 	char buf[128], *f[3];
 	int n = split_dirs(v, buf, sizeof(buf), f);
@@ -430,7 +442,9 @@ static int parse_dir_sizes(const char *v, unsigned kb_base, bool block, uint64_t
 	for (int i = 0; i < n && i < 2; i++) {
 		if (!*f[i] && n > 1)
 			continue;
-		if (block ? parse_bs(f[i], kb_base, &u[i]) : qs_job_parse_size(f[i], kb_base, &u[i]))
+		if (kind == DIR_BS     ? parse_bs(f[i], kb_base, &u[i])
+		    : kind == DIR_SIZE ? qs_job_parse_size(f[i], kb_base, &u[i])
+				       : parse_uint(f[i], 0, 100, &u[i]))
 			return -EINVAL;
 	}
 	if (n == 1)
@@ -458,7 +472,7 @@ static int job_key_bs(struct job_build *b, const char *key, const char *v, unsig
 {
 	uint64_t u[2] = {4096, 4096};
 	*allowed = bs_allowed(b);
-	if (parse_dir_sizes(v, b->kb_base, true, u) < 0)
+	if (parse_dirs(v, b->kb_base, DIR_BS, u) < 0)
 		return -EINVAL;
 	b->job.nbss[0] = b->job.nbss[1] = 0;
 	if (u[0] == u[1]) {
@@ -599,6 +613,20 @@ static int job_key_count(struct job_build *b, const char *key, const char *v, un
 	return 0;
 }
 
+/* percentage_random: R[,W[,T]] percentages (T ignored: trims are not simulated) */
+static int job_key_pct_random(struct job_build *b, const char *key, const char *v,
+			      unsigned line, const char **allowed)
+{
+	uint64_t u[2] = {100, 100};
+	*allowed = "R[,W[,T]]: integer percentages from 0 (sequential) to 100 (all random), "
+		   "for reads and writes (one value: both)";
+	if (parse_dirs(v, b->kb_base, DIR_PCT, u) < 0)
+		return -EINVAL;
+	b->job.pct_seq[0] = 100 - (unsigned)u[0];
+	b->job.pct_seq[1] = 100 - (unsigned)u[1];
+	return 0;
+}
+
 /* fio's rate: bytes/s for reads[,writes[,trims]]; an empty field keeps
  * that direction unrated, one value rates both */
 static int job_key_rate(struct job_build *b, const char *key, const char *v, unsigned line,
@@ -608,7 +636,7 @@ static int job_key_rate(struct job_build *b, const char *key, const char *v, uns
 		   "writes (one value: both; an empty field: unrated); trims are not "
 		   "simulated";
 	uint64_t r[2] = {0, 0};
-	if (parse_dir_sizes(v, b->kb_base, false, r) < 0)
+	if (parse_dirs(v, b->kb_base, DIR_SIZE, r) < 0)
 		return -EINVAL;
 	b->rate[0] = r[0];
 	b->rate[1] = r[1];
@@ -922,6 +950,16 @@ static int job_key_timescale(struct job_build *b, const char *key, const char *v
 	return 0;
 }
 
+/* nrfiles: fio's files per job; the bench's job works on one span, as
+ * with one file */
+static int job_key_nrfiles(struct job_build *b, const char *key, const char *v, unsigned line,
+			   const char **allowed)
+{
+	uint64_t u;
+	*allowed = "1 (a job works on one span of the simulated drive, as on one file)";
+	return parse_uint(v, 1, 1, &u);
+}
+
 /* fio's bare flags: a key written alone means key=1 */
 #define JK_FLAG 1u
 
@@ -943,6 +981,7 @@ static const struct {
 	{"norandommap", job_key_bool, JK_FLAG}, {"time_based", job_key_bool, JK_FLAG},
 	{"stonewall", job_key_bool, JK_FLAG}, {"trace_ignore_time", job_key_bool, JK_FLAG},
 	{"rate_iops", job_key_count, 0}, {"rate", job_key_rate, 0},
+	{"percentage_random", job_key_pct_random, 0},
 	{"loops", job_key_count, 0}, {"number_ios", job_key_count, 0},
 	{"filesize", job_key_span, 0}, {"io_size", job_key_span, 0},
 	{"io_limit", job_key_span, 0}, {"fill_device", job_key_bool, JK_FLAG},
@@ -956,6 +995,7 @@ static const struct {
 	{"steadystate_ramp_time", job_key_ss_time, 0}, {"ss_ramp", job_key_ss_time, 0},
 	{"steadystate_check_interval", job_key_ss_time, 0},
 	{"ss_interval", job_key_ss_time, 0},
+	{"nrfiles", job_key_nrfiles, 0},
 	{"trace", job_key_trace, 0},
 	{"trace_format", job_key_trace_format, 0},
 	{"trace_timescale", job_key_timescale, 0},

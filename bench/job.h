@@ -139,6 +139,10 @@ struct qs_job {
 				      negative goes backwards */
 	uint64_t rand_seq_nr;	   /* rw=randread:N: a new random offset every
 				      N I/Os, sequential between (1: every I/O) */
+	unsigned pct_seq[2];	   /* 100 - fio's percentage_random, for reads,
+				      writes: of a random pattern's I/Os, the
+				      share that follows the last I/O instead
+				      of a random offset (0: all random) */
 	struct qs_job_zone zones[QS_JOB_ZONES_MAX];
 	unsigned nzones;	   /* QS_DIST_ZONED only */
 	bool stonewall;		   /* wait for earlier jobs before starting */

@@ -396,9 +396,13 @@ int qs_wl_next(struct qs_wl *w, struct qs_io *io)
 	uint64_t rel; /* byte offset in the span */
 	uint64_t len = j->nbss[!read] ? wl_pick_len(w, !read) : j->bs;
 	uint64_t grains = len / j->bs; /* bs is the smallest size, the grid */
-	if (random && j->rand_seq_nr > 1 && w->rand_left) {
+	/* fio's percentage_random: this one follows the last I/O */
+	bool follow = random && j->pct_seq[!read] && w->ios &&
+		      qs_wl_rng_below(&w->rng, 100) < j->pct_seq[!read];
+	if (follow || (random && j->rand_seq_nr > 1 && w->rand_left)) {
 		/* fio's randread:N: sequential between new random offsets */
-		w->rand_left--;
+		if (w->rand_left)
+			w->rand_left--;
 		w->rand_last = (w->rand_last + w->rand_len) % w->nblocks;
 		rel = w->rand_last * j->bs;
 	} else if (random) {

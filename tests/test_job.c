@@ -547,6 +547,27 @@ static void test_fio_workload_options(void **state)
 	expect_error("[b]\nbssplit=4k/10:8k/80\n",
 		     (const char *[]){":2:", "'bssplit'", "summing to 100", NULL});
 	expect_error("[b]\nbsrange=16k-4k\n", (const char *[]){":2:", "'bsrange'", NULL});
+	/* percentage_random=25: three in four random I/Os follow the last one */
+	load_ok("[p]\nrw=randwrite\nsize=1g\npercentage_random=25\nnumber_ios=8000\n"
+		"nrfiles=1\n", &f);
+	assert_int_equal(f->jobs[0].pct_seq[1], 75);
+	assert_int_equal(qs_wl_open(&f->jobs[0], 0, 5, &w, err, sizeof(err)), 0);
+	uint64_t last = 0;
+	unsigned follows = 0, n = 0;
+	while (qs_wl_next(w, &io) == 1) {
+		follows += n++ && io.off == last + 4096;
+		last = io.off;
+	}
+	qs_wl_close(w);
+	assert_int_equal(n, 8000);
+	assert_true(follows > 5800 && follows < 6200);
+	qs_job_file_free(f);
+	expect_error("[p]\npercentage_random=101\n",
+		     (const char *[]){":2:", "'percentage_random'", "0 (sequential)", NULL});
+	expect_error("[t]\nrw=randtrim\n",
+		     (const char *[]){":2:", "'rw'", "trim patterns", NULL});
+	expect_error("[t]\nnrfiles=4\n", (const char *[]){":2:", "'nrfiles'", "one span", NULL});
+
 	/* fio options the bench knows and refuses say why */
 	expect_error("[global]\nthinktime=2000\n[a]\n",
 		     (const char *[]){":2:", "[global]", "'thinktime'", "'2000'", "refused",
