@@ -9,8 +9,10 @@
  *   bs=4k
  *
  * Options (fio semantics unless noted; docs/BENCH-OUTPUT.md has the list):
- * rw, bs, rwmixread, rwmixwrite, iodepth, numjobs, size, offset,
- * offset_increment, random_distribution, norandommap, rate_iops,
+ * rw (with fio's :N), bs (R,W), bsrange, bssplit, rwmixread, rwmixwrite,
+ * iodepth, numjobs, size, filesize, io_size, loops, number_ios,
+ * fill_device, offset, offset_increment, random_distribution (also zoned,
+ * zoned_abs), percentage_random, norandommap, rate_iops, rate,
  * rate_process, runtime, ramp_time, time_based, stonewall, kb_base,
  * steadystate (ss), steadystate_duration (ss_dur), steadystate_ramp_time
  * (ss_ramp), steadystate_check_interval (ss_interval); and for

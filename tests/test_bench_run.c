@@ -85,24 +85,7 @@ static char *slurp(const char *path, size_t *len)
  * (the caller frees it). Returns the command's exit status. */
 static int run_stderr(char **argv, char **err)
 {
-	char errp[64];
-	int argc = 0;
-	while (argv[argc])
-		argc++;
-	ttmp_file(errp, sizeof(errp), "br", ".err", "");
-	fflush(stderr);
-	int saved = dup(2), fd = open(errp, O_WRONLY | O_TRUNC);
-	assert_true(saved >= 0 && fd >= 0);
-	dup2(fd, 2);
-	close(fd);
-	int rc = qs_cmd_bench_run(argc, argv);
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	size_t n;
-	*err = slurp(errp, &n);
-	unlink(errp);
-	return rc;
+	return ttmp_stderr(qs_cmd_bench_run, argv, err);
 }
 
 static int run_cmd(const char *json, const char *seed, const char *workers)

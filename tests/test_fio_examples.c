@@ -4,7 +4,9 @@
  *  - fio 3.33's own examples, from ../shared/fio-examples next to the
  *    source tree (never copied into it): each one that `fio --parse-only`
  *    accepts here loads, or is refused naming its file, line and option
- *    with a reason; the counts are printed, the refused listed;
+ *    with a reason, and each one that loads runs a short simulation (or
+ *    is refused at the model's smaller capacity, naming file and line);
+ *    the counts are printed, the refused listed;
  *  - every shipped conf/bench/ job file passes `fio --parse-only`, so the
  *    bench's job files stay fio's.
  * Both skip, saying why, when fio or the examples are absent.
@@ -26,7 +28,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../bench/cmds.h"
 #include "../bench/job.h"
+#include "ttmp.h"
 
 /* The full drive of the default profile (30.72 TB), as test_job's
  * shipped-file test loads with: the examples' sizes are a real disk's. */
@@ -103,6 +107,29 @@ static bool refusal_well_formed(const char *path, const char *err)
 	return strstr(err, "key '") || strstr(err, "include") || strstr(err, "' is neither");
 }
 
+/*
+ * Run the job file for 20 ms of simulated time, shaping off, on the default
+ * drive model (151 GiB of the 30.72 TB drive). 0: it ran; 2: it was refused
+ * at the model's capacity, naming the file and a line (printed). Any other
+ * outcome fails the test.
+ */
+static int run_short(const char *path)
+{
+	char qlc[600], fast[600];
+	snprintf(qlc, sizeof(qlc), "%s/conf/profiles/p5316-30t.ini", srcdir());
+	snprintf(fast, sizeof(fast), "%s/conf/profiles/optane.ini", srcdir());
+	char *argv[] = {"run", (char *)path, "--profile", qlc, "--fast", fast, "--shaping", "off",
+			"--runtime", "20ms", "--quiet", NULL};
+	char *err;
+	int st = ttmp_stderr(qs_cmd_bench_run, argv, &err);
+	if (st == 2 && refusal_well_formed(path, strstr(err, path) ? strstr(err, path) : err))
+		printf("refused at the model's capacity: %s", strstr(err, path));
+	else if (st)
+		fail_msg("%s: bench run exited %d: %s", path, st, err);
+	free(err);
+	return st;
+}
+
 static void test_fio_examples(void **state)
 {
 	(void)state;
@@ -120,7 +147,7 @@ static void test_fio_examples(void **state)
 		skip();
 	}
 	unsigned accepted = 0, loaded = 0, refused = 0, block = 0, block_loaded = 0;
-	unsigned bad = 0;
+	unsigned bad = 0, ran = 0, small = 0;
 	for (size_t i = 0; i < g.gl_pathc; i++) {
 		const char *path = g.gl_pathv[i];
 		if (!fio_accepts(path))
@@ -137,6 +164,9 @@ static void test_fio_examples(void **state)
 			loaded++;
 			block_loaded += blk;
 			qs_job_file_free(f);
+			int st = run_short(path);
+			ran += st == 0;
+			small += st == 2;
 			continue;
 		}
 		assert_null(f);
@@ -148,9 +178,11 @@ static void test_fio_examples(void **state)
 	}
 	globfree(&g);
 	printf("fio examples: fio --parse-only accepted %u; loaded %u, refused %u; "
-	       "with block or file engines: %u, loaded %u (%.0f%%)\n",
+	       "with block or file engines: %u, loaded %u (%.0f%%); of the loaded, %u ran "
+	       "a short simulation, %u were refused at the model's capacity\n",
 	       accepted, loaded, refused, block, block_loaded,
-	       block ? 100.0 * block_loaded / block : 0.0);
+	       block ? 100.0 * block_loaded / block : 0.0, ran, small);
+	assert_int_equal(ran + small, loaded);
 	assert_int_equal(bad, 0);
 	assert_true(accepted > 0);
 	assert_true(block_loaded >= MIN_LOADED_BLOCK);
