@@ -60,12 +60,13 @@ struct job_build {
 	bool fill_device;
 	bool rate_set;	      /* fio's rate: bytes/s for reads, writes */
 	uint64_t rate[2];
-	unsigned line_rate, line_dist;
+	unsigned line_rate, line_dist, line_zone;
+	bool strided; /* zonemode=strided */
 	/* the files of the lines above that errors after the load name (an
 	 * included file's line is in that file) */
 	const char *file, *sec_file; /* the entry being applied; the section's */
 	const char *file_numjobs, *file_offset_inc, *file_wait_for, *file_ss_time,
-		*file_rate, *file_dist;
+		*file_rate, *file_dist, *file_zone;
 	bool zones_abs;	      /* zoned_abs: zone sizes in bytes, else in % */
 	double zone_size[QS_JOB_ZONES_MAX]; /* % of size or bytes; < 0: the rest */
 };
@@ -960,6 +961,37 @@ static int job_key_nrfiles(struct job_build *b, const char *key, const char *v, 
 	return parse_uint(v, 1, 1, &u);
 }
 
+/* zonemode: none, or strided (zonesize, zoneskip); zbd is refused */
+static int job_key_zonemode(struct job_build *b, const char *key, const char *v, unsigned line,
+			    const char **allowed)
+{
+	*allowed = "none or strided (zonemode=zbd is not simulated: the simulated QLC drive "
+		   "is a conventional one)";
+	if (strcasecmp(v, "none") && strcasecmp(v, "strided"))
+		return -EINVAL;
+	b->strided = !strcasecmp(v, "strided");
+	b->line_zone = line;
+	b->file_zone = b->file;
+	return 0;
+}
+
+/* zonesize, zoneskip: sizes, multiples of 4k */
+static int job_key_zone(struct job_build *b, const char *key, const char *v, unsigned line,
+			const char **allowed)
+{
+	uint64_t u;
+	*allowed = "a size that is a multiple of 4k (zonesize above 0)";
+	bool size = !strcmp(key, "zonesize");
+	if (qs_job_parse_size(v, b->kb_base, &u) || u % 4096 || (size && !u))
+		return -EINVAL;
+	*(size ? &b->job.zone_size : &b->job.zone_skip) = u;
+	if (!b->line_zone) {
+		b->line_zone = line;
+		b->file_zone = b->file;
+	}
+	return 0;
+}
+
 /* fio's bare flags: a key written alone means key=1 */
 #define JK_FLAG 1u
 
@@ -996,6 +1028,8 @@ static const struct {
 	{"steadystate_check_interval", job_key_ss_time, 0},
 	{"ss_interval", job_key_ss_time, 0},
 	{"nrfiles", job_key_nrfiles, 0},
+	{"zonemode", job_key_zonemode, 0},
+	{"zonesize", job_key_zone, 0}, {"zoneskip", job_key_zone, 0},
 	{"trace", job_key_trace, 0},
 	{"trace_format", job_key_trace_format, 0},
 	{"trace_timescale", job_key_timescale, 0},
@@ -1035,8 +1069,10 @@ static const char *const job_ignored[] = {
 	"ratemin", "ratecycle", "randrepeat", "random_generator", "randseed",
 };
 
-/* fio's flags among the ignored options (bare is fine) */
+/* fio's flags among the ignored options, and the logs whose name is
+ * optional (bare is fine) */
 static const char *const job_ignored_flags[] = {
+	"write_bw_log", "write_lat_log", "write_iops_log", "write_hist_log",
 	"direct", "buffered", "thread", "threads", "invalidate", "create_serialize",
 	"create_on_open", "group_reporting", "new_group", "exitall", "do_verify",
 	"verify_fatal", "verify_dump", "refill_buffers", "scramble_buffers",
@@ -1061,11 +1097,7 @@ static const struct {
 	{"thinktime", "pauses between a job's I/Os are not simulated (rate_iops paces a job)"},
 	{"thinktime_blocks", "pauses between a job's I/Os are not simulated"},
 	{"thinktime_spin", "pauses between a job's I/Os are not simulated"},
-	{"zonemode", "zoned I/O (zonemode=zbd, strided) is not simulated: the simulated QLC "
-		     "drive is a conventional one"},
-	{"zonesize", "zoned I/O (zonemode) is not simulated"},
-	{"zoneskip", "zoned I/O (zonemode) is not simulated"},
-	{"zonerange", "zoned I/O (zonemode) is not simulated"},
+	{"zonerange", "zonemode=strided is simulated with zones of zonesize only"},
 	{"zonecapacity", "zoned I/O (zonemode) is not simulated"},
 	{"max_open_zones", "zoned I/O (zonemode) is not simulated"},
 };
@@ -1689,6 +1721,22 @@ static int job_resolve(struct job_build *b, uint64_t capacity, bool runtime_give
 		return -EINVAL;
 	}
 	j->io_bytes = io * loops;
+	if (b->strided || j->zone_size) {
+		bool random = j->rw == QS_RW_RANDREAD || j->rw == QS_RW_RANDWRITE ||
+			      j->rw == QS_RW_RANDRW;
+		const char *why = !b->strided	 ? "zonesize and zoneskip only with zonemode=strided"
+				  : !j->zone_size ? "zonemode=strided needs a zonesize above 0"
+				  : random || j->seq_skip
+					  ? "zonemode=strided with a sequential pattern without :N "
+					    "(random zones are not simulated)"
+				  : j->zone_size < j->bs_max ? "a zonesize of at least bs"
+							     : NULL;
+		if (why) {
+			errf(err, errlen, "%s:%u: [%s] key 'zonemode': allowed: %s", b->file_zone,
+			     b->line_zone, j->name, why);
+			return -EINVAL;
+		}
+	}
 	int rc = job_resolve_rate(b, path, err, errlen);
 	if (!rc)
 		rc = job_resolve_zones(b, path, err, errlen);

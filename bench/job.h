@@ -141,6 +141,9 @@ struct qs_job {
 				      negative goes backwards */
 	uint64_t rand_seq_nr;	   /* rw=randread:N: a new random offset every
 				      N I/Os, sequential between (1: every I/O) */
+	uint64_t zone_size, zone_skip; /* fio's zonemode=strided (sequential
+				      patterns): zone_size bytes of I/O, then
+				      zone_skip bytes skipped; 0: no zones */
 	unsigned pct_seq[2];	   /* 100 - fio's percentage_random, for reads,
 				      writes: of a random pattern's I/Os, the
 				      share that follows the last I/O instead

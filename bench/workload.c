@@ -121,6 +121,8 @@ struct qs_wl {
 	/* rw=rand...:N: I/Os left before the next random offset, the last block */
 	uint64_t rand_left, rand_last, rand_len; /* rand_len: grains of the last */
 	bool seq_started[2];
+	/* zonemode=strided: the current zone's start and the bytes done in it */
+	uint64_t zone_start[2], zone_done[2];
 	/* uniform with random map */
 	struct perm pass_perm;
 	uint64_t pass_idx, pass_no, perm_seed;
@@ -412,6 +414,19 @@ int qs_wl_next(struct qs_wl *w, struct qs_io *io)
 	} else if (j->seq_skip) {
 		rel = seq_skip_page(w, &w->seq_pos[read ? 0 : 1], &w->seq_started[read ? 0 : 1],
 				    len) * 4096;
+	} else if (j->zone_size) {
+		int d = !read;
+		if (w->zone_done[d] + len > j->zone_size) {
+			w->zone_start[d] += j->zone_size + j->zone_skip;
+			w->zone_done[d] = 0;
+		}
+		if (w->zone_start[d] + len > w->span_len) {
+			if (!j->time_based)
+				return 0; /* fio: the zones have passed the end */
+			w->zone_start[d] = 0;
+		}
+		rel = w->zone_start[d] + w->zone_done[d];
+		w->zone_done[d] += len;
 	} else if (grains > 1) {
 		uint64_t *pos = &w->seq_pos[read ? 0 : 1];
 		if (*pos + grains > w->nblocks)

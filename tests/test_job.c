@@ -568,6 +568,19 @@ static void test_fio_workload_options(void **state)
 		     (const char *[]){":2:", "'rw'", "trim patterns", NULL});
 	expect_error("[t]\nnrfiles=4\n", (const char *[]){":2:", "'nrfiles'", "one span", NULL});
 
+	/* zonemode=strided (disk-zone-profile.fio): zonesize bytes, then skip
+	 * zoneskip; the job ends when the zones pass the end of the span */
+	load_ok("[z]\nrw=read\nbs=64k\nsize=10m\nzonemode=strided\nzonesize=256k\n"
+		"zoneskip=1m\n", &f);
+	assert_int_equal(stream_offsets(&f->jobs[0], off, 64), 32);
+	for (size_t i = 0; i < 32; i++)
+		assert_int_equal(off[i], (i / 4) * 1280 * 1024 + (i % 4) * 65536);
+	qs_job_file_free(f);
+	expect_error("[z]\nrw=randread\nzonemode=strided\nzonesize=1m\n",
+		     (const char *[]){":3:", "'zonemode'", "sequential", NULL});
+	expect_error("[z]\nrw=read\nzonesize=1m\n",
+		     (const char *[]){":3:", "'zonemode'", "only with zonemode=strided", NULL});
+
 	/* fio options the bench knows and refuses say why */
 	expect_error("[global]\nthinktime=2000\n[a]\n",
 		     (const char *[]){":2:", "[global]", "'thinktime'", "'2000'", "refused",
