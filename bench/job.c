@@ -596,6 +596,7 @@ static int job_key_count(struct job_build *b, const char *key, const char *v, un
 			      "and writes together", 0, 100000000},
 		{"loops", "an integer from 1 to 1000000000", 1, 1000000000},
 		{"number_ios", "an integer from 0 (no limit) to 10^15", 0, 1000000000000000ull},
+		{"thinktime_blocks", "an integer from 1 to 1000000000", 1, 1000000000},
 	};
 	size_t i = 0;
 	while (strcmp(key, k[i].key))
@@ -609,7 +610,8 @@ static int job_key_count(struct job_build *b, const char *key, const char *v, un
 	case 1: b->job.numjobs = (unsigned)u; b->line_numjobs = line; b->file_numjobs = b->file; break;
 	case 2: b->job.rate_iops = (double)u; break;
 	case 3: b->loops = u; break;
-	default: b->job.number_ios = u; break;
+	case 4: b->job.number_ios = u; break;
+	default: b->job.thinktime_blocks = u; break;
 	}
 	return 0;
 }
@@ -961,6 +963,20 @@ static int job_key_nrfiles(struct job_build *b, const char *key, const char *v, 
 	return parse_uint(v, 1, 1, &u);
 }
 
+/* thinktime (and thinktime_spin, its busy part in fio, which a simulated
+ * clone spends waiting alike): a time, bare numbers in microseconds */
+static int job_key_think(struct job_build *b, const char *key, const char *v, unsigned line,
+			 const char **allowed)
+{
+	uint64_t u;
+	*allowed = "a time up to 1 hour: microseconds, or a number with us, ms, s";
+	if (qs_job_parse_time(v, 1000, &u) || u > 3600 * NS_PER_S)
+		return -EINVAL;
+	if (!strcmp(key, "thinktime"))
+		b->job.thinktime_ns = u;
+	return 0;
+}
+
 /* zonemode: none, or strided (zonesize, zoneskip); zbd is refused */
 static int job_key_zonemode(struct job_build *b, const char *key, const char *v, unsigned line,
 			    const char **allowed)
@@ -1028,6 +1044,8 @@ static const struct {
 	{"steadystate_check_interval", job_key_ss_time, 0},
 	{"ss_interval", job_key_ss_time, 0},
 	{"nrfiles", job_key_nrfiles, 0},
+	{"thinktime", job_key_think, 0}, {"thinktime_spin", job_key_think, 0},
+	{"thinktime_blocks", job_key_count, 0},
 	{"zonemode", job_key_zonemode, 0},
 	{"zonesize", job_key_zone, 0}, {"zoneskip", job_key_zone, 0},
 	{"trace", job_key_trace, 0},
@@ -1094,9 +1112,6 @@ static const struct {
 	{"latency_window", "fio's latency_target search is not simulated"},
 	{"latency_percentile", "fio's latency_target search is not simulated"},
 	{"latency_run", "fio's latency_target search is not simulated"},
-	{"thinktime", "pauses between a job's I/Os are not simulated (rate_iops paces a job)"},
-	{"thinktime_blocks", "pauses between a job's I/Os are not simulated"},
-	{"thinktime_spin", "pauses between a job's I/Os are not simulated"},
 	{"zonerange", "zonemode=strided is simulated with zones of zonesize only"},
 	{"zonecapacity", "zoned I/O (zonemode) is not simulated"},
 	{"max_open_zones", "zoned I/O (zonemode) is not simulated"},
@@ -1192,6 +1207,7 @@ static void job_defaults(struct job_build *b)
 	b->job.trace_format = QS_TRACE_AUTO;
 	b->job.trace_timescale = 1.0;
 	b->job.ss_interval_ns = NS_PER_S; /* fio's steadystate_check_interval */
+	b->job.thinktime_blocks = 1;
 }
 
 static int scan_push(struct scan *sc, const struct scan_ent *e)

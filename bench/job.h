@@ -12,7 +12,8 @@
  * rw (with fio's :N), bs (R,W), bsrange, bssplit, rwmixread, rwmixwrite,
  * iodepth, numjobs, size, filesize, io_size, loops, number_ios,
  * fill_device, offset, offset_increment, random_distribution (also zoned,
- * zoned_abs), percentage_random, norandommap, rate_iops, rate,
+ * zoned_abs), percentage_random, norandommap, rate_iops, rate, thinktime,
+ * thinktime_blocks, zonemode=strided (zonesize, zoneskip), nrfiles=1,
  * rate_process, runtime, ramp_time, time_based, stonewall, kb_base,
  * steadystate (ss), steadystate_duration (ss_dur), steadystate_ramp_time
  * (ss_ramp), steadystate_check_interval (ss_interval); and for
@@ -144,6 +145,10 @@ struct qs_job {
 	uint64_t zone_size, zone_skip; /* fio's zonemode=strided (sequential
 				      patterns): zone_size bytes of I/O, then
 				      zone_skip bytes skipped; 0: no zones */
+	uint64_t thinktime_ns;	   /* fio's thinktime: a closed-loop clone
+				      waits this long before the I/O after every
+				      thinktime_blocks; 0: none */
+	uint64_t thinktime_blocks; /* >= 1 (fio's default 1) */
 	unsigned pct_seq[2];	   /* 100 - fio's percentage_random, for reads,
 				      writes: of a random pattern's I/Os, the
 				      share that follows the last I/O instead

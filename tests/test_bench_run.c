@@ -670,6 +670,41 @@ static void test_arg_errors(void **state)
 	unlink(bad);
 }
 
+/*
+ * Issue 13: fio's thinktime stalls a closed-loop clone before the I/O after
+ * every thinktime_blocks: at iodepth 1, blocks I/Os per 10 ms plus their
+ * own time (measured by the same job without thinktime).
+ */
+static void test_thinktime(void **state)
+{
+	(void)state;
+	char job[64];
+	ttmp_file(job, sizeof(job), "br", ".fio",
+		  "[global]\nrw=randwrite\nsize=10%\nruntime=200ms\ntime_based\n"
+		  "thinktime=10ms\n[one]\n[four]\nthinktime_blocks=4\n[none]\nthinktime=0\n");
+	struct qs_bench_world *w = tiny_world();
+	struct qs_job_file *jf;
+	char err[512];
+	assert_int_equal(qs_job_file_load(job, qs_bench_world_sizes(w)->capacity, &jf, err,
+					  sizeof(err)), 0);
+	struct qs_bench_result r;
+	struct qs_bench_variant v = {.shaping = false};
+	assert_int_equal(qs_bench_run_job(w, &jf->jobs[2], &v, 1, &r, err, sizeof(err)), 0);
+	double lat_s = 1.0 / r.rep.write.iops; /* one I/O at iodepth 1, no stall */
+	assert_true(lat_s < 0.001);
+	const double blocks[] = {1, 4};
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(qs_bench_run_job(w, &jf->jobs[i], &v, 1, &r, err, sizeof(err)), 0);
+		double want = blocks[i] / (0.010 + blocks[i] * lat_s);
+		if (fabs(r.rep.write.iops - want) > want * 0.05)
+			fail_msg("job %s: %.1f IOPS, want %.1f", jf->jobs[i].name, r.rep.write.iops,
+				 want);
+	}
+	qs_job_file_free(jf);
+	qs_bench_world_free(w);
+	unlink(job);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -687,6 +722,7 @@ int main(void)
 		cmocka_unit_test(test_rounding),
 		cmocka_unit_test(test_steadystate_run),
 		cmocka_unit_test(test_rated_write_rate),
+		cmocka_unit_test(test_thinktime),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

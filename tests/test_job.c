@@ -582,9 +582,13 @@ static void test_fio_workload_options(void **state)
 		     (const char *[]){":3:", "'zonemode'", "only with zonemode=strided", NULL});
 
 	/* fio options the bench knows and refuses say why */
-	expect_error("[global]\nthinktime=2000\n[a]\n",
-		     (const char *[]){":2:", "[global]", "'thinktime'", "'2000'", "refused",
+	expect_error("[global]\nflow=2\n[a]\n",
+		     (const char *[]){":2:", "[global]", "'flow'", "'2'", "refused",
 				      "not simulated", NULL});
+	load_ok("[t]\nthinktime=2000\nthinktime_blocks=8\nthinktime_spin=100\n", &f);
+	assert_int_equal(f->jobs[0].thinktime_ns, 2000000); /* microseconds, fio's unit */
+	assert_int_equal(f->jobs[0].thinktime_blocks, 8);
+	qs_job_file_free(f);
 	expect_error("[a]\nzonemode=zbd\n",
 		     (const char *[]){":2:", "'zonemode'", "conventional", NULL});
 
