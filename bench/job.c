@@ -885,8 +885,7 @@ static int job_key_ss_time(struct job_build *b, const char *key, const char *v, 
 		return -EINVAL;
 	}
 	*(dur ? &b->job.ss_dur_ns : itv ? &b->job.ss_interval_ns : &b->job.ss_ramp_ns) = u;
-	if (dur || itv)
-	{
+	if (dur || itv) {
 		b->line_ss_time = line;
 		b->file_ss_time = b->file;
 	}

@@ -80,9 +80,8 @@ enum qs_job_ss {
 #define QS_JOB_SS_MAX_SAMPLES 100000
 
 #define QS_JOB_NAME_MAX 64
-/* The longest job file line, newline not counted: iniparser reads the
- * values and refuses a whole file with a line of 1,023 bytes or more,
- * without saying which; the loader refuses it first, by line. */
+/* The longest job file line, newline not counted (also once ${VAR} is
+ * substituted): longer ones are refused naming the line. */
 #define QS_JOB_MAX_LINE 1000
 
 /* Block sizes a direction of a job may list (fio's bssplit). */
