@@ -756,7 +756,8 @@ static int job_key_dist(struct job_build *b, const char *key, const char *v, uns
 	double p = NAN;
 	j->nzones = 0;
 	*allowed = "random, zipf[:theta] (theta > 0, not 1; default 1.1), "
-		   "pareto[:h] (0 < h < 1; default 0.2), zoned:A/S:..., zoned_abs:A/SIZE:...";
+		   "pareto[:h] (0 < h < 1; default 0.2), normal:dev (dev in percent of the "
+		   "span, above 0, at most 100), zoned:A/S:..., zoned_abs:A/SIZE:...";
 	if (colon) {
 		char *end;
 		p = strtod(colon + 1, &end);
@@ -772,6 +773,10 @@ static int job_key_dist(struct job_build *b, const char *key, const char *v, uns
 		if (!(p > 0) || p == 1.0 || p > 100)
 			return -EINVAL;
 		j->dist = QS_DIST_ZIPF;
+	} else if (n == 6 && !strncasecmp(v, "normal", n)) {
+		if (!colon || !(p > 0 && p <= 100))
+			return -EINVAL;
+		j->dist = QS_DIST_NORMAL;
 	} else if (n == 6 && !strncasecmp(v, "pareto", n)) {
 		if (!colon)
 			p = 0.2;

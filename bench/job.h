@@ -11,8 +11,8 @@
  * Options (fio semantics unless noted; docs/BENCH-OUTPUT.md has the list):
  * rw (with fio's :N), bs (R,W), bsrange, bssplit, rwmixread, rwmixwrite,
  * iodepth, numjobs, size, filesize, io_size, loops, number_ios,
- * fill_device, offset, offset_increment, random_distribution (also zoned,
- * zoned_abs), percentage_random, norandommap, rate_iops, rate, thinktime,
+ * fill_device, offset, offset_increment, random_distribution (also normal,
+ * zoned, zoned_abs), percentage_random, norandommap, rate_iops, rate, thinktime,
  * thinktime_blocks, zonemode=strided (zonesize, zoneskip), nrfiles=1,
  * rate_process, runtime, ramp_time, time_based, stonewall, kb_base,
  * steadystate (ss), steadystate_duration (ss_dur), steadystate_ramp_time
@@ -49,6 +49,7 @@ enum qs_job_dist {
 	QS_DIST_ZIPF,	    /* zipf:theta, theta > 0 and != 1 */
 	QS_DIST_PARETO,	    /* pareto:h, 0 < h < 1 */
 	QS_DIST_ZONED,	    /* zoned: / zoned_abs: access%/size pairs (zones[]) */
+	QS_DIST_NORMAL,	    /* normal:dev, dev the deviation in % of the span, > 0 */
 };
 
 /* Zones a zoned or zoned_abs random_distribution may have. */

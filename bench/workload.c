@@ -341,6 +341,24 @@ static uint64_t seq_skip_page(struct qs_wl *w, uint64_t *pos, bool *started, uin
 	return page;
 }
 
+/*
+ * random_distribution=normal:dev: a rank drawn from a normal distribution
+ * around the span's middle with a deviation of dev percent of the blocks
+ * (Box-Muller), drawn again while outside; like zipf and pareto, the ranks
+ * are scattered over the span (fio hashes its normal offsets alike).
+ */
+static uint64_t normal_rank(struct qs_wl *w)
+{
+	double n = (double)w->nblocks, sd = w->job->dist_param / 100.0 * n;
+	for (;;) {
+		double u1 = qs_wl_rng_double(&w->rng), u2 = qs_wl_rng_double(&w->rng);
+		double z = sqrt(-2.0 * log1p(-u1)) * cos(2.0 * M_PI * u2);
+		double x = n / 2.0 + z * sd;
+		if (x >= 0 && x < n)
+			return rank_clamp(w, x);
+	}
+}
+
 static uint64_t random_block(struct qs_wl *w)
 {
 	switch (w->job->dist) {
@@ -350,6 +368,8 @@ static uint64_t random_block(struct qs_wl *w)
 		return perm_apply(&w->scatter, zipf_rank(w));
 	case QS_DIST_PARETO:
 		return perm_apply(&w->scatter, pareto_rank(w));
+	case QS_DIST_NORMAL:
+		return perm_apply(&w->scatter, normal_rank(w));
 	case QS_DIST_RANDOM:
 		break;
 	}

@@ -409,6 +409,13 @@ static size_t stream_offsets(const struct qs_job *j, uint64_t *off, size_t n)
 	return k;
 }
 
+/* qsort: unsigned, largest first */
+static int cmp_desc(const void *a, const void *b)
+{
+	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
 /* Issue 13: the workload options of fio's examples. */
 static void test_fio_workload_options(void **state)
 {
@@ -468,6 +475,31 @@ static void test_fio_workload_options(void **state)
 	assert_true(hits[1] > 5600 && hits[1] < 6400);
 	assert_true(hits[2] > 1700 && hits[2] < 2300);
 	qs_job_file_free(f);
+
+	/* normal:1 over 10,000 blocks: a deviation of 100 blocks, so the 400
+	 * most popular blocks take about 95% of the I/Os, wherever they are */
+	load_ok("[n]\nrw=randread\nsize=40000k\nio_size=80000k\nnumber_ios=20000\n"
+		"random_distribution=normal:1\n", &f);
+	assert_int_equal(f->jobs[0].dist, QS_DIST_NORMAL);
+	static unsigned nhits[10000];
+	memset(nhits, 0, sizeof(nhits));
+	assert_int_equal(qs_wl_open(&f->jobs[0], 0, 9, &w, err, sizeof(err)), 0);
+	unsigned nn = 0;
+	while (qs_wl_next(w, &io) == 1) {
+		assert_true(io.off / 4096 < 10000);
+		nhits[io.off / 4096]++;
+		nn++;
+	}
+	qs_wl_close(w);
+	assert_int_equal(nn, 20000);
+	qsort(nhits, 10000, sizeof(nhits[0]), cmp_desc);
+	unsigned top = 0;
+	for (int i = 0; i < 400; i++)
+		top += nhits[i];
+	assert_true(top > 18600 && top < 19400);
+	qs_job_file_free(f);
+	expect_error("[n]\nrw=randread\nrandom_distribution=normal\n",
+		     (const char *[]){":3:", "'random_distribution'", "normal:dev", NULL});
 
 	load_ok("[a]\nrw=randwrite\nsize=64m\nrandom_distribution=zoned_abs:50/4m:50/\n", &f);
 	assert_int_equal(f->jobs[0].zones[0].nblocks, 1024);
