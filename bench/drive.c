@@ -66,11 +66,13 @@ struct drv_clone {
 	unsigned iodepth, inflight;
 	bool ended;	/* stream ended or runtime over: issue no more */
 	bool timed;	/* open loop: each I/O at its at_ns */
-	bool have_next; /* open loop: next holds the next I/O, due at due_ns */
+	bool have_next; /* next holds the next I/O, due at due_ns (open loop,
+			   or closed loop after a thinktime) */
 	bool next_due;	/* its time came while iodepth were in flight */
 	bool done;	/* ended and drained: counted out of live */
 	uint64_t due_ns;
 	struct qs_io next;
+	uint64_t think_left; /* closed loop: I/Os before the next thinktime */
 };
 
 struct drv_slot {
@@ -258,13 +260,13 @@ static void drv_io_done(void *arg, int res)
 		drv_clone_finish(c);
 		return;
 	}
-	if (!c->timed) {
-		drv_pump(c);
-	} else if (c->next_due) {
+	if (c->next_due) {
 		struct qs_io io = c->next;
 		c->next_due = false;
 		c->have_next = false;
 		drv_issue(c, &io);
+		drv_pump(c);
+	} else if (!c->timed) {
 		drv_pump(c);
 	}
 }
@@ -450,7 +452,8 @@ static void drv_pump(struct drv_clone *c)
 			drv_hold(c, &io, c->j->start + io.at_ns);
 		return;
 	}
-	while (c->inflight < c->iodepth && !c->ended && !r->err) {
+	const struct qs_job *job = c->j->job;
+	while (c->inflight < c->iodepth && !c->ended && !r->err && !c->have_next) {
 		if (drv_next(c, &io) <= 0) {
 			drv_end_clone(c);
 			return;
@@ -459,6 +462,13 @@ static void drv_pump(struct drv_clone *c)
 			/* a timed trace: switch this clone to open loop */
 			c->timed = true;
 			drv_hold(c, &io, c->j->start + io.at_ns);
+			return;
+		}
+		if (job->thinktime_ns && !c->think_left--) {
+			/* fio's thinktime: after thinktime_blocks I/Os, the next
+			 * waits thinktime from now (a completion, or the start) */
+			c->think_left = job->thinktime_blocks - 1;
+			drv_hold(c, &io, drv_now(r) + job->thinktime_ns);
 			return;
 		}
 		drv_issue(c, &io);
@@ -679,7 +689,8 @@ static uint64_t drv_slot_bytes(const struct qs_job *jobs, size_t njobs)
 {
 	uint64_t n = QS_BLOCK_SIZE;
 	for (size_t i = 0; i < njobs; i++) {
-		uint64_t b = jobs[i].trace ? drv_trace_max_io(&jobs[i]) : jobs[i].bs;
+		uint64_t b = jobs[i].trace ? drv_trace_max_io(&jobs[i])
+			     : jobs[i].bs_max > jobs[i].bs ? jobs[i].bs_max : jobs[i].bs;
 		if (b > n)
 			n = b;
 	}
@@ -814,6 +825,7 @@ static int drv_start(struct drv_run *r)
 			c->j = j;
 			c->iodepth = job->iodepth;
 			c->timed = job->rate_iops != 0;
+			c->think_left = job->thinktime_blocks; /* the first go at once */
 			int rc = qs_wl_open(job, k, d->seed, &c->wl, r->errbuf, r->errlen);
 			if (rc)
 				return rc;
@@ -897,14 +909,15 @@ static void drv_teardown(struct drv_run *r)
 }
 
 /* Client write bytes per second job asks for with rate_iops: every clone's
- * rate, the writes' share of the mix, bs each; 0 when unrated. */
+ * rate, the writes' share of the mix, the writes' mean size each; 0 when
+ * unrated. */
 static double drv_rated_write_rate(const struct qs_job *job)
 {
 	if (!job->rate_iops || job->trace || !qs_job_writes(job))
 		return 0;
 	double share = job->rw == QS_RW_RW || job->rw == QS_RW_RANDRW ?
 		(100.0 - job->rwmixread) / 100.0 : 1.0;
-	return (double)job->rate_iops * job->numjobs * share * (double)job->bs;
+	return (double)job->rate_iops * job->numjobs * share * qs_job_mean_bs(job, true);
 }
 
 /* The figures of job j into res: the client's, the engine's, the world's. */

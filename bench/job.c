@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Bench job files (see job.h). iniparser reads the values; this file also
- * scans the text itself, because iniparser keeps no line numbers and every
- * error must name its line, and because iniparser silently accepts things
- * fio users would want flagged (keys outside a section, bare flags).
+ * Bench job files (see job.h). The file is read here, line by line, with
+ * fio's syntax: [sections], key=value, bare flags (time_based), inline ';'
+ * and '#' comments, include FILE and ${VAR}. iniparser (which reads the
+ * daemon's config) cannot: it keeps no line numbers, takes a bare key for
+ * an empty value, and knows neither include nor ${VAR}.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -15,24 +16,27 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <iniparser.h>
-
 #include "job.h"
 #include "host/text.h"
 
 #define NS_PER_S 1000000000ull
 
-/* One "key = value" line or section header found by the scanner. */
+/* One "key = value" line, bare option or section header found by the
+ * scanner. */
 struct scan_ent {
-	char sec[QS_JOB_NAME_MAX]; /* lowercased like iniparser */
+	char sec[QS_JOB_NAME_MAX]; /* lowercased (fio's names are case-blind) */
 	char key[64];		   /* lowercased; "" for a section header */
 	char secname[QS_JOB_NAME_MAX]; /* header as written (job name) */
+	char *val;		   /* owned; NULL for a bare option or a header */
+	const char *file;	   /* the file the line is in (owned by the scan) */
 	unsigned line;
 };
 
 struct scan {
 	struct scan_ent *ent;
 	size_t n, cap;
+	char **files; /* every file read, the job file and its includes */
+	size_t nfiles;
 };
 
 /* A size or offset that may be a percentage of the capacity. */
@@ -41,6 +45,7 @@ struct pct_size {
 	double pct_val;
 	uint64_t bytes;
 	unsigned line; /* where it was last set, for errors after resolving */
+	const char *file;
 };
 
 struct job_build {
@@ -51,6 +56,20 @@ struct job_build {
 	char wait_for[QS_JOB_NAME_MAX]; /* wait_for's job name ("" none) */
 	unsigned line_wait_for;
 	unsigned line_ss, line_ss_time;
+	struct pct_size filesize, io_size;
+	uint64_t loops;
+	bool fill_device;
+	bool rate_set;	      /* fio's rate: bytes/s for reads, writes */
+	uint64_t rate[2];
+	unsigned line_rate, line_dist, line_zone;
+	bool strided; /* zonemode=strided */
+	/* the files of the lines above that errors after the load name (an
+	 * included file's line is in that file) */
+	const char *file, *sec_file; /* the entry being applied; the section's */
+	const char *file_numjobs, *file_offset_inc, *file_wait_for, *file_ss_time,
+		*file_rate, *file_dist, *file_zone;
+	bool zones_abs;	      /* zoned_abs: zone sizes in bytes, else in % */
+	double zone_size[QS_JOB_ZONES_MAX]; /* % of size or bytes; < 0: the rest */
 };
 
 static void errf(char *err, size_t errlen, const char *fmt, ...)
@@ -64,6 +83,37 @@ static void errf(char *err, size_t errlen, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
+}
+
+static void str_trim(char *s)
+{
+	char *p = s;
+	while (isspace((unsigned char)*p))
+		p++;
+	size_t n = strlen(p);
+	while (n && isspace((unsigned char)p[n - 1]))
+		n--;
+	memmove(s, p, n);
+	s[n] = 0;
+}
+
+static void str_lower(char *s)
+{
+	for (; *s; s++)
+		*s = (char)tolower((unsigned char)*s);
+}
+
+double qs_job_mean_bs(const struct qs_job *j, bool write)
+{
+	const struct qs_job_bss *e = j->bss[write];
+	if (!j->nbss[write])
+		return (double)j->bs;
+	double m = 0;
+	for (unsigned i = 0; i < j->nbss[write]; i++) {
+		uint64_t cnt = e[i].hi / e[i].lo; /* sizes lo, 2 lo, ... cnt lo */
+		m += e[i].pct / 100.0 * (double)e[i].lo * (double)(cnt + 1) / 2.0;
+	}
+	return m;
 }
 
 const char *qs_job_rw_name(enum qs_job_rw rw)
@@ -305,31 +355,219 @@ static int job_key_rw(struct job_build *b, const char *key, const char *v, unsig
 		{"rw", QS_RW_RW}, {"readwrite", QS_RW_RW},
 		{"randrw", QS_RW_RANDRW},
 	};
-	*allowed = "read, write, randread, randwrite, rw (readwrite), randrw";
-	for (size_t i = 0; i < sizeof(rws) / sizeof(rws[0]); i++) {
-		if (!strcasecmp(v, rws[i].name)) {
-			b->job.rw = rws[i].rw;
-			return 0;
-		}
+	*allowed = "read, write, randread, randwrite, rw (readwrite), randrw; with fio's "
+		   ":N, for sequential ones a size (multiple of 4k, may be negative) "
+		   "skipped after every I/O, for random ones a new offset every N I/Os";
+	const char *colon = strchr(v, ':');
+	size_t n = colon ? (size_t)(colon - v) : strlen(v);
+	size_t i;
+	for (i = 0; i < sizeof(rws) / sizeof(rws[0]); i++)
+		if (strlen(rws[i].name) == n && !strncasecmp(v, rws[i].name, n))
+			break;
+	if (i == sizeof(rws) / sizeof(rws[0])) {
+		if (n >= 4 && (!strncasecmp(v, "trim", 4) || !strncasecmp(v, "randtrim", 8)))
+			*allowed = "read, write, randread, randwrite, rw, randrw: fio's trim "
+				   "patterns are not among the bench's (its report has no trim "
+				   "figures)";
+		return -EINVAL;
 	}
-	return -EINVAL;
+	enum qs_job_rw rw = rws[i].rw;
+	bool random = rw == QS_RW_RANDREAD || rw == QS_RW_RANDWRITE || rw == QS_RW_RANDRW;
+	int64_t skip = 0;
+	uint64_t nr = 1;
+	if (colon && random) {
+		if (parse_uint(colon + 1, 1, UINT32_MAX, &nr))
+			return -EINVAL;
+	} else if (colon) {
+		const char *m = colon + 1;
+		bool neg = *m == '-';
+		uint64_t u;
+		if (qs_job_parse_size(m + neg, b->kb_base, &u) || u % 4096 || u > (1ull << 50))
+			return -EINVAL;
+		skip = neg ? -(int64_t)u : (int64_t)u;
+	}
+	b->job.rw = rw;
+	b->job.seq_skip = skip;
+	b->job.rand_seq_nr = nr;
+	return 0;
 }
 
+/* One block size of bs, bsrange or bssplit: 0 or -EINVAL. */
+static int parse_bs(const char *v, unsigned kb_base, uint64_t *out)
+{
+	uint64_t u;
+	if (qs_job_parse_size(v, kb_base, &u) || !u || u % 4096 || u > (16u << 20))
+		return -EINVAL;
+	*out = u;
+	return 0;
+}
+
+/* Split v at commas into at most 3 trimmed fields of buf (fio's
+ * reads,writes,trims); the count of fields, or -EINVAL. */
+static int split_dirs(const char *v, char *buf, size_t len, char *f[3])
+{
+	if (strlen(v) >= len)
+		return -EINVAL;
+	snprintf(buf, len, "%s", v);
+	int n = 1;
+	f[0] = buf;
+	f[1] = f[2] = NULL;
+	for (char *c = buf; (c = strchr(c, ',')); n++) {
+		if (n == 3)
+			return -EINVAL;
+		*c++ = 0;
+		f[n] = c;
+	}
+	for (int i = 0; i < n; i++)
+		str_trim(f[i]);
+	return n;
+}
+
+/* What parse_dirs reads in each field. */
+enum dir_kind {
+	DIR_BS,	  /* a block size (parse_bs) */
+	DIR_SIZE, /* any size (rate's bytes/s) */
+	DIR_PCT,  /* an integer percentage 0..100 */
+};
+
+/*
+ * fio's per-direction values R[,W[,T]] into u[0] (reads) and u[1] (writes),
+ * T ignored: one field sets both, an empty field keeps u's value. Fields,
+ * or -EINVAL.
+ */
+static int parse_dirs(const char *v, unsigned kb_base, enum dir_kind kind, uint64_t u[2])
+{
+	char buf[128], *f[3];
+	int n = split_dirs(v, buf, sizeof(buf), f);
+	if (n < 1)
+		return -EINVAL;
+	for (int i = 0; i < n && i < 2; i++) {
+		if (!*f[i] && n > 1)
+			continue;
+		if (kind == DIR_BS     ? parse_bs(f[i], kb_base, &u[i])
+		    : kind == DIR_SIZE ? qs_job_parse_size(f[i], kb_base, &u[i])
+				       : parse_uint(f[i], 0, 100, &u[i]))
+			return -EINVAL;
+	}
+	if (n == 1)
+		u[1] = u[0];
+	return n;
+}
+
+static const char *bs_allowed(const struct job_build *b)
+{
+	/* With kb_base=1000, 4k is 4000 bytes: the range is said in bytes
+	 * and KiB, which mean the same under either base. */
+	return b->kb_base == 1000
+		       ? "a multiple of 4096 bytes from 4096 to 16777216 (4KiB to "
+			 "16MiB; with kb_base=1000, 4k is 4000 bytes: write 4KiB "
+			 "or 4096), or R,W for reads and writes (the simulated "
+			 "drive's block is 4 KiB)"
+		       : "a size that is a multiple of 4k, from 4k to 16m, or R,W for "
+			 "reads and writes (the simulated drive's block is 4 KiB)";
+}
+
+/* bs (blocksize): one size, or R,W[,T] per direction (T ignored: trims
+ * are not simulated); an empty field keeps that direction's 4k */
 static int job_key_bs(struct job_build *b, const char *key, const char *v, unsigned line,
 		      const char **allowed)
 {
-	uint64_t u;
-	/* With kb_base=1000, 4k is 4000 bytes: the range is said in bytes
-	 * and KiB, which mean the same under either base. */
-	*allowed = b->kb_base == 1000
-			   ? "a multiple of 4096 bytes from 4096 to 16777216 (4KiB to "
-			     "16MiB; with kb_base=1000, 4k is 4000 bytes: write 4KiB "
-			     "or 4096) (one value for reads and writes)"
-			   : "a size that is a multiple of 4k, from 4k to 16m "
-			     "(one value for reads and writes)";
-	if (qs_job_parse_size(v, b->kb_base, &u) || !u || u % 4096 || u > (16u << 20))
+	uint64_t u[2] = {4096, 4096};
+	*allowed = bs_allowed(b);
+	if (parse_dirs(v, b->kb_base, DIR_BS, u) < 0)
 		return -EINVAL;
-	b->job.bs = u;
+	b->job.nbss[0] = b->job.nbss[1] = 0;
+	if (u[0] == u[1]) {
+		b->job.bs = u[0];
+	} else {
+		for (int d = 0; d < 2; d++) {
+			b->job.bss[d][0] = (struct qs_job_bss){u[d], u[d], 100};
+			b->job.nbss[d] = 1;
+		}
+	}
+	b->line_bs = line;
+	return 0;
+}
+
+/* bsrange (blocksize_range): LO-HI[,LO-HI] for reads[,writes] */
+static int job_key_bsrange(struct job_build *b, const char *key, const char *v, unsigned line,
+			   const char **allowed)
+{
+	char buf[128], *f[3];
+	*allowed = "LO-HI or LO-HI,LO-HI (reads, writes): sizes that are multiples of 4k "
+		   "from 4k to 16m, LO at most HI (the simulated drive's block is 4 KiB)";
+	int n = split_dirs(v, buf, sizeof(buf), f);
+	if (n < 1)
+		return -EINVAL;
+	struct qs_job_bss r[2];
+	for (int i = 0; i < 2; i++) {
+		char *fld = f[i < n ? i : 0];
+		char *dash = strchr(fld, '-');
+		if (!dash)
+			return -EINVAL;
+		*dash = 0;
+		if (parse_bs(fld, b->kb_base, &r[i].lo) || parse_bs(dash + 1, b->kb_base, &r[i].hi) ||
+		    r[i].lo > r[i].hi)
+			return -EINVAL;
+		*dash = '-';
+		r[i].pct = 100;
+	}
+	for (int d = 0; d < 2; d++) {
+		b->job.bss[d][0] = r[d];
+		b->job.nbss[d] = 1;
+	}
+	b->line_bs = line;
+	return 0;
+}
+
+/* bssplit: SIZE/PCT:SIZE/PCT...[,SIZE/PCT:...] for reads[,writes]; a PCT
+ * left empty shares what the others leave */
+static int job_key_bssplit(struct job_build *b, const char *key, const char *v, unsigned line,
+			   const char **allowed)
+{
+	char buf[QS_JOB_MAX_LINE + 1], *f[3];
+	*allowed = "SIZE/PCT:SIZE/PCT... (one list for reads and writes, or two split by "
+		   "','), sizes multiples of 4k from 4k to 16m (the simulated drive's "
+		   "block is 4 KiB), the PCT of a list summing to 100 (an empty PCT "
+		   "shares the rest)";
+	int n = split_dirs(v, buf, sizeof(buf), f);
+	if (n < 1)
+		return -EINVAL;
+	struct qs_job *j = &b->job;
+	for (int d = 0; d < 2; d++) {
+		char *list = f[d < n && *f[d] ? d : 0];
+		char tmp[QS_JOB_MAX_LINE + 1];
+		snprintf(tmp, sizeof(tmp), "%s", list);
+		unsigned k = 0, empty = 0;
+		double sum = 0;
+		for (char *save = NULL, *e = strtok_r(tmp, ":", &save); e;
+		     e = strtok_r(NULL, ":", &save)) {
+			char *slash = strchr(e, '/'), *end;
+			if (k == QS_JOB_BSS_MAX)
+				return -EINVAL;
+			if (slash)
+				*slash = 0;
+			uint64_t sz;
+			if (parse_bs(e, b->kb_base, &sz))
+				return -EINVAL;
+			double pct = -1;
+			if (slash && slash[1]) {
+				pct = strtod(slash + 1, &end);
+				if (end == slash + 1 || *end || !(pct >= 0 && pct <= 100))
+					return -EINVAL;
+				sum += pct;
+			} else {
+				empty++;
+			}
+			j->bss[d][k++] = (struct qs_job_bss){sz, sz, pct};
+		}
+		if (!k || sum > 100 + 1e-6 || (!empty && fabs(sum - 100) > 1e-6))
+			return -EINVAL;
+		for (unsigned i = 0; i < k; i++)
+			if (j->bss[d][i].pct < 0)
+				j->bss[d][i].pct = (100 - sum) / empty;
+		j->nbss[d] = k;
+	}
 	b->line_bs = line;
 	return 0;
 }
@@ -345,40 +583,82 @@ static int job_key_rwmix(struct job_build *b, const char *key, const char *v, un
 	return 0;
 }
 
-/* iodepth, numjobs, rate_iops: one integer in a range each */
+/* iodepth, numjobs, rate_iops, loops, number_ios: one integer in a range each */
 static int job_key_count(struct job_build *b, const char *key, const char *v, unsigned line,
 			 const char **allowed)
 {
 	static const struct {
-		const char *allowed;
+		const char *key, *allowed;
 		uint64_t min, max;
 	} k[] = {
-		{"an integer from 1 to 65536", 1, 65536},
-		{"an integer from 1 to 1024", 1, 1024},
-		{"an integer from 0 (unrated) to 100000000, one value for reads and writes "
-		 "together", 0, 100000000},
+		{"iodepth", "an integer from 1 to 65536", 1, 65536},
+		{"numjobs", "an integer from 1 to 1024", 1, 1024},
+		{"rate_iops", "an integer from 0 (unrated) to 100000000, one value for reads "
+			      "and writes together", 0, 100000000},
+		{"loops", "an integer from 1 to 1000000000", 1, 1000000000},
+		{"number_ios", "an integer from 0 (no limit) to 10^15", 0, 1000000000000000ull},
+		{"thinktime_blocks", "an integer from 1 to 1000000000", 1, 1000000000},
 	};
-	size_t i = key[0] == 'i' ? 0 : key[0] == 'n' ? 1 : 2;
+	size_t i = 0;
+	while (strcmp(key, k[i].key))
+		i++;
 	uint64_t u;
 	*allowed = k[i].allowed;
 	if (parse_uint(v, k[i].min, k[i].max, &u))
 		return -EINVAL;
-	if (i == 0) {
-		b->job.iodepth = (unsigned)u;
-	} else if (i == 1) {
-		b->job.numjobs = (unsigned)u;
-		b->line_numjobs = line;
-	} else {
-		b->job.rate_iops = u;
+	switch (i) {
+	case 0: b->job.iodepth = (unsigned)u; break;
+	case 1: b->job.numjobs = (unsigned)u; b->line_numjobs = line; b->file_numjobs = b->file; break;
+	case 2: b->job.rate_iops = (double)u; break;
+	case 3: b->loops = u; break;
+	case 4: b->job.number_ios = u; break;
+	default: b->job.thinktime_blocks = u; break;
 	}
 	return 0;
 }
 
-/* size and offset: a size or a percentage of the capacity */
+/* percentage_random: R[,W[,T]] percentages (T ignored: trims are not simulated) */
+static int job_key_pct_random(struct job_build *b, const char *key, const char *v,
+			      unsigned line, const char **allowed)
+{
+	uint64_t u[2] = {100, 100};
+	*allowed = "R[,W[,T]]: integer percentages from 0 (sequential) to 100 (all random), "
+		   "for reads and writes (one value: both)";
+	if (parse_dirs(v, b->kb_base, DIR_PCT, u) < 0)
+		return -EINVAL;
+	b->job.pct_seq[0] = 100 - (unsigned)u[0];
+	b->job.pct_seq[1] = 100 - (unsigned)u[1];
+	return 0;
+}
+
+/* fio's rate: bytes/s for reads[,writes[,trims]]; an empty field keeps
+ * that direction unrated, one value rates both */
+static int job_key_rate(struct job_build *b, const char *key, const char *v, unsigned line,
+			const char **allowed)
+{
+	*allowed = "R[,W[,T]]: bytes per second (suffixes k, m, g...) for reads and "
+		   "writes (one value: both; an empty field: unrated); trims are not "
+		   "simulated";
+	uint64_t r[2] = {0, 0};
+	if (parse_dirs(v, b->kb_base, DIR_SIZE, r) < 0)
+		return -EINVAL;
+	b->rate[0] = r[0];
+	b->rate[1] = r[1];
+	b->rate_set = r[0] || r[1];
+	b->line_rate = line;
+	b->file_rate = b->file;
+	return 0;
+}
+
+/* size, offset, filesize, io_size (io_limit): a size or a percentage of the
+ * capacity */
 static int job_key_span(struct job_build *b, const char *key, const char *v, unsigned line,
 			const char **allowed)
 {
-	struct pct_size *ps = key[0] == 's' ? &b->size : &b->offset;
+	struct pct_size *ps = !strcmp(key, "size")     ? &b->size
+			      : !strcmp(key, "offset")   ? &b->offset
+			      : !strcmp(key, "filesize") ? &b->filesize
+							 : &b->io_size;
 	*allowed = b->kb_base == 1000
 			   ? "a size (4KiB, 1MiB, 1GiB...) or a percentage of the "
 			     "capacity (5%), a multiple of 4096 bytes (with "
@@ -389,9 +669,10 @@ static int job_key_span(struct job_build *b, const char *key, const char *v, uns
 		return -EINVAL;
 	if (!ps->pct && ps->bytes % 4096)
 		return -EINVAL;
-	if (key[0] == 's' && !ps->pct && !ps->bytes)
+	if (ps != &b->offset && !ps->pct && !ps->bytes)
 		return -EINVAL;
 	ps->line = line;
+	ps->file = b->file;
 	return 0;
 }
 
@@ -407,6 +688,56 @@ static int job_key_offset_inc(struct job_build *b, const char *key, const char *
 		return -EINVAL;
 	b->job.offset_increment = u;
 	b->line_offset_inc = line;
+	b->file_offset_inc = b->file;
+	return 0;
+}
+
+/* random_distribution=zoned:A/S:A/S... or zoned_abs:A/SIZE:...: A the share
+ * of random I/Os in percent, S the zone's share of size in percent (zoned)
+ * or its size (zoned_abs); the last S may be empty for the rest. */
+static int job_key_zoned(struct job_build *b, const char *v, bool abs, const char **allowed)
+{
+	*allowed = abs ? "zoned_abs:A/SIZE:A/SIZE... (A: percent of the random I/Os, the "
+			 "A summing to 100; SIZE a multiple of bs, the last may be empty: "
+			 "the rest of size)"
+		       : "zoned:A/S:A/S... (A: percent of the random I/Os, S: percent of "
+			 "size, each summing to 100; the last S may be empty: the rest)";
+	char buf[QS_JOB_MAX_LINE + 1];
+	snprintf(buf, sizeof(buf), "%s", v);
+	double acc_sum = 0;
+	unsigned n = 0;
+	for (char *save = NULL, *z = strtok_r(buf, ":", &save); z; z = strtok_r(NULL, ":", &save)) {
+		char *slash = strchr(z, '/'), *end;
+		if (!slash || n == QS_JOB_ZONES_MAX)
+			return -EINVAL;
+		*slash = 0;
+		double a = strtod(z, &end);
+		if (end == z || *end || !(a > 0 && a <= 100))
+			return -EINVAL;
+		double size = -1;
+		const char *sz = slash + 1;
+		if (*sz && abs) {
+			uint64_t u;
+			if (qs_job_parse_size(sz, b->kb_base, &u) || !u || u % 4096)
+				return -EINVAL;
+			size = (double)u;
+		} else if (*sz) {
+			size = strtod(sz, &end);
+			if (end == sz || (*end && strcmp(end, "%")) || !(size > 0 && size <= 100))
+				return -EINVAL;
+		} else if (save && *save) {
+			return -EINVAL; /* only the last zone takes the rest */
+		}
+		b->job.zones[n].access_pct = a;
+		b->zone_size[n++] = size;
+		acc_sum += a;
+	}
+	if (!n || fabs(acc_sum - 100) > 1e-6)
+		return -EINVAL;
+	b->job.nzones = n;
+	b->zones_abs = abs;
+	b->job.dist = QS_DIST_ZONED;
+	b->job.dist_param = 0;
 	return 0;
 }
 
@@ -415,11 +746,19 @@ static int job_key_dist(struct job_build *b, const char *key, const char *v, uns
 			const char **allowed)
 {
 	struct qs_job *j = &b->job;
+	b->line_dist = line;
+	b->file_dist = b->file;
+	if (!strncasecmp(v, "zoned:", 6))
+		return job_key_zoned(b, v + 6, false, allowed);
+	if (!strncasecmp(v, "zoned_abs:", 10))
+		return job_key_zoned(b, v + 10, true, allowed);
 	const char *colon = strchr(v, ':');
 	size_t n = colon ? (size_t)(colon - v) : strlen(v);
 	double p = NAN;
+	j->nzones = 0;
 	*allowed = "random, zipf[:theta] (theta > 0, not 1; default 1.1), "
-		   "pareto[:h] (0 < h < 1; default 0.2)";
+		   "pareto[:h] (0 < h < 1; default 0.2), normal:dev (dev in percent of the "
+		   "span, above 0, at most 100), zoned:A/S:..., zoned_abs:A/SIZE:...";
 	if (colon) {
 		char *end;
 		p = strtod(colon + 1, &end);
@@ -435,6 +774,10 @@ static int job_key_dist(struct job_build *b, const char *key, const char *v, uns
 		if (!(p > 0) || p == 1.0 || p > 100)
 			return -EINVAL;
 		j->dist = QS_DIST_ZIPF;
+	} else if (n == 6 && !strncasecmp(v, "normal", n)) {
+		if (!colon || !(p > 0 && p <= 100))
+			return -EINVAL;
+		j->dist = QS_DIST_NORMAL;
 	} else if (n == 6 && !strncasecmp(v, "pareto", n)) {
 		if (!colon)
 			p = 0.2;
@@ -448,7 +791,7 @@ static int job_key_dist(struct job_build *b, const char *key, const char *v, uns
 	return 0;
 }
 
-/* norandommap, time_based, stonewall, trace_ignore_time */
+/* norandommap, time_based, stonewall, trace_ignore_time, fill_device */
 static int job_key_bool(struct job_build *b, const char *key, const char *v, unsigned line,
 			const char **allowed)
 {
@@ -457,7 +800,9 @@ static int job_key_bool(struct job_build *b, const char *key, const char *v, uns
 	*allowed = "0 or 1 (also true/false, yes/no, on/off)";
 	if (parse_bool(v, &bv))
 		return -EINVAL;
-	if (key[0] == 'n')
+	if (key[0] == 'f')
+		b->fill_device = bv;
+	else if (key[0] == 'n')
 		j->norandommap = bv;
 	else if (key[0] == 's')
 		j->stonewall = bv;
@@ -490,7 +835,7 @@ static int job_key_time(struct job_build *b, const char *key, const char *v, uns
 		   "ms, s, m, h or d (500ms, 2s, 1m)";
 	if (qs_job_parse_time(v, NS_PER_S, &u) || u > 30 * 86400 * NS_PER_S)
 		return -EINVAL;
-	*(!strcmp(key, "runtime")     ? &b->job.runtime_ns
+	*(!strcmp(key, "runtime") || !strcmp(key, "timeout") ? &b->job.runtime_ns
 	  : !strcmp(key, "ramp_time") ? &b->job.ramp_time_ns
 				      : &b->job.startdelay_ns) = u;
 	return 0;
@@ -546,8 +891,10 @@ static int job_key_ss_time(struct job_build *b, const char *key, const char *v, 
 		return -EINVAL;
 	}
 	*(dur ? &b->job.ss_dur_ns : itv ? &b->job.ss_interval_ns : &b->job.ss_ramp_ns) = u;
-	if (dur || itv)
+	if (dur || itv) {
 		b->line_ss_time = line;
+		b->file_ss_time = b->file;
+	}
 	return 0;
 }
 
@@ -587,6 +934,7 @@ static int job_key_wait_for(struct job_build *b, const char *key, const char *v,
 		return -EINVAL;
 	snprintf(b->wait_for, sizeof(b->wait_for), "%s", v);
 	b->line_wait_for = line;
+	b->file_wait_for = b->file;
 	return 0;
 }
 
@@ -610,55 +958,244 @@ static int job_key_timescale(struct job_build *b, const char *key, const char *v
 	return 0;
 }
 
-/* fio options with no meaning in the bench; accepted so real fio job files
- * load. */
-static int job_key_ignored(struct job_build *b, const char *key, const char *v,
-			   unsigned line, const char **allowed)
+/* nrfiles: fio's files per job; the bench's job works on one span, as
+ * with one file */
+static int job_key_nrfiles(struct job_build *b, const char *key, const char *v, unsigned line,
+			   const char **allowed)
 {
+	uint64_t u;
+	*allowed = "1 (a job works on one span of the simulated drive, as on one file)";
+	return parse_uint(v, 1, 1, &u);
+}
+
+/* thinktime (and thinktime_spin, its busy part in fio, which a simulated
+ * clone spends waiting alike): a time, bare numbers in microseconds */
+static int job_key_think(struct job_build *b, const char *key, const char *v, unsigned line,
+			 const char **allowed)
+{
+	uint64_t u;
+	*allowed = "a time up to 1 hour: microseconds, or a number with us, ms, s";
+	if (qs_job_parse_time(v, 1000, &u) || u > 3600 * NS_PER_S)
+		return -EINVAL;
+	if (!strcmp(key, "thinktime"))
+		b->job.thinktime_ns = u;
 	return 0;
 }
+
+/* zonemode: none, or strided (zonesize, zoneskip); zbd is refused */
+static int job_key_zonemode(struct job_build *b, const char *key, const char *v, unsigned line,
+			    const char **allowed)
+{
+	*allowed = "none or strided (zonemode=zbd is not simulated: the simulated QLC drive "
+		   "is a conventional one)";
+	if (strcasecmp(v, "none") && strcasecmp(v, "strided"))
+		return -EINVAL;
+	b->strided = !strcasecmp(v, "strided");
+	b->line_zone = line;
+	b->file_zone = b->file;
+	return 0;
+}
+
+/* zonesize, zoneskip: sizes, multiples of 4k */
+static int job_key_zone(struct job_build *b, const char *key, const char *v, unsigned line,
+			const char **allowed)
+{
+	uint64_t u;
+	*allowed = "a size that is a multiple of 4k (zonesize above 0)";
+	bool size = !strcmp(key, "zonesize");
+	if (qs_job_parse_size(v, b->kb_base, &u) || u % 4096 || (size && !u))
+		return -EINVAL;
+	*(size ? &b->job.zone_size : &b->job.zone_skip) = u;
+	if (!b->line_zone) {
+		b->line_zone = line;
+		b->file_zone = b->file;
+	}
+	return 0;
+}
+
+/* fio's bare flags: a key written alone means key=1 */
+#define JK_FLAG 1u
 
 static const struct {
 	const char *key;
 	job_key_fn fn;
+	unsigned flags;
 } job_keys[] = {
-	{"rw", job_key_rw}, {"readwrite", job_key_rw},
-	{"bs", job_key_bs}, {"blocksize", job_key_bs},
-	{"rwmixread", job_key_rwmix}, {"rwmixwrite", job_key_rwmix},
-	{"iodepth", job_key_count},
-	{"numjobs", job_key_count},
-	{"size", job_key_span}, {"offset", job_key_span},
-	{"offset_increment", job_key_offset_inc},
-	{"random_distribution", job_key_dist},
-	{"norandommap", job_key_bool}, {"time_based", job_key_bool},
-	{"stonewall", job_key_bool}, {"trace_ignore_time", job_key_bool},
-	{"rate_iops", job_key_count},
-	{"rate_process", job_key_rate_process},
-	{"runtime", job_key_time}, {"ramp_time", job_key_time},
-	{"startdelay", job_key_time}, {"wait_for", job_key_wait_for},
-	{"kb_base", job_key_kb_base},
-	{"steadystate", job_key_ss}, {"ss", job_key_ss},
-	{"steadystate_duration", job_key_ss_time}, {"ss_dur", job_key_ss_time},
-	{"steadystate_ramp_time", job_key_ss_time}, {"ss_ramp", job_key_ss_time},
-	{"steadystate_check_interval", job_key_ss_time}, {"ss_interval", job_key_ss_time},
-	{"trace", job_key_trace},
-	{"trace_format", job_key_trace_format},
-	{"trace_timescale", job_key_timescale},
-	{"ioengine", job_key_ignored}, {"direct", job_key_ignored},
-	{"filename", job_key_ignored}, {"group_reporting", job_key_ignored},
-	{"thread", job_key_ignored}, {"description", job_key_ignored},
-	{"name", job_key_ignored},
+	{"rw", job_key_rw, 0}, {"readwrite", job_key_rw, 0},
+	{"bs", job_key_bs, 0}, {"blocksize", job_key_bs, 0},
+	{"bsrange", job_key_bsrange, 0}, {"blocksize_range", job_key_bsrange, 0},
+	{"bssplit", job_key_bssplit, 0},
+	{"rwmixread", job_key_rwmix, 0}, {"rwmixwrite", job_key_rwmix, 0},
+	{"iodepth", job_key_count, 0},
+	{"numjobs", job_key_count, 0},
+	{"size", job_key_span, 0}, {"offset", job_key_span, 0},
+	{"offset_increment", job_key_offset_inc, 0},
+	{"random_distribution", job_key_dist, 0},
+	{"norandommap", job_key_bool, JK_FLAG}, {"time_based", job_key_bool, JK_FLAG},
+	{"stonewall", job_key_bool, JK_FLAG}, {"trace_ignore_time", job_key_bool, JK_FLAG},
+	{"rate_iops", job_key_count, 0}, {"rate", job_key_rate, 0},
+	{"percentage_random", job_key_pct_random, 0},
+	{"loops", job_key_count, 0}, {"number_ios", job_key_count, 0},
+	{"filesize", job_key_span, 0}, {"io_size", job_key_span, 0},
+	{"io_limit", job_key_span, 0}, {"fill_device", job_key_bool, JK_FLAG},
+	{"rate_process", job_key_rate_process, 0},
+	{"runtime", job_key_time, 0}, {"timeout", job_key_time, 0},
+	{"ramp_time", job_key_time, 0},
+	{"startdelay", job_key_time, 0}, {"wait_for", job_key_wait_for, 0},
+	{"kb_base", job_key_kb_base, 0},
+	{"steadystate", job_key_ss, 0}, {"ss", job_key_ss, 0},
+	{"steadystate_duration", job_key_ss_time, 0}, {"ss_dur", job_key_ss_time, 0},
+	{"steadystate_ramp_time", job_key_ss_time, 0}, {"ss_ramp", job_key_ss_time, 0},
+	{"steadystate_check_interval", job_key_ss_time, 0},
+	{"ss_interval", job_key_ss_time, 0},
+	{"nrfiles", job_key_nrfiles, 0},
+	{"thinktime", job_key_think, 0}, {"thinktime_spin", job_key_think, 0},
+	{"thinktime_blocks", job_key_count, 0},
+	{"zonemode", job_key_zonemode, 0},
+	{"zonesize", job_key_zone, 0}, {"zoneskip", job_key_zone, 0},
+	{"trace", job_key_trace, 0},
+	{"trace_format", job_key_trace_format, 0},
+	{"trace_timescale", job_key_timescale, 0},
 };
 
-/* Apply one key to b: 0, -EINVAL (a bad value: *allowed says what would be
- * fine), -ENOMEM, or -ENOENT for a key the bench does not know. */
-static int job_apply(struct job_build *b, const char *key, const char *v,
-		     unsigned line, const char **allowed)
+/*
+ * fio options that only concern a real engine, host, data content or
+ * fio's own reporting: accepted with any value (a flag also bare), listed
+ * once per run in the note, and without effect on the simulated I/O.
+ * direct and buffered are here too, and are checked for --mode dev by the
+ * caller (struct qs_job's buffered).
+ */
+static const char *const job_ignored[] = {
+	/* engine and submission */
+	"ioengine", "io_submit_mode", "iodepth_batch", "iodepth_batch_submit",
+	"iodepth_batch_complete", "iodepth_batch_complete_min",
+	"iodepth_batch_complete_max", "iodepth_low", "hipri", "fixedbufs",
+	"registerfiles", "sqthread_poll", "userspace_reap", "direct", "buffered",
+	/* priorities of the host's I/O scheduler */
+	"prio", "prioclass", "cmdprio", "cmdprio_class", "cmdprio_percentage",
+	"cmdprio_bssplit", "log_prio",
+	/* files and the host */
+	"filename", "directory", "create_serialize", "create_on_open", "fallocate",
+	"invalidate", "thread", "threads", "cpus_allowed", "cpus_allowed_policy",
+	"cpumask", "numa_cpu_nodes", "numa_mem_policy", "nice", "gtod_reduce",
+	/* data content (the simulation holds no data) */
+	"verify", "do_verify", "verify_pattern", "verify_interval", "verify_fatal",
+	"verify_async", "verify_backlog", "verify_dump", "verify_offset",
+	"buffer_compress_percentage", "buffer_compress_chunk", "dedupe_percentage",
+	"dedupe_mode", "dedupe_working_set_percentage", "dedupe_global",
+	"refill_buffers", "scramble_buffers", "buffer_pattern", "zero_buffers",
+	/* fio's logs, reports and error handling */
+	"write_bw_log", "write_lat_log", "write_iops_log", "write_hist_log",
+	"log_avg_msec", "log_hist_msec", "log_offset", "per_job_logs",
+	"group_reporting", "new_group", "name", "description", "exitall",
+	"exit_what", "continue_on_error", "ignore_error", "error_dump",
+	"ratemin", "ratecycle", "randrepeat", "random_generator", "randseed",
+};
+
+/* fio's flags among the ignored options, and the logs whose name is
+ * optional (bare is fine) */
+static const char *const job_ignored_flags[] = {
+	"write_bw_log", "write_lat_log", "write_iops_log", "write_hist_log",
+	"direct", "buffered", "thread", "threads", "invalidate", "create_serialize",
+	"create_on_open", "group_reporting", "new_group", "exitall", "do_verify",
+	"verify_fatal", "verify_dump", "refill_buffers", "scramble_buffers",
+	"zero_buffers", "gtod_reduce", "hipri", "fixedbufs", "registerfiles",
+	"sqthread_poll", "userspace_reap", "log_offset", "per_job_logs",
+	"dedupe_global", "error_dump", "randrepeat", "log_prio",
+};
+
+/* fio options the bench knows and refuses, with the reason */
+static const struct {
+	const char *key, *why;
+} job_refused[] = {
+	{"flow", "fio's flow control between jobs is not simulated"},
+	{"flow_id", "fio's flow control between jobs is not simulated"},
+	{"flow_sleep", "fio's flow control between jobs is not simulated"},
+	{"flow_watermark", "fio's flow control between jobs is not simulated"},
+	{"latency_target", "fio's search for the queue depth that meets a latency target is "
+			   "not simulated ('qlcshape bench curve' gives latency against load)"},
+	{"latency_window", "fio's latency_target search is not simulated"},
+	{"latency_percentile", "fio's latency_target search is not simulated"},
+	{"latency_run", "fio's latency_target search is not simulated"},
+	{"zonerange", "zonemode=strided is simulated with zones of zonesize only"},
+	{"zonecapacity", "zoned I/O (zonemode) is not simulated"},
+	{"max_open_zones", "zoned I/O (zonemode) is not simulated"},
+};
+
+static bool job_key_in(const char *key, const char *const *list, size_t n)
 {
-	for (size_t i = 0; i < sizeof(job_keys) / sizeof(job_keys[0]); i++)
-		if (!strcmp(key, job_keys[i].key))
-			return job_keys[i].fn(b, key, v, line, allowed);
-	return -ENOENT;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(key, list[i]))
+			return true;
+	return false;
+}
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Add key to f's list of ignored options, once; 0 or -ENOMEM. */
+static int job_note_ignored(struct qs_job_file *f, const char *key)
+{
+	size_t n = f->ignored ? strlen(f->ignored) : 0, k = strlen(key);
+	for (const char *p = f->ignored; p && (p = strstr(p, key)); p += k)
+		if ((p == f->ignored || p[-1] == ' ') && (!p[k] || p[k] == ','))
+			return 0;
+	char *s = realloc(f->ignored, n + k + 3);
+	if (!s)
+		return -ENOMEM;
+	snprintf(s + n, k + 3, "%s%s", n ? ", " : "", key);
+	f->ignored = s;
+	return 0;
+}
+
+/* direct=0 or buffered=1 (fio's inverse pair) asks for buffered I/O. */
+static int job_note_buffered(struct job_build *b, const struct scan_ent *e,
+			     const char **allowed)
+{
+	bool on = true;
+	*allowed = "0 or 1 (also true/false, yes/no, on/off)";
+	if (e->val && parse_bool(e->val, &on))
+		return -EINVAL;
+	b->job.buffered = e->key[0] == 'd' ? !on : on;
+	b->job.buffered_file = e->file;
+	b->job.buffered_line = e->line;
+	return 0;
+}
+
+/* Apply the scanned entry e to b: 0, -EINVAL (a bad value: *allowed says
+ * what would be fine), -ENODATA (a bare key that needs a value), -ENOTSUP
+ * (a fio option the bench refuses: *allowed says why), -ENOMEM, or -ENOENT
+ * for a key the bench does not know. Ignored options go to f's
+ * list. */
+static int job_apply(struct job_build *b, const struct scan_ent *e, struct qs_job_file *f,
+		     const char **allowed)
+{
+	for (size_t i = 0; i < ARRAY_LEN(job_keys); i++) {
+		if (strcmp(e->key, job_keys[i].key))
+			continue;
+		if (!e->val && !(job_keys[i].flags & JK_FLAG)) {
+			*allowed = "key=value (only fio's flags may stand alone)";
+			return -ENODATA;
+		}
+		return job_keys[i].fn(b, e->key, e->val ? e->val : "1", e->line, allowed);
+	}
+	for (size_t i = 0; i < ARRAY_LEN(job_refused); i++) {
+		if (!strcmp(e->key, job_refused[i].key)) {
+			*allowed = job_refused[i].why;
+			return -ENOTSUP;
+		}
+	}
+	if (!job_key_in(e->key, job_ignored, ARRAY_LEN(job_ignored)))
+		return -ENOENT;
+	if (!e->val && !job_key_in(e->key, job_ignored_flags, ARRAY_LEN(job_ignored_flags))) {
+		*allowed = "key=value (only fio's flags may stand alone)";
+		return -ENODATA;
+	}
+	if (!strcmp(e->key, "direct") || !strcmp(e->key, "buffered")) {
+		int rc = job_note_buffered(b, e, allowed);
+		if (rc)
+			return rc;
+	}
+	return job_note_ignored(f, e->key);
 }
 
 static void job_defaults(struct job_build *b)
@@ -675,24 +1212,7 @@ static void job_defaults(struct job_build *b)
 	b->job.trace_format = QS_TRACE_AUTO;
 	b->job.trace_timescale = 1.0;
 	b->job.ss_interval_ns = NS_PER_S; /* fio's steadystate_check_interval */
-}
-
-static void str_trim(char *s)
-{
-	char *p = s;
-	while (isspace((unsigned char)*p))
-		p++;
-	size_t n = strlen(p);
-	while (n && isspace((unsigned char)p[n - 1]))
-		n--;
-	memmove(s, p, n);
-	s[n] = 0;
-}
-
-static void str_lower(char *s)
-{
-	for (; *s; s++)
-		*s = (char)tolower((unsigned char)*s);
+	b->job.thinktime_blocks = 1;
 }
 
 static int scan_push(struct scan *sc, const struct scan_ent *e)
@@ -709,10 +1229,113 @@ static int scan_push(struct scan *sc, const struct scan_ent *e)
 	return 0;
 }
 
-/* Find sections, keys and their lines; reject what iniparser would accept
- * quietly or reject without a line number. */
-static int scan_file(const char *path, struct scan *sc, char *err, size_t errlen)
+static void scan_free(struct scan *sc)
 {
+	for (size_t i = 0; i < sc->n; i++)
+		free(sc->ent[i].val);
+	for (size_t i = 0; i < sc->nfiles; i++)
+		free(sc->files[i]);
+	free(sc->ent);
+	free(sc->files);
+}
+
+/* Keep a copy of path for the entries read from it; NULL on no memory. */
+static const char *scan_add_file(struct scan *sc, const char *path)
+{
+	char **n = realloc(sc->files, (sc->nfiles + 1) * sizeof(*n));
+	if (!n)
+		return NULL;
+	sc->files = n;
+	if (!(n[sc->nfiles] = strdup(path)))
+		return NULL;
+	return n[sc->nfiles++];
+}
+
+/*
+ * fio's environment substitution: every ${NAME} in the line in becomes the
+ * value of NAME. 0, or -EINVAL with a message (an unset NAME, an unclosed
+ * "${", a result longer than QS_JOB_MAX_LINE).
+ */
+static int scan_expand_env(const char *path, unsigned line, const char *in, char *out,
+			   size_t outlen, char *err, size_t errlen)
+{
+	size_t o = 0;
+	const char *line_start = in;
+	while (*in) {
+		const char *add = in;
+		size_t n = 1;
+		if (in[0] == '$' && in[1] == '{') {
+			const char *close = strchr(in + 2, '}');
+			char name[128];
+			if (!close || close == in + 2 || (size_t)(close - in - 2) >= sizeof(name)) {
+				errf(err, errlen, "%s:%u: '%s': allowed: ${NAME} with a name of 1 to "
+				     "%zu characters and a closing '}'", path, line, in,
+				     sizeof(name) - 1);
+				return -EINVAL;
+			}
+			memcpy(name, in + 2, (size_t)(close - in - 2));
+			name[close - in - 2] = 0;
+			add = getenv(name);
+			if (!add) {
+				size_t k = strcspn(line_start, "=");
+				errf(err, errlen, "%s:%u: key '%.*s': ${%s}: the environment "
+				     "variable is not set (fio would keep the text as it is, a value "
+				     "no option of the bench takes)",
+				     path, line, (int)k, line_start, name);
+				return -EINVAL;
+			}
+			n = strlen(add);
+			in = close + 1;
+		} else {
+			in++;
+		}
+		if (o + n >= outlen || o + n > QS_JOB_MAX_LINE) {
+			errf(err, errlen, "%s:%u: the line with its ${...} substituted is longer "
+			     "than %d characters", path, line, QS_JOB_MAX_LINE);
+			return -EINVAL;
+		}
+		memcpy(out + o, add, n);
+		o += n;
+	}
+	out[o] = 0;
+	return 0;
+}
+
+/* Cut a value at an inline ';' or '#' comment (fio's and iniparser's
+ * rule) and drop one pair of surrounding quotes (iniparser's, kept so
+ * that job files written for it still load). */
+static void scan_value_clean(char *v)
+{
+	if ((v[0] == '"' || v[0] == '\'') && strchr(v + 1, v[0])) {
+		char q = v[0];
+		char *close = strchr(v + 1, q);
+		size_t n = (size_t)(close - v - 1);
+		memmove(v, v + 1, n);
+		v[n] = 0;
+		return;
+	}
+	v[strcspn(v, ";#")] = 0;
+	str_trim(v);
+}
+
+#define SCAN_MAX_DEPTH 8 /* include nesting */
+
+/*
+ * Read the job file at path into sc: sections, keys, values and their
+ * files and lines. *cur is the section the lines are in (an include goes
+ * on in the includer's section, and the includer goes on in the last
+ * section of the included file, as if its text stood there). Rejects what
+ * fio would reject or what would be lost: a key outside any section, a
+ * header with text after it, a NUL byte, an overlong line.
+ */
+static int scan_file(const char *path, struct scan *sc, struct scan_ent *cur, unsigned depth,
+		     char *err, size_t errlen)
+{
+	const char *fpath = scan_add_file(sc, path);
+	if (!fpath) {
+		errf(err, errlen, "%s: out of memory", path);
+		return -ENOMEM;
+	}
 	FILE *f = fopen(path, "r");
 	if (!f) {
 		int rc = -errno;
@@ -723,21 +1346,24 @@ static int scan_file(const char *path, struct scan *sc, char *err, size_t errlen
 	size_t cap = 0;
 	unsigned line = 0;
 	int rc = 0;
-	struct scan_ent cur = {0};
 	struct stat st;
+	char *lbuf = malloc(QS_JOB_MAX_LINE + 2);
 
+	if (!lbuf) {
+		errf(err, errlen, "%s: out of memory", path);
+		fclose(f);
+		return -ENOMEM;
+	}
 	if (fstat(fileno(f), &st) == 0 && !S_ISREG(st.st_mode)) {
 		errf(err, errlen, "%s: not a regular file (%s); give the path of a job file",
 		     path, S_ISDIR(st.st_mode) ? "a directory" : "a device, pipe or socket");
-		fclose(f);
-		return -EINVAL;
+		rc = -EINVAL;
+		goto out;
 	}
 
 	ssize_t got;
 	while ((got = getline(&buf, &cap, f)) >= 0) {
 		line++;
-		/* iniparser and str_trim stop at a NUL: the rest of the line
-		 * (all of it, for a leading NUL) would vanish unseen. */
 		size_t len = (size_t)got - (got && buf[got - 1] == '\n');
 		if (len > QS_JOB_MAX_LINE) {
 			errf(err, errlen, "%s:%u: line longer than %d characters (%zu)",
@@ -745,6 +1371,7 @@ static int scan_file(const char *path, struct scan *sc, char *err, size_t errlen
 			rc = -EINVAL;
 			break;
 		}
+		/* str_trim stops at a NUL: the rest of the line would vanish unseen. */
 		const char *nul = memchr(buf, 0, (size_t)got);
 		if (nul) {
 			errf(err, errlen, "%s:%u: NUL byte at column %zu; a job file "
@@ -755,131 +1382,265 @@ static int scan_file(const char *path, struct scan *sc, char *err, size_t errlen
 		str_trim(buf);
 		if (!*buf || *buf == ';' || *buf == '#')
 			continue;
-		if (*buf == '[') {
-			char *close = strchr(buf, ']');
+		rc = scan_expand_env(path, line, buf, lbuf, QS_JOB_MAX_LINE + 2, err, errlen);
+		if (rc)
+			break;
+		char *l = lbuf;
+		if (*l == '[') {
+			char *close = strchr(l, ']');
 			if (!close) {
 				errf(err, errlen, "%s:%u: section header '%s' has no ']'",
-				     path, line, buf);
+				     path, line, l);
 				rc = -EINVAL;
 				break;
 			}
-			/* iniparser drops what follows the ']' ([j] bs=64k loses
-			 * bs), so a key there is refused, not ignored. */
+			/* fio would take [j] bs=64k for the header alone and lose
+			 * bs, so a key there is refused, not ignored. */
 			char *rest = close + 1;
 			while (isspace((unsigned char)*rest))
 				rest++;
-			if (*rest) {
+			if (*rest && *rest != ';' && *rest != '#') {
 				errf(err, errlen, "%s:%u: '%s' follows the section header "
 				     "'%.*s'; put it on a line of its own", path, line,
-				     rest, (int)(close - buf + 1), buf);
+				     rest, (int)(close - l + 1), l);
 				rc = -EINVAL;
 				break;
 			}
 			*close = 0;
-			memset(&cur, 0, sizeof(cur));
-			snprintf(cur.secname, sizeof(cur.secname), "%s", buf + 1);
-			str_trim(cur.secname);
-			if (!*cur.secname || strlen(buf + 1) >= QS_JOB_NAME_MAX) {
+			memset(cur, 0, sizeof(*cur));
+			snprintf(cur->secname, sizeof(cur->secname), "%s", l + 1);
+			str_trim(cur->secname);
+			if (!*cur->secname || strlen(l + 1) >= QS_JOB_NAME_MAX) {
 				errf(err, errlen, "%s:%u: section name '%s': must be "
-				     "1 to %d characters", path, line, buf + 1,
+				     "1 to %d characters", path, line, l + 1,
 				     QS_JOB_NAME_MAX - 1);
 				rc = -EINVAL;
 				break;
 			}
-			snprintf(cur.sec, sizeof(cur.sec), "%s", cur.secname);
-			str_lower(cur.sec);
-			cur.line = line;
+			snprintf(cur->sec, sizeof(cur->sec), "%s", cur->secname);
+			str_lower(cur->sec);
+			cur->line = line;
+			cur->file = fpath;
 			for (size_t i = 0; i < sc->n; i++) {
-				if (!sc->ent[i].key[0] && !strcmp(sc->ent[i].sec, cur.sec)) {
+				if (!sc->ent[i].key[0] && !strcmp(sc->ent[i].sec, cur->sec) &&
+				    strcmp(cur->sec, "global")) {
 					errf(err, errlen, "%s:%u: section [%s] repeats the "
-					     "one on line %u; job names must be unique",
-					     path, line, cur.secname, sc->ent[i].line);
+					     "one on line %u of %s; job names must be unique",
+					     path, line, cur->secname, sc->ent[i].line,
+					     sc->ent[i].file);
 					rc = -EINVAL;
 					goto out;
 				}
 			}
-			rc = scan_push(sc, &cur);
+			rc = scan_push(sc, cur);
 			if (rc)
 				break;
 			continue;
 		}
-		char *eq = strchr(buf, '=');
-		if (!eq && !strncasecmp(buf, "include", 7) &&
-		    (!buf[7] || isspace((unsigned char)buf[7]))) {
-			errf(err, errlen, "%s:%u: '%s': fio's include is not supported; "
-			     "copy the sections of the included file into this one",
-			     path, line, buf);
-			rc = -EINVAL;
-			break;
+		char *eq = strchr(l, '=');
+		if (!eq && !strncasecmp(l, "include", 7) && isspace((unsigned char)l[7])) {
+			char *inc = l + 8;
+			str_trim(inc);
+			char ipath[4096];
+			const char *slash = strrchr(path, '/');
+			/* fio: relative to the directory of the including file */
+			if (*inc == '/' || !slash)
+				snprintf(ipath, sizeof(ipath), "%s", inc);
+			else
+				snprintf(ipath, sizeof(ipath), "%.*s/%s", (int)(slash - path),
+					 path, inc);
+			if (depth + 1 >= SCAN_MAX_DEPTH) {
+				errf(err, errlen, "%s:%u: include %s: allowed: at most %d files "
+				     "deep (an include loop?)", path, line, inc, SCAN_MAX_DEPTH);
+				rc = -EINVAL;
+				break;
+			}
+			/* the outermost include is named in front of the message */
+			char ierr[768];
+			rc = scan_file(ipath, sc, cur, depth + 1, ierr, sizeof(ierr));
+			if (rc) {
+				if (depth)
+					errf(err, errlen, "%s", ierr);
+				else
+					errf(err, errlen, "%s:%u: include %s: %s", path, line,
+					     inc, ierr);
+				break;
+			}
+			continue;
 		}
-		if (!eq) {
-			errf(err, errlen, "%s:%u: '%s' has no value; write %s=1 for a "
-			     "flag (key=value)", path, line, buf, buf);
-			rc = -EINVAL;
-			break;
-		}
-		if (!cur.sec[0]) {
-			errf(err, errlen, "%s:%u: key '%.*s' is outside any section; "
-			     "put it under [global] or a job", path, line,
-			     (int)(eq - buf), buf);
-			rc = -EINVAL;
-			break;
-		}
-		struct scan_ent e = cur;
-		*eq = 0;
-		str_trim(buf);
-		if (!*buf || strlen(buf) >= sizeof(e.key)) {
-			errf(err, errlen, "%s:%u: key '%s': must be 1 to %zu characters",
-			     path, line, buf, sizeof(e.key) - 1);
-			rc = -EINVAL;
-			break;
-		}
-		snprintf(e.key, sizeof(e.key), "%s", buf);
-		str_lower(e.key);
+		struct scan_ent e = *cur;
+		e.file = fpath;
 		e.line = line;
-		rc = scan_push(sc, &e);
-		if (rc)
+		if (eq) {
+			*eq = 0;
+			str_trim(l);
+		} else if (l[strcspn(l, " \t;#")]) {
+			l[strcspn(l, ";#")] = 0;
+			str_trim(l);
+			if (l[strcspn(l, " \t")]) {
+				errf(err, errlen, "%s:%u: '%s' is neither key=value nor a bare "
+				     "option (fio's flags: time_based, norandommap...)",
+				     path, line, l);
+				rc = -EINVAL;
+				break;
+			}
+		}
+		if (!cur->sec[0]) {
+			errf(err, errlen, "%s:%u: key '%s' is outside any section; "
+			     "put it under [global] or a job", path, line, l);
+			rc = -EINVAL;
 			break;
+		}
+		if (!*l || strlen(l) >= sizeof(e.key)) {
+			errf(err, errlen, "%s:%u: key '%s': must be 1 to %zu characters",
+			     path, line, l, sizeof(e.key) - 1);
+			rc = -EINVAL;
+			break;
+		}
+		snprintf(e.key, sizeof(e.key), "%s", l);
+		str_lower(e.key);
+		e.val = NULL;
+		if (eq) {
+			char *v = eq + 1;
+			str_trim(v);
+			scan_value_clean(v);
+			if (!(e.val = strdup(v))) {
+				errf(err, errlen, "%s: out of memory", path);
+				rc = -ENOMEM;
+				break;
+			}
+		}
+		rc = scan_push(sc, &e);
+		if (rc) {
+			free(e.val);
+			break;
+		}
 	}
 	if (!rc && ferror(f)) {
 		rc = -EIO;
 		errf(err, errlen, "%s: read error", path);
 	}
 out:
+	free(lbuf);
 	free(buf);
 	fclose(f);
 	return rc;
 }
 
-/* Apply every key of section sec, in file order. */
-static int apply_section(struct job_build *b, const struct scan *sc,
-			 const char *sec, dictionary *d, const char *path,
-			 char *err, size_t errlen)
+/* Apply every key of section sec among the first n entries, in file order. */
+static int apply_section(struct job_build *b, const struct scan *sc, size_t n, const char *sec,
+			 struct qs_job_file *f, char *err, size_t errlen)
 {
-	for (size_t i = 0; i < sc->n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		const struct scan_ent *e = &sc->ent[i];
 		if (!e->key[0] || strcmp(e->sec, sec))
 			continue;
-		char full[QS_JOB_NAME_MAX + 80];
-		snprintf(full, sizeof(full), "%s:%s", e->sec, e->key);
-		const char *v = iniparser_getstring(d, full, "");
 		const char *allowed = "";
-		int rc = job_apply(b, e->key, v, e->line, &allowed);
+		b->file = e->file;
+		int rc = job_apply(b, e, f, &allowed);
+		const char *v = e->val ? e->val : "";
 		if (rc == -ENOENT) {
 			errf(err, errlen, "%s:%u: [%s] unknown key '%s' (value '%s'); "
 			     "see docs/BENCH-OUTPUT.md for the job options",
-			     path, e->line, e->secname, e->key, v);
+			     e->file, e->line, e->secname, e->key, v);
 			return -EINVAL;
 		}
 		if (rc == -ENOMEM) {
-			errf(err, errlen, "%s: out of memory", path);
+			errf(err, errlen, "%s: out of memory", e->file);
 			return rc;
+		}
+		if (rc == -ENOTSUP) {
+			errf(err, errlen, "%s:%u: [%s] key '%s' value '%s': refused: %s",
+			     e->file, e->line, e->secname, e->key, v, allowed);
+			return -EINVAL;
+		}
+		if (rc == -ENODATA) {
+			errf(err, errlen, "%s:%u: [%s] key '%s' has no value; allowed: %s",
+			     e->file, e->line, e->secname, e->key, allowed);
+			return -EINVAL;
 		}
 		if (rc) {
 			errf(err, errlen, "%s:%u: [%s] key '%s' value '%s': allowed: %s",
-			     path, e->line, e->secname, e->key, v, allowed);
+			     e->file, e->line, e->secname, e->key, v, allowed);
 			return -EINVAL;
 		}
+	}
+	return 0;
+}
+
+/* The bytes of a size that may be a percentage of capacity (4 KiB down). */
+static uint64_t pct_bytes(const struct pct_size *ps, uint64_t capacity)
+{
+	return ps->pct ? (uint64_t)((double)capacity * ps->pct_val / 100.0) / 4096 * 4096
+		       : ps->bytes;
+}
+
+/* fio's rate (bytes/s per direction) as the job's rate_iops. */
+static int job_resolve_rate(struct job_build *b, const char *path, char *err, size_t errlen)
+{
+	struct qs_job *j = &b->job;
+	if (!b->rate_set)
+		return 0;
+	const char *why = NULL;
+	if (j->rate_iops)
+		why = "not with rate_iops in the same job (one rate)";
+	else if (j->trace)
+		why = "not for a trace job (the trace's time stamps pace it)";
+	else if (qs_job_reads(j) && qs_job_writes(j) && b->rate[0] != b->rate[1])
+		why = "one value for a job that reads and writes (the bench paces a "
+		      "mixed job as a whole, not each direction)";
+	if (why) {
+		errf(err, errlen, "%s:%u: [%s] key 'rate' value %" PRIu64 ",%" PRIu64 ": allowed: %s",
+		     b->file_rate, b->line_rate, j->name, b->rate[0], b->rate[1], why);
+		return -EINVAL;
+	}
+	/* a mixed job's caps are equal: each direction at r, both at 2r */
+	double r = qs_job_reads(j) && qs_job_writes(j) ? 2.0 * (double)b->rate[0]
+		   : qs_job_reads(j)			   ? (double)b->rate[0]
+							   : (double)b->rate[1];
+	j->rate_iops = r / (qs_job_reads(j) && qs_job_writes(j)
+				    ? (qs_job_mean_bs(j, false) + qs_job_mean_bs(j, true)) / 2
+				    : qs_job_mean_bs(j, !qs_job_reads(j)));
+	return 0;
+}
+
+/* random_distribution=zoned/zoned_abs: each zone's blocks, from the span's
+ * start on. */
+static int job_resolve_zones(struct job_build *b, const char *path, char *err, size_t errlen)
+{
+	struct qs_job *j = &b->job;
+	if (j->dist != QS_DIST_ZONED)
+		return 0;
+	uint64_t nb = j->size / j->bs, first = 0;
+	double given = 0;
+	for (unsigned i = 0; i < j->nzones; i++)
+		given += b->zone_size[i] > 0 ? b->zone_size[i] : 0;
+	const char *why = NULL;
+	if (!b->zones_abs && b->zone_size[j->nzones - 1] > 0 && fabs(given - 100) > 1e-6)
+		why = "zone sizes summing to 100 percent (or the last empty: the rest)";
+	for (unsigned i = 0; !why && i < j->nzones; i++) {
+		double zs = b->zone_size[i];
+		uint64_t n;
+		if (zs < 0 || (!b->zones_abs && i == j->nzones - 1))
+			n = nb > first ? nb - first : 0; /* the rest */
+		else if (b->zones_abs)
+			n = (uint64_t)zs / j->bs;
+		else
+			n = (uint64_t)(zs * (double)nb / 100.0 + 0.5);
+		if (!n || n > nb - first) {
+			why = b->zones_abs ? "zones of at least bs each, all within size"
+					   : "zones of at least one block (bs) of size each";
+			break;
+		}
+		j->zones[i].first = first;
+		j->zones[i].nblocks = n;
+		first += n;
+	}
+	if (why) {
+		errf(err, errlen, "%s:%u: [%s] key 'random_distribution': %u zones over %" PRIu64
+		     " blocks of %" PRIu64 " bytes: allowed: %s", b->file_dist, b->line_dist, j->name,
+		     j->nzones, nb, j->bs, why);
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -891,18 +1652,18 @@ static int job_resolve(struct job_build *b, uint64_t capacity, bool runtime_give
 	struct qs_job *j = &b->job;
 
 	if (b->offset.set)
-		j->offset = b->offset.pct ?
-			(uint64_t)((double)capacity * b->offset.pct_val / 100.0) / 4096 * 4096 :
-			b->offset.bytes;
+		j->offset = pct_bytes(&b->offset, capacity);
 	if (j->offset >= capacity) {
 		errf(err, errlen, "%s:%u: [%s] key 'offset' value %" PRIu64
 		     ": allowed: below the capacity %" PRIu64 " bytes",
-		     path, b->offset.line, j->name, j->offset, capacity);
+		     b->offset.file ? b->offset.file : b->sec_file, b->offset.line, j->name,
+		     j->offset, capacity);
 		return -EINVAL;
 	}
 	if (j->trace && j->numjobs != 1) {
 		errf(err, errlen, "%s:%u: [%s] key 'numjobs' value %u: allowed: 1 "
-		     "for a trace job", path, b->line_numjobs ? b->line_numjobs : j->line,
+		     "for a trace job", b->line_numjobs ? b->file_numjobs : b->sec_file,
+		     b->line_numjobs ? b->line_numjobs : j->line,
 		     j->name, j->numjobs);
 		return -EINVAL;
 	}
@@ -913,7 +1674,8 @@ static int job_resolve(struct job_build *b, uint64_t capacity, bool runtime_give
 			errf(err, errlen, "%s:%u: [%s] key 'offset_increment' value "
 			     "%" PRIu64 ": allowed: offset + (numjobs - 1) * "
 			     "offset_increment below the capacity %" PRIu64,
-			     path, b->line_offset_inc, j->name, j->offset_increment,
+			     b->file_offset_inc ? b->file_offset_inc : b->sec_file,
+			     b->line_offset_inc, j->name, j->offset_increment,
 			     capacity);
 			return -EINVAL;
 		}
@@ -922,35 +1684,89 @@ static int job_resolve(struct job_build *b, uint64_t capacity, bool runtime_give
 			errf(err, errlen, "%s:%u: [%s] key 'offset_increment' value "
 			     "%" PRIu64 ": allowed: offset + (numjobs - 1) * "
 			     "offset_increment below the capacity %" PRIu64,
-			     path, b->line_offset_inc, j->name, j->offset_increment,
+			     b->file_offset_inc ? b->file_offset_inc : b->sec_file,
+			     b->line_offset_inc, j->name, j->offset_increment,
 			     capacity);
 			return -EINVAL;
 		}
 	}
-	if (b->size.set)
-		j->size = b->size.pct ?
-			(uint64_t)((double)capacity * b->size.pct_val / 100.0) / 4096 * 4096 :
-			b->size.bytes;
+	/* fio: filesize is the file (the span), size then the bytes of I/O;
+	 * fill_device writes to the end of the device */
+	const struct pct_size *span = b->filesize.set ? &b->filesize : &b->size;
+	const char *span_key = b->filesize.set ? "filesize" : "size";
+	if (span->set && !b->fill_device)
+		j->size = pct_bytes(span, capacity);
 	else
 		j->size = capacity - last; /* fio: the rest of the file */
 	if (j->size > capacity - last) {
-		errf(err, errlen, "%s:%u: [%s] key 'size' value %" PRIu64 ": allowed: "
+		errf(err, errlen, "%s:%u: [%s] key '%s' value %" PRIu64 ": allowed: "
 		     "at most %" PRIu64 " (capacity %" PRIu64 " minus the last "
-		     "clone's offset %" PRIu64 ")", path,
-		     b->size.line ? b->size.line : j->line, j->name, j->size,
+		     "clone's offset %" PRIu64 ")", span->line ? span->file : b->sec_file,
+		     span->line ? span->line : j->line, j->name, span_key, j->size,
 		     capacity - last, capacity, last);
 		return -EINVAL;
 	}
-	if (!j->trace && j->size < j->bs) {
-		errf(err, errlen, "%s:%u: [%s] key 'size' value %" PRIu64 ": allowed: "
-		     "at least bs (%" PRIu64 ")", path,
-		     b->size.line ? b->size.line : j->line, j->name, j->size, j->bs);
+	j->bs_max = j->bs;
+	if (j->nbss[0] || j->nbss[1]) {
+		/* several sizes: the smallest is the grid of the offsets */
+		uint64_t lo = UINT64_MAX, hi = 0;
+		for (int d = 0; d < 2; d++) {
+			if (!j->nbss[d]) {
+				j->bss[d][0] = (struct qs_job_bss){j->bs, j->bs, 100};
+				j->nbss[d] = 1;
+			}
+			for (unsigned i = 0; i < j->nbss[d]; i++) {
+				lo = j->bss[d][i].lo < lo ? j->bss[d][i].lo : lo;
+				hi = j->bss[d][i].hi > hi ? j->bss[d][i].hi : hi;
+			}
+		}
+		j->bs = lo;
+		j->bs_max = hi;
+	}
+	if (!j->trace && j->size < j->bs_max) {
+		errf(err, errlen, "%s:%u: [%s] key '%s' value %" PRIu64 ": allowed: "
+		     "at least bs (%" PRIu64 ")", span->line ? span->file : b->sec_file,
+		     span->line ? span->line : j->line, j->name, span_key, j->size, j->bs_max);
 		return -EINVAL;
 	}
+	uint64_t io = j->size;
+	if (b->io_size.set)
+		io = pct_bytes(&b->io_size, capacity);
+	else if (b->filesize.set && b->size.set && !b->fill_device)
+		io = pct_bytes(&b->size, capacity);
+	uint64_t loops = b->loops ? b->loops : 1;
+	if (io > UINT64_MAX / loops) {
+		errf(err, errlen, "%s:%u: [%s] key 'loops' value %" PRIu64 ": allowed: loops "
+		     "times the bytes of one loop (%" PRIu64 ") below 2^64", b->sec_file, j->line,
+		     j->name, loops, io);
+		return -EINVAL;
+	}
+	j->io_bytes = io * loops;
+	if (b->strided || j->zone_size) {
+		bool random = j->rw == QS_RW_RANDREAD || j->rw == QS_RW_RANDWRITE ||
+			      j->rw == QS_RW_RANDRW;
+		const char *why = !b->strided	 ? "zonesize and zoneskip only with zonemode=strided"
+				  : !j->zone_size ? "zonemode=strided needs a zonesize above 0"
+				  : random || j->seq_skip
+					  ? "zonemode=strided with a sequential pattern without :N "
+					    "(random zones are not simulated)"
+				  : j->zone_size < j->bs_max ? "a zonesize of at least bs"
+							     : NULL;
+		if (why) {
+			errf(err, errlen, "%s:%u: [%s] key 'zonemode': allowed: %s", b->file_zone,
+			     b->line_zone, j->name, why);
+			return -EINVAL;
+		}
+	}
+	int rc = job_resolve_rate(b, path, err, errlen);
+	if (!rc)
+		rc = job_resolve_zones(b, path, err, errlen);
+	if (rc)
+		return rc;
 	if (j->ss_dur_ns && j->ss == QS_SS_NONE) {
 		errf(err, errlen, "%s:%u: [%s] key 'steadystate_duration' value %.9g s: allowed "
-		     "only with a steadystate criterion (steadystate=iops_slope:0.5%%)", path,
-		     b->line_ss_time, j->name, (double)j->ss_dur_ns / 1e9);
+		     "only with a steadystate criterion (steadystate=iops_slope:0.5%%)",
+		     b->file_ss_time, b->line_ss_time, j->name, (double)j->ss_dur_ns / 1e9);
 		return -EINVAL;
 	}
 	if (j->ss_dur_ns && (j->ss_dur_ns % j->ss_interval_ns ||
@@ -958,13 +1774,13 @@ static int job_resolve(struct job_build *b, uint64_t capacity, bool runtime_give
 			     j->ss_dur_ns / j->ss_interval_ns > QS_JOB_SS_MAX_SAMPLES)) {
 		errf(err, errlen, "%s:%u: [%s] key 'steadystate_duration' value %.9g s: allowed: "
 		     "2 to %u times steadystate_check_interval (%.9g s), a whole number of them",
-		     path, b->line_ss_time, j->name, (double)j->ss_dur_ns / 1e9,
+		     b->file_ss_time, b->line_ss_time, j->name, (double)j->ss_dur_ns / 1e9,
 		     QS_JOB_SS_MAX_SAMPLES, (double)j->ss_interval_ns / 1e9);
 		return -EINVAL;
 	}
 	if (j->time_based && !j->runtime_ns && !runtime_given) {
 		errf(err, errlen, "%s:%u: [%s] key 'time_based' value 1: allowed "
-		     "only with a runtime above 0 (in the file or --runtime)", path, j->line,
+		     "only with a runtime above 0 (in the file or --runtime)", b->sec_file, j->line,
 		     j->name);
 		return -EINVAL;
 	}
@@ -1005,14 +1821,11 @@ void qs_job_file_free(struct qs_job_file *f)
 		free(f->jobs[i].trace);
 	free(f->jobs);
 	free(f->path);
+	free(f->ignored);
+	for (size_t i = 0; i < f->nfiles; i++)
+		free(f->files[i]);
+	free(f->files);
 	free(f);
-}
-
-static int quiet_ini_error(const char *fmt, ...)
-{
-	/* Syntax errors are found by scan_file with line numbers first. */
-	(void)fmt;
-	return 0;
 }
 
 /*
@@ -1035,7 +1848,7 @@ static int job_resolve_wait(struct job_build *b, const struct qs_job_file *f, co
 			      "together";
 	if (why) {
 		errf(err, errlen, "%s:%u: [%s] key 'wait_for' value '%s': allowed: the name of an "
-		     "earlier job of the same group (%s)", path, b->line_wait_for, b->job.name,
+		     "earlier job of the same group (%s)", b->file_wait_for, b->line_wait_for, b->job.name,
 		     b->wait_for, why);
 		return -EINVAL;
 	}
@@ -1047,8 +1860,8 @@ static int job_file_load_runtime(const char *path, uint64_t capacity, uint64_t r
 				 struct qs_job_file **out, char *err, size_t errlen)
 {
 	struct scan sc = {0};
+	struct scan_ent cur = {0};
 	struct qs_job_file *f = NULL;
-	dictionary *d = NULL;
 	int rc;
 
 	*out = NULL;
@@ -1057,17 +1870,9 @@ static int job_file_load_runtime(const char *path, uint64_t capacity, uint64_t r
 		     "multiple of 4096", path, capacity);
 		return -EINVAL;
 	}
-	rc = scan_file(path, &sc, err, errlen);
+	rc = scan_file(path, &sc, &cur, 0, err, errlen);
 	if (rc)
 		goto out;
-	iniparser_set_error_callback(quiet_ini_error);
-	d = iniparser_load(path);
-	iniparser_set_error_callback(NULL); /* back to the default for others */
-	if (!d) {
-		errf(err, errlen, "%s: iniparser could not read the file", path);
-		rc = -EINVAL;
-		goto out;
-	}
 	f = calloc(1, sizeof(*f));
 	if (!f || !(f->path = strdup(path)) ||
 	    !(f->jobs = calloc(sc.n ? sc.n : 1, sizeof(*f->jobs)))) {
@@ -1075,6 +1880,11 @@ static int job_file_load_runtime(const char *path, uint64_t capacity, uint64_t r
 		rc = -ENOMEM;
 		goto out;
 	}
+	/* the jobs point at the file names (buffered_file) */
+	f->files = sc.files;
+	f->nfiles = sc.nfiles;
+	sc.files = NULL;
+	sc.nfiles = 0;
 	f->capacity = capacity;
 	for (size_t i = 0; i < sc.n; i++) {
 		const struct scan_ent *e = &sc.ent[i];
@@ -1084,13 +1894,11 @@ static int job_file_load_runtime(const char *path, uint64_t capacity, uint64_t r
 		job_defaults(&b);
 		snprintf(b.job.name, sizeof(b.job.name), "%s", e->secname);
 		b.job.line = e->line;
-		/* As in fio, [global] only shapes the jobs that follow it. */
-		rc = 0;
-		for (size_t g = 0; g < i; g++)
-			if (!sc.ent[g].key[0] && !strcmp(sc.ent[g].sec, "global"))
-				rc = apply_section(&b, &sc, "global", d, path, err, errlen);
+		b.sec_file = e->file;
+		/* As in fio, a [global] only shapes the jobs that follow it. */
+		rc = apply_section(&b, &sc, i, "global", f, err, errlen);
 		if (!rc)
-			rc = apply_section(&b, &sc, e->sec, d, path, err, errlen);
+			rc = apply_section(&b, &sc, sc.n, e->sec, f, err, errlen);
 		if (!rc)
 			rc = job_resolve(&b, capacity, runtime_ns != UINT64_MAX, path, err,
 					 errlen);
@@ -1108,9 +1916,7 @@ static int job_file_load_runtime(const char *path, uint64_t capacity, uint64_t r
 		rc = -EINVAL;
 	}
 out:
-	if (d)
-		iniparser_freedict(d);
-	free(sc.ent);
+	scan_free(&sc);
 	if (rc)
 		qs_job_file_free(f);
 	else

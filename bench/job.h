@@ -9,17 +9,21 @@
  *   bs=4k
  *
  * Options (fio semantics unless noted; docs/BENCH-OUTPUT.md has the list):
- * rw, bs, rwmixread, rwmixwrite, iodepth, numjobs, size, offset,
- * offset_increment, random_distribution, norandommap, rate_iops,
+ * rw (with fio's :N), bs (R,W), bsrange, bssplit, rwmixread, rwmixwrite,
+ * iodepth, numjobs, size, filesize, io_size, loops, number_ios,
+ * fill_device, offset, offset_increment, random_distribution (also normal,
+ * zoned, zoned_abs), percentage_random, norandommap, rate_iops, rate, thinktime,
+ * thinktime_blocks, zonemode=strided (zonesize, zoneskip), nrfiles=1,
  * rate_process, runtime, ramp_time, time_based, stonewall, kb_base,
  * steadystate (ss), steadystate_duration (ss_dur), steadystate_ramp_time
  * (ss_ramp), steadystate_check_interval (ss_interval); and for
  * replay: trace, trace_format, trace_timescale, trace_ignore_time.
- * A few fio options that mean nothing to the bench are accepted and ignored:
- * ioengine, direct, filename, group_reporting, thread, description.
- *
- * Every option needs a value: write time_based=1, not a bare time_based
- * (iniparser, which reads the file, rejects lines without '=').
+ * fio's syntax: a bare flag means flag=1 (time_based), ';' and '#' start
+ * comments, "include FILE" reads FILE (relative to the including file's
+ * directory) in place, ${NAME} is the environment variable NAME.
+ * fio options that only concern a real engine, host, data content or fio's
+ * reports (ioengine, direct, filename, verify, write_bw_log, ...) are
+ * accepted, listed in qs_job_file's ignored, and change nothing.
  */
 #ifndef QS_BENCH_JOB_H
 #define QS_BENCH_JOB_H
@@ -44,6 +48,18 @@ enum qs_job_dist {
 	QS_DIST_RANDOM = 0, /* uniform */
 	QS_DIST_ZIPF,	    /* zipf:theta, theta > 0 and != 1 */
 	QS_DIST_PARETO,	    /* pareto:h, 0 < h < 1 */
+	QS_DIST_ZONED,	    /* zoned: / zoned_abs: access%/size pairs (zones[]) */
+	QS_DIST_NORMAL,	    /* normal:dev, dev the deviation in % of the span, > 0 */
+};
+
+/* Zones a zoned or zoned_abs random_distribution may have. */
+#define QS_JOB_ZONES_MAX 32
+
+/* One zone of random_distribution=zoned: (or zoned_abs:): share of the
+ * random I/Os and the blocks they fall in, from the span's start on. */
+struct qs_job_zone {
+	double access_pct; /* of the random I/Os, > 0; the zones' sum is 100 */
+	uint64_t first, nblocks; /* in bs units of the span, resolved */
 };
 
 enum qs_job_rate_process {
@@ -65,17 +81,34 @@ enum qs_job_ss {
 #define QS_JOB_SS_MAX_SAMPLES 100000
 
 #define QS_JOB_NAME_MAX 64
-/* The longest job file line, newline not counted: iniparser reads the
- * values and refuses a whole file with a line of 1,023 bytes or more,
- * without saying which; the loader refuses it first, by line. */
+/* The longest job file line, newline not counted (also once ${VAR} is
+ * substituted): longer ones are refused naming the line. */
 #define QS_JOB_MAX_LINE 1000
+
+/* Block sizes a direction of a job may list (fio's bssplit). */
+#define QS_JOB_BSS_MAX 64
+
+/* One block size of a direction: lo == hi for one size (bs=R,W or a
+ * bssplit entry), else fio's bsrange: multiples of lo up to hi, uniform. */
+struct qs_job_bss {
+	uint64_t lo, hi; /* bytes, multiples of 4096 */
+	double pct;	 /* share of the direction's I/Os; a direction's sum is 100 */
+};
 
 /* One job, every option resolved to bytes, ns and enums. */
 struct qs_job {
 	char name[QS_JOB_NAME_MAX];
 	unsigned line;		   /* line of the job's [section] header */
 	enum qs_job_rw rw;
-	uint64_t bs;		   /* bytes, multiple of 4096 */
+	uint64_t bs;		   /* bytes, multiple of 4096; with several
+				      sizes (nbss) the smallest: the grid
+				      random offsets are drawn on */
+	/* fio's bs=R,W, bsrange and bssplit: per direction (0 reads, 1
+	 * writes) the sizes and their shares; nbss[0] == nbss[1] == 0: every
+	 * I/O is bs */
+	struct qs_job_bss bss[2][QS_JOB_BSS_MAX];
+	unsigned nbss[2];
+	uint64_t bs_max;	   /* the largest I/O (bs without nbss) */
 	unsigned rwmixread;	   /* percent of reads in rw/randrw */
 	unsigned iodepth;	   /* outstanding I/Os per clone (closed loop) */
 	unsigned numjobs;	   /* clones of this job */
@@ -86,7 +119,8 @@ struct qs_job {
 	double dist_param;	   /* theta (zipf) or h (pareto) */
 	bool norandommap;	   /* uniform draws with repeats; else a
 				      permutation covers every block per pass */
-	uint64_t rate_iops;	   /* per clone; 0 = unrated (closed loop) */
+	double rate_iops;	   /* per clone; 0 = unrated (closed loop); from
+				      rate_iops, or fio's rate (bytes/s) / bs */
 	enum qs_job_rate_process rate_process;
 	uint64_t runtime_ns;	   /* 0 = until size bytes are done */
 	uint64_t ramp_time_ns;	   /* leading time excluded from statistics */
@@ -96,7 +130,31 @@ struct qs_job {
 	unsigned wait_back;	   /* fio's wait_for: 0 = none, else the job
 				      this many places earlier in the file (of
 				      the same group) must end first */
-	bool time_based;	   /* run for runtime even after size bytes */
+	bool time_based;	   /* run for runtime even after io_bytes */
+	uint64_t io_bytes;	   /* bytes a clone does before it ends (if not
+				      time_based): fio's io_size (else size, or
+				      size with filesize) times loops; 0 (a job
+				      not from a file): size */
+	uint64_t number_ios;	   /* fio's number_ios: end after this many
+				      I/Os per clone; 0 = no limit */
+	int64_t seq_skip;	   /* rw=read:N (sequential): N bytes skipped
+				      after every I/O, a multiple of 4096;
+				      negative goes backwards */
+	uint64_t rand_seq_nr;	   /* rw=randread:N: a new random offset every
+				      N I/Os, sequential between (1: every I/O) */
+	uint64_t zone_size, zone_skip; /* fio's zonemode=strided (sequential
+				      patterns): zone_size bytes of I/O, then
+				      zone_skip bytes skipped; 0: no zones */
+	uint64_t thinktime_ns;	   /* fio's thinktime: a closed-loop clone
+				      waits this long before the I/O after every
+				      thinktime_blocks; 0: none */
+	uint64_t thinktime_blocks; /* >= 1 (fio's default 1) */
+	unsigned pct_seq[2];	   /* 100 - fio's percentage_random, for reads,
+				      writes: of a random pattern's I/Os, the
+				      share that follows the last I/O instead
+				      of a random offset (0: all random) */
+	struct qs_job_zone zones[QS_JOB_ZONES_MAX];
+	unsigned nzones;	   /* QS_DIST_ZONED only */
 	bool stonewall;		   /* wait for earlier jobs before starting */
 	/*
 	 * fio's steady-state detection (steadystate, steadystate_duration,
@@ -116,6 +174,11 @@ struct qs_job {
 	enum qs_trace_format trace_format;
 	double trace_timescale;	   /* > 0; 1.0 = time stamps as they are */
 	bool trace_ignore_time;
+	/* fio's direct=0 or buffered=1: the job asks for buffered I/O, which
+	 * the bench never does (its real I/O is O_DIRECT); where it was set */
+	bool buffered;
+	const char *buffered_file; /* one of qs_job_file's files */
+	unsigned buffered_line;
 };
 
 struct qs_job_file {
@@ -123,6 +186,12 @@ struct qs_job_file {
 	uint64_t capacity; /* bytes the percentages were taken of */
 	struct qs_job *jobs;
 	size_t njobs;
+	/* fio options the file sets that only concern a real engine, host,
+	 * data content or fio's reports, "ioengine, direct, ..." in the order
+	 * first met; NULL if none. Owned by the file. */
+	char *ignored;
+	char **files; /* the job file and every file it includes */
+	size_t nfiles;
 };
 
 /*
@@ -163,6 +232,10 @@ void qs_job_file_free(struct qs_job_file *f);
 
 /* fio's name of a steadystate criterion ("iops_slope", ...; "none"). */
 const char *qs_job_ss_name(enum qs_job_ss ss);
+
+/* The mean size of j's reads (write false) or writes, in bytes: bs, or
+ * the mean of its bs=R,W, bsrange or bssplit sizes. Any time after load. */
+double qs_job_mean_bs(const struct qs_job *j, bool write);
 
 /* fio's name of rw ("randwrite", ...). */
 const char *qs_job_rw_name(enum qs_job_rw rw);

@@ -649,6 +649,25 @@ static int rc_setup(struct rc_opts *o, struct rc_world *w, struct qs_job_file **
 		rc_world_free(w);
 		return rc == -EINVAL ? 2 : 1;
 	}
+	/* the bench's real I/O (emu, dev) is O_DIRECT: on the devices of dev
+	 * mode a job asking for the page cache would measure something else */
+	for (size_t i = 0; o->mode == RC_DEV && i < (*jf)->njobs; i++) {
+		const struct qs_job *j = &(*jf)->jobs[i];
+		if (!j->buffered)
+			continue;
+		fprintf(stderr, "qlcshape %s: %s:%u: [%s] buffered I/O (direct=0 or "
+				"buffered=1): allowed in --mode dev: direct=1 only (the bench "
+				"reads and writes the devices with O_DIRECT; sim and emu ignore "
+				"it)\n", o->cmd, j->buffered_file, j->buffered_line, j->name);
+		qs_job_file_free(*jf);
+		*jf = NULL;
+		rc_world_free(w);
+		return 2;
+	}
+	if ((*jf)->ignored)
+		fprintf(stderr, "qlcshape %s: %s: ignored in %s: %s\n", o->cmd, o->job_path,
+			o->mode == RC_SIM ? "simulation" : "the bench (its own engine does the I/O)",
+			(*jf)->ignored);
 	/* command-line overrides, as fio's own --runtime does for every job */
 	qs_job_file_override(*jf, o->runtime_ns, o->ramp_ns, stderr);
 	return 0;

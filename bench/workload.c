@@ -115,8 +115,14 @@ struct qs_wl {
 	char err[256];
 	uint64_t span_off, span_len, nblocks;
 	struct qs_wl_rng rng;
-	/* sequential: next block per direction (fio keeps one per direction) */
+	/* sequential: next block per direction (fio keeps one per direction);
+	 * with rw=...:N (seq_skip) the next 4 KiB page instead */
 	uint64_t seq_pos[2];
+	/* rw=rand...:N: I/Os left before the next random offset, the last block */
+	uint64_t rand_left, rand_last, rand_len; /* rand_len: grains of the last */
+	bool seq_started[2];
+	/* zonemode=strided: the current zone's start and the bytes done in it */
+	uint64_t zone_start[2], zone_done[2];
 	/* uniform with random map */
 	struct perm pass_perm;
 	uint64_t pass_idx, pass_no, perm_seed;
@@ -278,13 +284,92 @@ static uint64_t pareto_rank(struct qs_wl *w)
 	return r < w->nblocks ? r : w->nblocks - 1;
 }
 
+/* A size for the next I/O of direction d (0 reads, 1 writes) from the
+ * job's bs=R,W, bsrange or bssplit list (bssplit's shares; bsrange's
+ * multiples of its low end, uniform). */
+static uint64_t wl_pick_len(struct qs_wl *w, int d)
+{
+	const struct qs_job *j = w->job;
+	const struct qs_job_bss *e = j->bss[d];
+	unsigned i = 0;
+	if (j->nbss[d] > 1) {
+		double u = qs_wl_rng_double(&w->rng) * 100.0;
+		while (i + 1 < j->nbss[d] && u >= e[i].pct) {
+			u -= e[i].pct;
+			i++;
+		}
+	}
+	if (e[i].lo == e[i].hi)
+		return e[i].lo;
+	return e[i].lo * (1 + qs_wl_rng_below(&w->rng, e[i].hi / e[i].lo));
+}
+
+/* random_distribution=zoned: a zone by its access share, then a uniform
+ * block in it (fio draws uniformly within a zone too). */
+static uint64_t zoned_block(struct qs_wl *w)
+{
+	const struct qs_job *j = w->job;
+	double u = qs_wl_rng_double(&w->rng) * 100.0;
+	unsigned z = 0;
+	while (z + 1 < j->nzones && u >= j->zones[z].access_pct) {
+		u -= j->zones[z].access_pct;
+		z++;
+	}
+	return j->zones[z].first + qs_wl_rng_below(&w->rng, j->zones[z].nblocks);
+}
+
+/*
+ * The next page (4 KiB) of a sequential stream with fio's rw=...:N offset
+ * modifier: each I/O (len bytes) starts len + N bytes after the last one
+ * (N < 0: before),
+ * wrapping within the span's valid starts. A backwards stream (bs + N < 0)
+ * starts at the span's last block.
+ */
+static uint64_t seq_skip_page(struct qs_wl *w, uint64_t *pos, bool *started, uint64_t len)
+{
+	const struct qs_job *j = w->job;
+	int64_t bs_pages = (int64_t)(len / 4096);
+	int64_t starts = (int64_t)(w->span_len / 4096) - bs_pages + 1;
+	int64_t step = bs_pages + j->seq_skip / 4096;
+	if (!*started) {
+		*started = true;
+		*pos = step < 0 ? (uint64_t)(starts - 1) : 0;
+	}
+	uint64_t page = *pos;
+	int64_t next = ((int64_t)*pos + step % starts + starts) % starts;
+	*pos = (uint64_t)next;
+	return page;
+}
+
+/*
+ * random_distribution=normal:dev: a rank drawn from a normal distribution
+ * around the span's middle with a deviation of dev percent of the blocks
+ * (Box-Muller), drawn again while outside; like zipf and pareto, the ranks
+ * are scattered over the span (fio hashes its normal offsets alike).
+ */
+static uint64_t normal_rank(struct qs_wl *w)
+{
+	double n = (double)w->nblocks, sd = w->job->dist_param / 100.0 * n;
+	for (;;) {
+		double u1 = qs_wl_rng_double(&w->rng), u2 = qs_wl_rng_double(&w->rng);
+		double z = sqrt(-2.0 * log1p(-u1)) * cos(2.0 * M_PI * u2);
+		double x = n / 2.0 + z * sd;
+		if (x >= 0 && x < n)
+			return rank_clamp(w, x);
+	}
+}
+
 static uint64_t random_block(struct qs_wl *w)
 {
 	switch (w->job->dist) {
+	case QS_DIST_ZONED:
+		return zoned_block(w);
 	case QS_DIST_ZIPF:
 		return perm_apply(&w->scatter, zipf_rank(w));
 	case QS_DIST_PARETO:
 		return perm_apply(&w->scatter, pareto_rank(w));
+	case QS_DIST_NORMAL:
+		return perm_apply(&w->scatter, normal_rank(w));
 	case QS_DIST_RANDOM:
 		break;
 	}
@@ -310,7 +395,9 @@ int qs_wl_next(struct qs_wl *w, struct qs_io *io)
 
 	if (w->trace)
 		return wl_trace_next(w, io);
-	if (!j->time_based && w->bytes_done >= j->size)
+	if (!j->time_based && w->bytes_done >= (j->io_bytes ? j->io_bytes : j->size))
+		return 0;
+	if (j->number_ios && w->ios >= j->number_ios)
 		return 0;
 
 	bool read;
@@ -328,18 +415,59 @@ int qs_wl_next(struct qs_wl *w, struct qs_io *io)
 		read = qs_wl_rng_below(&w->rng, 100) < j->rwmixread;
 		break;
 	}
-	uint64_t blk;
-	if (random) {
-		blk = random_block(w);
+	uint64_t rel; /* byte offset in the span */
+	uint64_t len = j->nbss[!read] ? wl_pick_len(w, !read) : j->bs;
+	uint64_t grains = len / j->bs; /* bs is the smallest size, the grid */
+	/* fio's percentage_random: this one follows the last I/O */
+	bool follow = random && j->pct_seq[!read] && w->ios &&
+		      qs_wl_rng_below(&w->rng, 100) < j->pct_seq[!read];
+	if (follow || (random && j->rand_seq_nr > 1 && w->rand_left)) {
+		/* fio's randread:N: sequential between new random offsets */
+		if (w->rand_left)
+			w->rand_left--;
+		w->rand_last = (w->rand_last + w->rand_len) % w->nblocks;
+		rel = w->rand_last * j->bs;
+	} else if (random) {
+		w->rand_last = random_block(w);
+		w->rand_left = j->rand_seq_nr > 1 ? j->rand_seq_nr - 1 : 0;
+		rel = w->rand_last * j->bs;
+	} else if (j->seq_skip) {
+		rel = seq_skip_page(w, &w->seq_pos[read ? 0 : 1], &w->seq_started[read ? 0 : 1],
+				    len) * 4096;
+	} else if (j->zone_size) {
+		int d = !read;
+		if (w->zone_done[d] + len > j->zone_size) {
+			w->zone_start[d] += j->zone_size + j->zone_skip;
+			w->zone_done[d] = 0;
+		}
+		if (w->zone_start[d] + len > w->span_len) {
+			if (!j->time_based)
+				return 0; /* fio: the zones have passed the end */
+			w->zone_start[d] = 0;
+		}
+		rel = w->zone_start[d] + w->zone_done[d];
+		w->zone_done[d] += len;
+	} else if (grains > 1) {
+		uint64_t *pos = &w->seq_pos[read ? 0 : 1];
+		if (*pos + grains > w->nblocks)
+			*pos = 0; /* wrap within the span */
+		rel = *pos * j->bs;
+		*pos = (*pos + grains) % w->nblocks;
 	} else {
 		uint64_t *pos = &w->seq_pos[read ? 0 : 1];
-		blk = *pos;
+		rel = *pos * j->bs;
 		*pos = (*pos + 1) % w->nblocks; /* wrap within the span */
+	}
+	if (random) {
+		w->rand_len = grains;
+		/* a larger I/O drawn near the end ends at the end */
+		if (rel + len > w->span_len)
+			rel = w->span_len - len;
 	}
 	memset(io, 0, sizeof(*io));
 	io->op = read ? QS_IO_READ : QS_IO_WRITE;
-	io->off = w->span_off + blk * j->bs;
-	io->len = j->bs;
+	io->off = w->span_off + rel;
+	io->len = len;
 	io->orig_off = io->off;
 	io->orig_len = io->len;
 	if (j->rate_iops) {
@@ -350,7 +478,7 @@ int qs_wl_next(struct qs_wl *w, struct qs_io *io)
 			gap = -log1p(-qs_wl_rng_double(&w->rng)) * gap;
 		w->t_ns += gap;
 	}
-	w->bytes_done += j->bs;
+	w->bytes_done += len;
 	w->ios++;
 	return 1;
 }

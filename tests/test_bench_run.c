@@ -81,6 +81,13 @@ static char *slurp(const char *path, size_t *len)
 	return b;
 }
 
+/* Run `bench run` with the NULL-ended argv; its standard error into *err
+ * (the caller frees it). Returns the command's exit status. */
+static int run_stderr(char **argv, char **err)
+{
+	return ttmp_stderr(qs_cmd_bench_run, argv, err);
+}
+
 static int run_cmd(const char *json, const char *seed, const char *workers)
 {
 	char *argv[] = {"run", job_path, "--profile", qlc_path, "--fast", fast_path,
@@ -429,28 +436,58 @@ static void test_curve(void **state)
 static void test_runtime_bounds_ramp(void **state)
 {
 	(void)state;
-	char job[64], errp[64];
+	char job[64];
 	ttmp_file(job, sizeof(job), "br", ".fio",
 		  "[w]\nrw=randwrite\nbs=64k\nsize=10%\niodepth=4\nruntime=10m\nramp_time=1h\n");
-	ttmp_file(errp, sizeof(errp), "br", ".err", "");
 	char *argv[] = {"run", job, "--profile", qlc_path, "--fast", fast_path, "--cache", "16m",
 			"--shaping", "off", "--quiet", "--runtime", "20ms", NULL};
-	fflush(stderr);
-	int saved = dup(2), fd = open(errp, O_WRONLY | O_TRUNC);
-	assert_true(saved >= 0 && fd >= 0);
-	dup2(fd, 2);
-	close(fd);
-	int rc = qs_cmd_bench_run((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv);
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	assert_int_equal(rc, 0);
-	size_t n;
-	char *s = slurp(errp, &n);
+	char *s;
+	assert_int_equal(run_stderr(argv, &s), 0);
 	assert_non_null(strstr(s, "key 'ramp_time' value 3600 s is longer than --runtime 0.02 s"));
 	free(s);
 	unlink(job);
-	unlink(errp);
+}
+
+/*
+ * Issue 13: the options of a real engine or host a job file sets are listed
+ * once per run; in --mode dev (here over two sparse files) a job asking
+ * for buffered I/O is refused, naming the file and line, before any I/O.
+ */
+static void test_fio_host_options(void **state)
+{
+	(void)state;
+	char job[64];
+	ttmp_file(job, sizeof(job), "br", ".fio",
+		  "[global]\nioengine=libaio\nthread\ndirect=0\n[w]\nrw=randwrite\n"
+		  "size=10%\nfilename=/dev/nvme0n1\n[r]\nrw=randread\nsize=10%\n"
+		  "write_lat_log=lat\n");
+	char *argv[] = {"run", job, "--profile", qlc_path, "--fast", fast_path, "--cache", "16m",
+			"--shaping", "off", "--quiet", "--runtime", "5ms", NULL};
+	char *s;
+	assert_int_equal(run_stderr(argv, &s), 0);
+	const char *note = strstr(s, "ignored in simulation: ioengine, thread, direct, "
+				     "filename, write_lat_log\n");
+	assert_non_null(note);
+	assert_null(strstr(note + 1, "ignored in simulation")); /* once per run */
+	free(s);
+
+	char qlc[64], fast[64];
+	ttmp_file(qlc, sizeof(qlc), "br", ".img", "");
+	ttmp_file(fast, sizeof(fast), "br", ".img", "");
+	assert_int_equal(truncate(qlc, 2ll << 30), 0);
+	assert_int_equal(truncate(fast, 256ll << 20), 0);
+	char *dev[] = {"run", job, "--mode", "dev", "--qlc-dev", qlc, "--fast-dev", fast,
+		       "--yes-overwrite", "--shaping", "off", "--quiet", "--runtime", "5ms", NULL};
+	assert_int_equal(run_stderr(dev, &s), 2);
+	char want[128];
+	snprintf(want, sizeof(want), "%s:4: [w] buffered I/O (direct=0 or buffered=1)", job);
+	if (!strstr(s, want))
+		fail_msg("stderr '%s' lacks '%s'", s, want);
+	assert_non_null(strstr(s, "O_DIRECT"));
+	free(s);
+	unlink(qlc);
+	unlink(fast);
+	unlink(job);
 }
 
 /*
@@ -638,6 +675,41 @@ static void test_arg_errors(void **state)
 	unlink(bad);
 }
 
+/*
+ * Issue 13: fio's thinktime stalls a closed-loop clone before the I/O after
+ * every thinktime_blocks: at iodepth 1, blocks I/Os per 10 ms plus their
+ * own time (measured by the same job without thinktime).
+ */
+static void test_thinktime(void **state)
+{
+	(void)state;
+	char job[64];
+	ttmp_file(job, sizeof(job), "br", ".fio",
+		  "[global]\nrw=randwrite\nsize=10%\nruntime=200ms\ntime_based\n"
+		  "thinktime=10ms\n[one]\n[four]\nthinktime_blocks=4\n[none]\nthinktime=0\n");
+	struct qs_bench_world *w = tiny_world();
+	struct qs_job_file *jf;
+	char err[512];
+	assert_int_equal(qs_job_file_load(job, qs_bench_world_sizes(w)->capacity, &jf, err,
+					  sizeof(err)), 0);
+	struct qs_bench_result r;
+	struct qs_bench_variant v = {.shaping = false};
+	assert_int_equal(qs_bench_run_job(w, &jf->jobs[2], &v, 1, &r, err, sizeof(err)), 0);
+	double lat_s = 1.0 / r.rep.write.iops; /* one I/O at iodepth 1, no stall */
+	assert_true(lat_s < 0.001);
+	const double blocks[] = {1, 4};
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(qs_bench_run_job(w, &jf->jobs[i], &v, 1, &r, err, sizeof(err)), 0);
+		double want = blocks[i] / (0.010 + blocks[i] * lat_s);
+		if (fabs(r.rep.write.iops - want) > want * 0.05)
+			fail_msg("job %s: %.1f IOPS, want %.1f", jf->jobs[i].name, r.rep.write.iops,
+				 want);
+	}
+	qs_job_file_free(jf);
+	qs_bench_world_free(w);
+	unlink(job);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -651,9 +723,11 @@ int main(void)
 		cmocka_unit_test(test_life_rating),
 		cmocka_unit_test(test_curve),
 		cmocka_unit_test(test_runtime_bounds_ramp),
+		cmocka_unit_test(test_fio_host_options),
 		cmocka_unit_test(test_rounding),
 		cmocka_unit_test(test_steadystate_run),
 		cmocka_unit_test(test_rated_write_rate),
+		cmocka_unit_test(test_thinktime),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

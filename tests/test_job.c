@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <glob.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -263,8 +264,15 @@ static void test_errors(void **state)
 				      "below the capacity", NULL});
 	expect_error("rw=write\n[a]\n",
 		     (const char *[]){":1:", "'rw'", "outside any section", NULL});
-	expect_error("[a]\ntime_based\n",
-		     (const char *[]){":2:", "time_based", "time_based=1", NULL});
+	/* a bare key is fio's flag; one that needs a value is refused */
+	expect_error("[a]\nbs\n", (const char *[]){":2:", "'bs'", "no value", NULL});
+	expect_error("[a]\nioengine\n",
+		     (const char *[]){":2:", "'ioengine'", "no value", NULL});
+	expect_error("[a]\nrw=write\nrate 5\n",
+		     (const char *[]){":3:", "'rate 5'", "bare option", NULL});
+	expect_error("[a]\nsize=${QS_TEST_JOB_UNSET_VAR}\n",
+		     (const char *[]){":2:", "QS_TEST_JOB_UNSET_VAR", "not set", NULL});
+	expect_error("[a]\nsize=${\n", (const char *[]){":2:", "closing", NULL});
 	expect_error("[a]\nbs=4k\n[a]\n",
 		     (const char *[]){":3:", "repeats", "line 1", NULL});
 	expect_error("[a\nbs=4k\n", (const char *[]){":1:", "']'", NULL});
@@ -283,9 +291,11 @@ static void test_errors(void **state)
 	/* issue 12: kb_base=1000 refused 4k saying "a multiple of 4k" */
 	expect_error("[a]\nkb_base=1000\nbs=4k\n",
 		     (const char *[]){":3:", "'bs'", "'4k'", "4000 bytes", "4KiB", NULL});
-	/* issue 12: include suggested "include default.fio=1 for a flag" */
-	expect_error("include default.fio\n[a]\n",
-		     (const char *[]){":1:", "include", "not supported", NULL});
+	/* issue 12: include suggested "include default.fio=1 for a flag";
+	 * issue 13: include is fio's, a missing file is named with the line */
+	expect_error("[a]\ninclude qs-no-such-file.fio\n",
+		     (const char *[]){":2:", "include qs-no-such-file.fio", "cannot open",
+				      NULL});
 	/* issue 12: a line iniparser cannot take failed as "could not read" */
 	{
 		char t[1200];
@@ -294,6 +304,342 @@ static void test_errors(void **state)
 		strcpy(t + n + 1100, "\n");
 		expect_error(t, (const char *[]){":2:", "line longer than 1000", NULL});
 	}
+}
+
+/* Issue 13: fio's syntax: bare flags, include (relative to the including
+ * file), ${VAR}, inline comments, the options of real engines ignored and
+ * listed, direct=0 / buffered=1 kept for --mode dev. */
+static void test_fio_syntax(void **state)
+{
+	(void)state;
+	char inc[64], text[512], err[512] = "";
+	ttmp_file(inc, sizeof(inc), "inc", NULL,
+		  "bs=16k ; a comment\nioengine=libaio\n[second]\nrw=randread\n");
+	const char *base = strrchr(inc, '/') + 1;
+	setenv("QS_TEST_JOB_SIZE", "2g", 1);
+	snprintf(text, sizeof(text),
+		 "[global]\nthread\ngroup_reporting\nexitall\ndirect=0\n"
+		 "[first]\nrw=randwrite\ntime_based\nruntime=5\nnorandommap\n"
+		 "size=${QS_TEST_JOB_SIZE}\ninclude %s\nstonewall # comment\n"
+		 "write_bw_log=x\n", base);
+	write_file(text);
+	struct qs_job_file *f;
+	if (qs_job_file_load(path, CAP, &f, err, sizeof(err)))
+		fail_msg("%s", err);
+	unlink(inc);
+	assert_int_equal(f->njobs, 2);
+	const struct qs_job *a = &f->jobs[0], *b = &f->jobs[1];
+	assert_string_equal(a->name, "first");
+	assert_true(a->time_based && a->norandommap);
+	assert_int_equal(a->size, 2 * GiB);
+	assert_int_equal(a->bs, 16384);
+	assert_true(a->buffered);
+	assert_int_equal(a->buffered_line, 5);
+	assert_string_equal(a->buffered_file, path);
+	/* the includer goes on in the included file's last section */
+	assert_string_equal(b->name, "second");
+	assert_int_equal(b->rw, QS_RW_RANDREAD);
+	assert_true(b->stonewall);
+	assert_false(a->stonewall);
+	assert_non_null(f->ignored);
+	assert_string_equal(f->ignored,
+			    "thread, group_reporting, exitall, direct, ioengine, write_bw_log");
+	qs_job_file_free(f);
+	unsetenv("QS_TEST_JOB_SIZE");
+
+	/* an error in an included file names that file and line */
+	ttmp_file(inc, sizeof(inc), "inc", NULL, "rw=write\nbs=3k\n");
+	snprintf(text, sizeof(text), "[a]\ninclude %s\n", strrchr(inc, '/') + 1);
+	write_file(text);
+	f = (void *)0x1;
+	assert_int_equal(qs_job_file_load(path, CAP, &f, err, sizeof(err)), -EINVAL);
+	unlink(inc);
+	assert_null(f);
+	char want[128];
+	snprintf(want, sizeof(want), "%s:2: [a] key 'bs' value '3k'", inc);
+	if (!strstr(err, want))
+		fail_msg("error '%s' lacks '%s'", err, want);
+
+	/* so does an error found once the job is complete (size past the end) */
+	ttmp_file(inc, sizeof(inc), "inc", NULL, "rw=write\nsize=200g\n");
+	snprintf(text, sizeof(text), "[a]\ninclude %s\n", strrchr(inc, '/') + 1);
+	write_file(text);
+	assert_int_equal(qs_job_file_load(path, CAP, &f, err, sizeof(err)), -EINVAL);
+	unlink(inc);
+	snprintf(want, sizeof(want), "%s:2: [a] key 'size'", inc);
+	if (!strstr(err, want))
+		fail_msg("error '%s' lacks '%s'", err, want);
+
+	/* direct=1 after direct=0 is direct again; no buffered */
+	write_file("[a]\ndirect=0\ndirect=1\nbuffered=0\n");
+	if (qs_job_file_load(path, CAP, &f, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_false(f->jobs[0].buffered);
+	assert_string_equal(f->ignored, "direct, buffered");
+	qs_job_file_free(f);
+
+	/* an include loop stops with a reason */
+	write_file("[a]\n");
+	snprintf(text, sizeof(text), "[global]\ninclude %s\n[a]\n", strrchr(path, '/') + 1);
+	FILE *fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs(text, fp);
+	fclose(fp);
+	assert_int_equal(qs_job_file_load(path, CAP, &f, err, sizeof(err)), -EINVAL);
+	if (!strstr(err, "deep"))
+		fail_msg("%s", err);
+}
+
+/* Load text (expected good) into *f. */
+static void load_ok(const char *text, struct qs_job_file **f)
+{
+	char err[512] = "";
+	write_file(text);
+	if (qs_job_file_load(path, CAP, f, err, sizeof(err)))
+		fail_msg("%s\nfor:\n%s", err, text);
+}
+
+/* The offsets of the first n I/Os of clone 0 of job j (n at most 64); the
+ * count the stream gave is returned (it may end sooner). */
+static size_t stream_offsets(const struct qs_job *j, uint64_t *off, size_t n)
+{
+	struct qs_wl *w;
+	char err[256];
+	assert_int_equal(qs_wl_open(j, 0, 1, &w, err, sizeof(err)), 0);
+	struct qs_io io;
+	size_t k = 0;
+	while (k < n && qs_wl_next(w, &io) == 1)
+		off[k++] = io.off;
+	qs_wl_close(w);
+	return k;
+}
+
+/* qsort: unsigned, largest first */
+static int cmp_desc(const void *a, const void *b)
+{
+	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Issue 13: the workload options of fio's examples. */
+static void test_fio_workload_options(void **state)
+{
+	(void)state;
+	struct qs_job_file *f;
+	uint64_t off[64];
+
+	/* rw=read:-8k reads backwards (backwards-read.fio), from the last block */
+	load_ok("[b]\nrw=read:-8k\nbs=4k\nsize=64k\n", &f);
+	assert_int_equal(f->jobs[0].seq_skip, -8192);
+	assert_int_equal(stream_offsets(&f->jobs[0], off, 64), 16);
+	for (size_t i = 0; i < 16; i++)
+		assert_int_equal(off[i], 61440 - 4096 * i);
+	qs_job_file_free(f);
+
+	/* rw=write:112k skips 112k after each 16k (cross-stripe-verify.fio);
+	 * io_size and loops bound the bytes */
+	load_ok("[s]\nrw=write:112k\nbs=16k\nsize=1m\nio_size=256k\nloops=2\n", &f);
+	assert_int_equal(f->jobs[0].io_bytes, 512 * 1024);
+	assert_int_equal(stream_offsets(&f->jobs[0], off, 64), 32);
+	assert_int_equal(off[0], 0);
+	assert_int_equal(off[1], 128 * 1024);
+	assert_int_equal(off[7], 7 * 128 * 1024);
+	/* 253 valid starts of 4 pages in 256: the 9th wraps to page 256 % 253 */
+	assert_int_equal(off[8], (256 % 253) * 4096);
+	qs_job_file_free(f);
+
+	/* rw=randread:4: a new random offset every 4 I/Os; number_ios ends it */
+	load_ok("[r]\nrw=randread:4\nbs=4k\nsize=1g\nnumber_ios=12\n", &f);
+	assert_int_equal(stream_offsets(&f->jobs[0], off, 64), 12);
+	for (size_t i = 0; i < 12; i++)
+		if (i % 4)
+			assert_int_equal(off[i], off[i - 1] + 4096);
+	assert_true(off[4] != off[3] + 4096 || off[8] != off[7] + 4096);
+	qs_job_file_free(f);
+
+	/* zoned: 60% of the I/Os in the first 10%, 30% in the next 20%, 10% in
+	 * the rest (rand-zones.fio's form, the last size empty) */
+	load_ok("[z]\nrw=randread\nsize=100m\nnorandommap\nnumber_ios=20000\n"
+		"random_distribution=zoned:60/10:30/20:10/\n", &f);
+	const struct qs_job *z = &f->jobs[0];
+	assert_int_equal(z->dist, QS_DIST_ZONED);
+	assert_int_equal(z->nzones, 3);
+	struct qs_wl *w;
+	char err[256];
+	assert_int_equal(qs_wl_open(z, 0, 7, &w, err, sizeof(err)), 0);
+	unsigned hits[3] = {0, 0, 0}, total = 0;
+	struct qs_io io;
+	uint64_t span = z->size;
+	while (qs_wl_next(w, &io) == 1) {
+		total++;
+		hits[io.off < span / 10 ? 0 : io.off < span * 3 / 10 ? 1 : 2]++;
+	}
+	qs_wl_close(w);
+	assert_int_equal(total, 20000);
+	assert_true(hits[0] > 11600 && hits[0] < 12400);
+	assert_true(hits[1] > 5600 && hits[1] < 6400);
+	assert_true(hits[2] > 1700 && hits[2] < 2300);
+	qs_job_file_free(f);
+
+	/* normal:1 over 10,000 blocks: a deviation of 100 blocks, so the 400
+	 * most popular blocks take about 95% of the I/Os, wherever they are */
+	load_ok("[n]\nrw=randread\nsize=40000k\nio_size=80000k\nnumber_ios=20000\n"
+		"random_distribution=normal:1\n", &f);
+	assert_int_equal(f->jobs[0].dist, QS_DIST_NORMAL);
+	static unsigned nhits[10000];
+	memset(nhits, 0, sizeof(nhits));
+	assert_int_equal(qs_wl_open(&f->jobs[0], 0, 9, &w, err, sizeof(err)), 0);
+	unsigned nn = 0;
+	while (qs_wl_next(w, &io) == 1) {
+		assert_true(io.off / 4096 < 10000);
+		nhits[io.off / 4096]++;
+		nn++;
+	}
+	qs_wl_close(w);
+	assert_int_equal(nn, 20000);
+	qsort(nhits, 10000, sizeof(nhits[0]), cmp_desc);
+	unsigned top = 0;
+	for (int i = 0; i < 400; i++)
+		top += nhits[i];
+	assert_true(top > 18600 && top < 19400);
+	qs_job_file_free(f);
+	expect_error("[n]\nrw=randread\nrandom_distribution=normal\n",
+		     (const char *[]){":3:", "'random_distribution'", "normal:dev", NULL});
+
+	load_ok("[a]\nrw=randwrite\nsize=64m\nrandom_distribution=zoned_abs:50/4m:50/\n", &f);
+	assert_int_equal(f->jobs[0].zones[0].nblocks, 1024);
+	assert_int_equal(f->jobs[0].zones[1].first, 1024);
+	assert_int_equal(f->jobs[0].zones[1].nblocks, 16384 - 1024);
+	qs_job_file_free(f);
+
+	/* rate in bytes/s as IOPS; the direction the job does */
+	load_ok("[w]\nrw=write\nbs=8k\nrate=1m\n[r]\nrw=read\nrate=,2m\n"
+		"[m]\nrw=randrw\nbs=4k\nrate=300,300,300\n", &f);
+	assert_true(f->jobs[0].rate_iops == 128.0);
+	assert_true(f->jobs[1].rate_iops == 0.0);
+	assert_true(f->jobs[2].rate_iops == 600.0 / 4096);
+	qs_job_file_free(f);
+
+	/* filesize is the span, size then the bytes; fill_device to the end */
+	load_ok("[f]\nfilesize=1g\nsize=4g\n[d]\noffset=1g\nsize=2g\nfill_device\n"
+		"[t]\ntimeout=5\n", &f);
+	assert_int_equal(f->jobs[0].size, GiB);
+	assert_int_equal(f->jobs[0].io_bytes, 4 * GiB);
+	assert_int_equal(f->jobs[1].size, CAP - GiB);
+	assert_int_equal(f->jobs[1].io_bytes, CAP - GiB);
+	assert_int_equal(f->jobs[2].runtime_ns, 5000000000ull);
+	qs_job_file_free(f);
+
+	/* bs=R,W, bsrange and bssplit: sizes per direction, offsets on the
+	 * smallest (cmdprio-bssplit.fio's list) */
+	load_ok("[p]\nrw=randrw\nsize=1g\nnumber_ios=4000\n"
+		"bssplit=64k/40:1024k/60,1024k/100\n"
+		"[q]\nrw=rw\nbs=8k,16k\nsize=1m\n[g]\nrw=randwrite\nbsrange=4k-16k\n"
+		"size=1m\nio_size=100m\nnumber_ios=3000\n", &f);
+	const struct qs_job *p = &f->jobs[0];
+	assert_int_equal(p->bs, 65536);
+	assert_int_equal(p->bs_max, 1024 * 1024);
+	assert_int_equal(p->nbss[0], 2);
+	assert_int_equal(p->nbss[1], 1);
+	assert_true(fabs(qs_job_mean_bs(p, false) - (0.4 * 65536 + 0.6 * 1048576)) < 1e-6);
+	assert_true(qs_job_mean_bs(p, true) == 1048576.0);
+	assert_int_equal(qs_wl_open(p, 0, 3, &w, err, sizeof(err)), 0);
+	unsigned small = 0, reads = 0;
+	while (qs_wl_next(w, &io) == 1) {
+		assert_int_equal(io.off % 65536, 0);
+		assert_true(io.off + io.len <= p->size);
+		if (io.op == QS_IO_WRITE) {
+			assert_int_equal(io.len, 1048576);
+			continue;
+		}
+		reads++;
+		small += io.len == 65536;
+		assert_true(io.len == 65536 || io.len == 1048576);
+	}
+	qs_wl_close(w);
+	assert_true(small > reads * 35 / 100 && small < reads * 45 / 100);
+	const struct qs_job *q = &f->jobs[1];
+	assert_int_equal(q->bs, 8192);
+	assert_int_equal(qs_wl_open(q, 0, 3, &w, err, sizeof(err)), 0);
+	uint64_t bytes = 0;
+	while (qs_wl_next(w, &io) == 1) {
+		assert_int_equal(io.len, io.op == QS_IO_READ ? 8192 : 16384);
+		bytes += io.len;
+	}
+	qs_wl_close(w);
+	assert_true(bytes >= 1024 * 1024 && bytes < 1024 * 1024 + 16384);
+	const struct qs_job *g = &f->jobs[2];
+	unsigned seen[5] = {0};
+	assert_int_equal(qs_wl_open(g, 0, 3, &w, err, sizeof(err)), 0);
+	while (qs_wl_next(w, &io) == 1) {
+		assert_true(io.len >= 4096 && io.len <= 16384 && io.len % 4096 == 0);
+		seen[io.len / 4096]++;
+	}
+	qs_wl_close(w);
+	for (int k = 1; k <= 4; k++)
+		assert_true(seen[k] > 600);
+	qs_job_file_free(f);
+	expect_error("[b]\nbssplit=512/10:4k/90\n",
+		     (const char *[]){":2:", "'bssplit'", "4 KiB", NULL});
+	expect_error("[b]\nbssplit=4k/10:8k/80\n",
+		     (const char *[]){":2:", "'bssplit'", "summing to 100", NULL});
+	expect_error("[b]\nbsrange=16k-4k\n", (const char *[]){":2:", "'bsrange'", NULL});
+	/* percentage_random=25: three in four random I/Os follow the last one */
+	load_ok("[p]\nrw=randwrite\nsize=1g\npercentage_random=25\nnumber_ios=8000\n"
+		"nrfiles=1\n", &f);
+	assert_int_equal(f->jobs[0].pct_seq[1], 75);
+	assert_int_equal(qs_wl_open(&f->jobs[0], 0, 5, &w, err, sizeof(err)), 0);
+	uint64_t last = 0;
+	unsigned follows = 0, n = 0;
+	while (qs_wl_next(w, &io) == 1) {
+		follows += n++ && io.off == last + 4096;
+		last = io.off;
+	}
+	qs_wl_close(w);
+	assert_int_equal(n, 8000);
+	assert_true(follows > 5800 && follows < 6200);
+	qs_job_file_free(f);
+	expect_error("[p]\npercentage_random=101\n",
+		     (const char *[]){":2:", "'percentage_random'", "0 (sequential)", NULL});
+	expect_error("[t]\nrw=randtrim\n",
+		     (const char *[]){":2:", "'rw'", "trim patterns", NULL});
+	expect_error("[t]\nnrfiles=4\n", (const char *[]){":2:", "'nrfiles'", "one span", NULL});
+
+	/* zonemode=strided (disk-zone-profile.fio): zonesize bytes, then skip
+	 * zoneskip; the job ends when the zones pass the end of the span */
+	load_ok("[z]\nrw=read\nbs=64k\nsize=10m\nzonemode=strided\nzonesize=256k\n"
+		"zoneskip=1m\n", &f);
+	assert_int_equal(stream_offsets(&f->jobs[0], off, 64), 32);
+	for (size_t i = 0; i < 32; i++)
+		assert_int_equal(off[i], (i / 4) * 1280 * 1024 + (i % 4) * 65536);
+	qs_job_file_free(f);
+	expect_error("[z]\nrw=randread\nzonemode=strided\nzonesize=1m\n",
+		     (const char *[]){":3:", "'zonemode'", "sequential", NULL});
+	expect_error("[z]\nrw=read\nzonesize=1m\n",
+		     (const char *[]){":3:", "'zonemode'", "only with zonemode=strided", NULL});
+
+	/* fio options the bench knows and refuses say why */
+	expect_error("[global]\nflow=2\n[a]\n",
+		     (const char *[]){":2:", "[global]", "'flow'", "'2'", "refused",
+				      "not simulated", NULL});
+	load_ok("[t]\nthinktime=2000\nthinktime_blocks=8\nthinktime_spin=100\n", &f);
+	assert_int_equal(f->jobs[0].thinktime_ns, 2000000); /* microseconds, fio's unit */
+	assert_int_equal(f->jobs[0].thinktime_blocks, 8);
+	qs_job_file_free(f);
+	expect_error("[a]\nzonemode=zbd\n",
+		     (const char *[]){":2:", "'zonemode'", "conventional", NULL});
+
+	expect_error("[m]\nrw=randrw\nrate=1m,2m\n",
+		     (const char *[]){":3:", "'rate'", "mixed", NULL});
+	expect_error("[m]\nrw=write\nrate=1m\nrate_iops=5\n",
+		     (const char *[]){":3:", "'rate'", "rate_iops", NULL});
+	expect_error("[z]\nrw=randread\nrandom_distribution=zoned:50/10:40/20\n",
+		     (const char *[]){":3:", "'random_distribution'", "summing to 100", NULL});
+	expect_error("[z]\nrw=randread\nrandom_distribution=zoned:50/:50/20\n",
+		     (const char *[]){":3:", "'random_distribution'", "the last", NULL});
+	expect_error("[s]\nrw=write:3k\n",
+		     (const char *[]){":2:", "'rw'", "'write:3k'", "multiple of 4k", NULL});
+	expect_error("[s]\nrw=randwrite:0\n", (const char *[]){":2:", "'rw'", NULL});
 }
 
 /* Issue 12: a line starting with a NUL byte was skipped without a word
@@ -564,6 +910,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_steadystate, teardown),
 		cmocka_unit_test_teardown(test_time_based_runtime, teardown),
 		cmocka_unit_test_teardown(test_nul_byte, teardown),
+		cmocka_unit_test_teardown(test_fio_syntax, teardown),
+		cmocka_unit_test_teardown(test_fio_workload_options, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

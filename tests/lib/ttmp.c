@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Temporary files and directories for the tests; see ttmp.h. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,47 @@ void ttmp_write(const char *path, const char *text)
 	FILE *f = fopen(path, "w");
 	if (!f || fputs(text, f) < 0 || fclose(f))
 		ttmp_die("file's contents", path);
+}
+
+int ttmp_stderr(int (*fn)(int, char **), char **argv, char **err)
+{
+	char path[64];
+	int argc = 0;
+	while (argv[argc])
+		argc++;
+	ttmp_file(path, sizeof(path), "stderr", NULL, NULL);
+	fflush(stderr);
+	int saved = dup(2), fd = open(path, O_WRONLY | O_TRUNC);
+	if (saved < 0 || fd < 0)
+		ttmp_die("stderr capture", path);
+	dup2(fd, 2);
+	close(fd);
+	int rc = fn(argc, argv);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		ttmp_die("stderr capture", path);
+	size_t cap = 4096, len = 0;
+	char *buf = malloc(cap);
+	size_t got;
+	while (buf && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+		len += got;
+		if (len + 1 == cap) {
+			char *nb = realloc(buf, cap *= 2);
+			if (!nb)
+				free(buf);
+			buf = nb;
+		}
+	}
+	fclose(f);
+	unlink(path);
+	if (!buf)
+		ttmp_die("stderr capture (out of memory)", path);
+	buf[len] = 0;
+	*err = buf;
+	return rc;
 }
 
 void ttmp_dir(char *path, size_t n, const char *tag)

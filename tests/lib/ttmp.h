@@ -17,6 +17,13 @@ void ttmp_file(char *path, size_t n, const char *tag, const char *suffix, const 
 /* Write text to path, replacing what it held. */
 void ttmp_write(const char *path, const char *text);
 
+/*
+ * Call fn(argc, argv) (argv NULL-ended, argc counted here) with standard
+ * error going to a temporary file; what it wrote into *err (the caller
+ * frees it). Returns fn's result.
+ */
+int ttmp_stderr(int (*fn)(int, char **), char **argv, char **err);
+
 /* A new, empty directory; its name into path (n bytes). */
 void ttmp_dir(char *path, size_t n, const char *tag);
 
