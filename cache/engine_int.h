@@ -69,7 +69,6 @@ struct req {
 	struct req *all_prev, *all_next; /* every live request, for teardown */
 };
 
-/* One piece of a client request issued to a volume. */
 /*
  * The first member of every context allocated for one device I/O (struct
  * sub, place.c's struct upiece): it links the context in e->io_live while
@@ -80,6 +79,7 @@ struct io_link {
 	struct io_link *prev, *next;
 };
 
+/* One piece of a client request issued to a volume. */
 struct sub {
 	struct io_link link; /* first: eng_io_alloc */
 	struct qs_engine *e;
