@@ -179,7 +179,7 @@ static void test_fio_examples(void **state)
 	globfree(&g);
 	printf("fio examples: fio --parse-only accepted %u; loaded %u, refused %u; "
 	       "with block or file engines: %u, loaded %u (%.0f%%); of the loaded, %u ran "
-	       "a short simulation, %u were refused at the model's capacity\n",
+	       "a short simulation, refused at the model's capacity: %u\n",
 	       accepted, loaded, refused, block, block_loaded,
 	       block ? 100.0 * block_loaded / block : 0.0, ran, small);
 	assert_int_equal(ran + small, loaded);
