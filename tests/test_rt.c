@@ -304,6 +304,21 @@ static void test_dev_shaping_on(void **state)
 	qs_rt_world_free(w);
 }
 
+/* fill_fio's random job with log placement (fifo) in w; its figures into
+ * *r, checked against what the job issued. */
+static void run_log_fill(struct qs_rt_world *w, const struct qs_job_file *jf,
+			 struct qs_bench_result *r)
+{
+	struct qs_bench_variant v = {.shaping = true, .order = QS_ORDER_FIFO,
+				     .placement = QS_PLACE_LOG};
+	char err[512];
+	int rc = qs_rt_run_job(w, &jf->jobs[1], &v, SEED, r, err, sizeof(err));
+	if (rc)
+		fprintf(stderr, "%s\n", err);
+	assert_int_equal(rc, 0);
+	check_counts(r, 1536);
+}
+
 /*
  * Log placement in dev mode: the map region comes out of the fast device
  * first (so every variant has the same log), and the random fill reaches
@@ -332,14 +347,8 @@ static void test_dev_log_placement(void **state)
 	assert_true(qs_rt_world_sizes(w)->log_bytes >= FAST_BYTES - map - 2 * MIB);
 	uint64_t cap = qs_engine_conf_client_size(&lc, QLC_BYTES);
 	struct qs_job_file *jf = load_jobs(fill_fio, cap);
-	struct qs_bench_variant v = {.shaping = true, .order = QS_ORDER_FIFO,
-				     .placement = QS_PLACE_LOG};
 	struct qs_bench_result r;
-	int rc = qs_rt_run_job(w, &jf->jobs[1], &v, SEED, &r, err, sizeof(err));
-	if (rc)
-		fprintf(stderr, "%s\n", err);
-	assert_int_equal(rc, 0);
-	check_counts(&r, 1536);
+	run_log_fill(w, jf, &r);
 	assert_string_equal(r.rep.placement, "log");
 	assert_true(r.rep.qlc.writes > 0);
 	assert_int_equal(r.rep.qlc.iu_whole_writes, r.rep.qlc.writes);
@@ -653,14 +662,8 @@ static void test_emu_log_placement(void **state)
 	assert_true(lc.band_bytes >= 2 * 65536 && lc.band_bytes % 65536 == 0);
 	struct qs_job_file *jf = load_jobs(fill_fio,
 					   qs_engine_conf_client_size(&lc, 128 * MIB));
-	struct qs_bench_variant v = {.shaping = true, .order = QS_ORDER_FIFO,
-				     .placement = QS_PLACE_LOG};
 	struct qs_bench_result r;
-	int rc = qs_rt_run_job(w, &jf->jobs[1], &v, SEED, &r, err, sizeof(err));
-	if (rc)
-		fprintf(stderr, "%s\n", err);
-	assert_int_equal(rc, 0);
-	check_counts(&r, 1536);
+	run_log_fill(w, jf, &r);
 	assert_true(r.rep.qlc.writes > 0);
 	assert_int_equal(r.qlc.partial_ius, 0);
 	assert_int_equal(r.rep.qlc.read_fill_bytes, 0);
