@@ -28,6 +28,19 @@ emu_drive_line() { # mode -> prints and sets $emu_line
 	echo "qs-vm: emu $1 drive: ${emu_line#*emulated QLC: }"
 }
 
+# Drain, then from qlcshape stats: the QLC got writes, all of them whole IUs.
+emu_whole_ius() { # mode second-stats-line-to-print
+	qs_emu drain >/tmp/drain-emu.txt || { cat /tmp/drain-emu.txt; fail "qlcshape drain ($1)"; }
+	qs_emu stats >/tmp/stats-emu.txt || fail "qlcshape stats ($1)"
+	sed -n "s/^qlc  */qs-vm: emu $1 stats: qlc /p; s/^$2  */qs-vm: emu $1 stats: $2 /p" \
+		/tmp/stats-emu.txt
+	qline=$(grep "^qlc " /tmp/stats-emu.txt)
+	qw=$(echo "$qline" | sed -n 's/^qlc *\([0-9]*\) writes.*/\1/p')
+	qwhole=$(echo "$qline" | sed -n 's/.*), \([0-9]*\) whole-IU.*/\1/p')
+	[ -n "$qw" ] && [ "$qw" -gt 0 ] || fail "no QLC writes after the drain ($1)"
+	[ "$qw" = "$qwhole" ] || fail "the QLC got writes that are not whole IUs, $1 ($qwhole of $qw)"
+}
+
 qs_emu() { /usr/bin/qlcshape "$@" --config "$emu_conf"; }
 
 # Bare: the emulated drive alone behind the passthrough engine.
@@ -57,15 +70,7 @@ start_daemon "emulated QLC, shaped, format" $emu_conf --format
 emu_fio shaped randwrite 4k 64M
 emu_fio shaped randwrite 64k 256M
 step "drain, then qlcshape stats: only whole IUs reached the emulated QLC"
-qs_emu drain >/tmp/drain-emu.txt || { cat /tmp/drain-emu.txt; fail "qlcshape drain (shaped)"; }
-qs_emu stats >/tmp/stats-emu.txt || fail "qlcshape stats (shaped)"
-sed -n 's/^qlc  */qs-vm: emu shaped stats: qlc /p; s/^emulated qlc  */qs-vm: emu shaped stats: emulated qlc /p' \
-	/tmp/stats-emu.txt
-qline=$(grep "^qlc " /tmp/stats-emu.txt)
-qw=$(echo "$qline" | sed -n 's/^qlc *\([0-9]*\) writes.*/\1/p')
-qwhole=$(echo "$qline" | sed -n 's/.*), \([0-9]*\) whole-IU.*/\1/p')
-[ -n "$qw" ] && [ "$qw" -gt 0 ] || fail "no QLC writes after the drain"
-[ "$qw" = "$qwhole" ] || fail "the emulated QLC got writes that are not whole IUs ($qwhole of $qw)"
+emu_whole_ius shaped "emulated qlc"
 sum1=$(dd if=/dev/ublkb0 bs=1M count=64 iflag=direct 2>/dev/null | md5sum | cut -d' ' -f1)
 stop_daemon "emulated QLC, shaped"
 emu_drive_line shaped
@@ -92,15 +97,7 @@ emu_fio log randwrite 4k 64M
 emu_fio log randwrite 64k 192M
 emu_fio log randwrite 4k 192M
 step "drain, then qlcshape stats: whole IUs only, and GC ran"
-qs_emu drain >/tmp/drain-emu.txt || { cat /tmp/drain-emu.txt; fail "qlcshape drain (log)"; }
-qs_emu stats >/tmp/stats-emu.txt || fail "qlcshape stats (log)"
-sed -n 's/^qlc  */qs-vm: emu log stats: qlc /p; s/^bands  */qs-vm: emu log stats: bands /p' \
-	/tmp/stats-emu.txt
-qline=$(grep "^qlc " /tmp/stats-emu.txt)
-qw=$(echo "$qline" | sed -n 's/^qlc *\([0-9]*\) writes.*/\1/p')
-qwhole=$(echo "$qline" | sed -n 's/.*), \([0-9]*\) whole-IU.*/\1/p')
-[ -n "$qw" ] && [ "$qw" -gt 0 ] || fail "no QLC writes after the drain (log)"
-[ "$qw" = "$qwhole" ] || fail "log placement sent writes that are not whole IUs ($qwhole of $qw)"
+emu_whole_ius log bands
 grep -q "^emulated qlc .* 0 partial-IU" /tmp/stats-emu.txt ||
 	fail "the emulated drive counted partial-IU writes with log placement"
 qs_emu stats --json >/tmp/stats-emu.json || fail "qlcshape stats --json (log)"
