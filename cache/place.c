@@ -789,6 +789,7 @@ static void park(struct qs_engine *e, struct unit *u)
 
 static void unit_write_cb(void *arg, int res);
 static void unit_issue(struct qs_engine *e, struct unit *u);
+static void drop_parked(struct qs_engine *e);
 
 /* Reads are done: write the unit, or park it until its stream has a band
  * (in order: units of a stream reach their band in the order they park). */
@@ -801,6 +802,10 @@ static void unit_write(struct qs_engine *e, struct unit *u)
 	}
 	if (p->park_head[u->gc] || !band_ready(p, u->gc)) {
 		park(e, u);
+		/* Closing or failed: plc_kick has already given the parked
+		 * units up, and would not be called again to drop this one. */
+		if (e->closing || e->failed)
+			drop_parked(e);
 		return;
 	}
 	unit_issue(e, u);
@@ -1295,6 +1300,51 @@ void plc_load(struct qs_engine *e, qs_io_cb cb, void *arg)
 	load_next(e);
 }
 
+/* First IU of band b past its last mapped block (band_blocks: none left). */
+static uint32_t band_top(const struct qs_engine *e, uint64_t b)
+{
+	const struct plc *p = e->plc;
+	uint64_t base = b * p->band_blocks;
+	uint32_t top = p->band_blocks;
+	while (top && tbl_get(p, p->rev, base + top - 1) == PLC_NONE)
+		top--;
+	return (top + e->iu_blocks - 1) / e->iu_blocks * e->iu_blocks;
+}
+
+/*
+ * Reopen, as the streams' open bands, the two bands with the most room
+ * after their last mapped block (GC's first: it is what frees bands).
+ * Write pointers are not stored, so the bands open at the stop are not
+ * known; but the blocks after a band's last mapped one hold nothing the
+ * recovered map points at, and that map is durable (recovery flushed the
+ * log it was built from), so writing them again is safe. Taking those
+ * bands as full instead lost their room at every restart: after a few,
+ * GC found no band to write into and the engine stopped for good.
+ */
+static void rebuild_resume(struct qs_engine *e)
+{
+	struct plc *p = e->plc;
+	uint64_t pick[2] = {PLC_NONE, PLC_NONE}; /* most room first */
+	uint32_t top[2] = {p->band_blocks, p->band_blocks};
+	for (uint64_t b = 0; b < p->nbands; b++) {
+		if (p->bands[b].state != BAND_FULL)
+			continue;
+		uint32_t t = band_top(e, b);
+		if (t < top[0]) {
+			pick[1] = pick[0], top[1] = top[0];
+			pick[0] = b, top[0] = t;
+		} else if (t < top[1]) {
+			pick[1] = b, top[1] = t;
+		}
+	}
+	for (int k = 0; k < 2 && pick[k] != PLC_NONE; k++) {
+		int s = 1 - k;
+		p->bands[pick[k]].state = BAND_OPEN;
+		p->open[s] = pick[k];
+		p->wp[s] = top[k];
+	}
+}
+
 int plc_rebuild(struct qs_engine *e)
 {
 	struct plc *p = e->plc;
@@ -1315,11 +1365,6 @@ int plc_rebuild(struct qs_engine *e)
 		p->bands[band_of(p, ph)].valid++;
 		p->mapped++;
 	}
-	/*
-	 * Bands that were open at the crash are taken as full: their write
-	 * pointers are not recorded, and the drive should see bands written
-	 * from their start. GC collects what they waste.
-	 */
 	p->free_n = p->free_head = 0;
 	for (uint64_t b = 0; b < p->nbands; b++) {
 		struct band *bd = &p->bands[b];
@@ -1331,6 +1376,7 @@ int plc_rebuild(struct qs_engine *e)
 			p->freeq[p->free_n++] = b;
 		}
 	}
+	rebuild_resume(e);
 	return 0;
 }
 

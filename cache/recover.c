@@ -207,6 +207,27 @@ static void ready_cb(void *arg, int res)
 	leave(e);
 }
 
+/* The scan is done and durable: a superblock with the next epoch, so that
+ * the records written from now on tell themselves from stale ones. */
+static void recovered_seal(struct qs_engine *e)
+{
+	e->sb.epoch++;
+	rcv_write_sb(e, e->tail_pos, e->tail_seq, false, ready_cb, e);
+}
+
+static void recovered_flush_cb(void *arg, int res)
+{
+	struct qs_engine *e = arg;
+	eng_enter(e);
+	if (res < 0) {
+		eng_log(e, QS_LOG_ERR, "recovery: log device flush failed: %s", strerror(-res));
+		open_done(e, res);
+	} else {
+		recovered_seal(e);
+	}
+	leave(e);
+}
+
 static void scan_end(struct qs_engine *e)
 {
 	/* e->alloc_pos / next_seq hold the end of the last valid record. */
@@ -228,8 +249,20 @@ static void scan_end(struct qs_engine *e)
 		(unsigned long long)e->tail_seq, (unsigned long long)e->next_seq - 1,
 		(unsigned long long)e->st.cached_blocks, e->ndius,
 		e->scan_clean ? " (clean shutdown: headers only)" : "");
-	e->sb.epoch++;
-	rcv_write_sb(e, e->tail_pos, e->tail_seq, false, ready_cb, e);
+	if (!e->scan_clean && (e->fast->flags & QS_VOL_VOLATILE_CACHE)) {
+		/*
+		 * What the scan read may still sit in the device's volatile
+		 * cache (a process crash loses no device cache). The engine
+		 * now acts on it: a record that emptied a band lets the band
+		 * be written again. Were the record lost to a power cut after
+		 * that, the next recovery would map blocks into the rewritten
+		 * band. So it is made durable first.
+		 */
+		e->st.log_flushes++;
+		e->fast->ops->flush(e->fast->ctx, recovered_flush_cb, e);
+		return;
+	}
+	recovered_seal(e);
 }
 
 static void scan_apply(struct qs_engine *e)

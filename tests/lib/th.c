@@ -40,6 +40,8 @@ static void open_cb(void *arg, int res)
 int th_open(struct th *h, bool format)
 {
 	h->open_done = false;
+	if (!format)
+		tvol_band_reopen(&h->qlc);
 	h->e = qs_engine_open(&h->env.env, &h->fast.vol, &h->qlc.vol, &h->conf,
 			      (format ? QS_OPEN_FORMAT : 0) | h->open_flags, open_cb, h);
 	if (!h->e)

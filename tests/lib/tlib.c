@@ -157,9 +157,19 @@ static void band_check(struct tvol *v, uint64_t off, uint64_t len)
 		if (!v->band_next)
 			abort();
 	}
-	if ((off != start && off != v->band_next[b]) || off + len > start + v->check_band)
+	bool resumed = v->band_next[b] == UINT64_MAX && (!v->check_iu || off % v->check_iu == 0);
+	if ((off != start && off != v->band_next[b] && !resumed) ||
+	    off + len > start + v->check_band)
 		v->band_violations++;
 	v->band_next[b] = off + len;
+}
+
+void tvol_band_reopen(struct tvol *v)
+{
+	if (!v->band_next)
+		return;
+	for (uint64_t b = 0; b <= v->size / v->check_band; b++)
+		v->band_next[b] = UINT64_MAX;
 }
 
 static void tv_write(void *ctx, uint64_t off, const struct iovec *iov, int iovcnt,

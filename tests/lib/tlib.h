@@ -54,13 +54,22 @@ struct tvol {
 	uint32_t check_iu;
 	uint64_t iu_violations, writes, flushes, discards;
 	/* band checker (log placement): writes within each check_band-sized
-	 * band must follow one another, or start the band over at its start */
+	 * band must follow one another, or start the band over at its start;
+	 * after tvol_band_reopen a band's first write may resume it at any
+	 * IU (check_iu) */
 	uint64_t check_band;
 	uint64_t *band_next;
 	uint64_t band_violations;
 };
 int tvol_init(struct tvol *v, struct tworld *w, uint64_t size, bool volatile_cache);
 void tvol_fini(struct tvol *v);
+/*
+ * An engine opens on what the volume holds: the bands it had open are
+ * not recorded on the devices, so it resumes them after their last mapped
+ * block, which may lie before the last write into the band. Each band's
+ * next write may be any IU of it; writes follow on from there.
+ */
+void tvol_band_reopen(struct tvol *v);
 /* Complete one queued op (random or oldest); false if none queued. */
 bool tvol_step(struct tvol *v);
 /*
