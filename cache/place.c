@@ -31,21 +31,33 @@
 
 /* ---- map and reverse map ------------------------------------------------ */
 
-static inline uint64_t tbl_get(const struct plc *p, const void *t, uint64_t i)
+/* Entry i of a table of width w (4 or 8): called with a constant w, the
+ * width test disappears from the loops that run over the whole map. */
+static inline uint64_t tbl_get_w(const void *t, uint64_t i, uint32_t w)
 {
-	if (p->width == 4) {
+	if (w == 4) {
 		uint32_t v = ((const uint32_t *)t)[i];
 		return v == UINT32_MAX ? PLC_NONE : v;
 	}
 	return ((const uint64_t *)t)[i];
 }
 
-static inline void tbl_set(const struct plc *p, void *t, uint64_t i, uint64_t v)
+static inline void tbl_set_w(void *t, uint64_t i, uint64_t v, uint32_t w)
 {
-	if (p->width == 4)
+	if (w == 4)
 		((uint32_t *)t)[i] = v == PLC_NONE ? UINT32_MAX : (uint32_t)v;
 	else
 		((uint64_t *)t)[i] = v;
+}
+
+static inline uint64_t tbl_get(const struct plc *p, const void *t, uint64_t i)
+{
+	return tbl_get_w(t, i, p->width);
+}
+
+static inline void tbl_set(const struct plc *p, void *t, uint64_t i, uint64_t v)
+{
+	tbl_set_w(t, i, v, p->width);
 }
 
 static inline uint64_t band_of(const struct plc *p, uint64_t phys)
@@ -1345,26 +1357,83 @@ static void rebuild_resume(struct qs_engine *e)
 	}
 }
 
+/* Prefetch distance of the reverse-map fill, in client blocks: enough to
+ * cover a cache miss at the rate the loop runs. */
+#define REBUILD_AHEAD 32u
+
+/*
+ * The reverse map from the map, in client block order, for entries of
+ * width w (a constant where it is called). Its stores land at random (a
+ * block's place says nothing of its LBA), so the store a few blocks ahead
+ * is prefetched: at 6e9 client blocks (30.72 TB) this loop is most of what
+ * a clean open costs. Returns the first client block whose QLC block is
+ * mapped twice, or lbas.
+ */
+static inline __attribute__((always_inline)) uint64_t rebuild_rev_w(struct plc *p, uint32_t w)
+{
+	uint64_t n = p->lbas, mapped = 0, lba;
+	for (lba = 0; lba < n; lba++) {
+		if (lba + REBUILD_AHEAD < n) {
+			uint64_t ah = tbl_get_w(p->map, lba + REBUILD_AHEAD, w);
+			if (ah != PLC_NONE)
+				__builtin_prefetch((const uint8_t *)p->rev + ah * w, 1);
+		}
+		uint64_t ph = tbl_get_w(p->map, lba, w);
+		if (ph == PLC_NONE)
+			continue;
+		if (tbl_get_w(p->rev, ph, w) != PLC_NONE)
+			break;
+		tbl_set_w(p->rev, ph, lba, w);
+		mapped++;
+	}
+	p->mapped = mapped;
+	return lba;
+}
+
+static int rebuild_rev(struct qs_engine *e)
+{
+	struct plc *p = e->plc;
+	uint64_t lba = p->width == 4 ? rebuild_rev_w(p, 4) : rebuild_rev_w(p, 8);
+	if (lba == p->lbas)
+		return 0;
+	uint64_t ph = tbl_get(p, p->map, lba);
+	eng_log(e, QS_LOG_ERR, "recovery: QLC block %llu mapped twice (LBAs %llu, %llu)",
+		(unsigned long long)ph, (unsigned long long)tbl_get(p, p->rev, ph),
+		(unsigned long long)lba);
+	return -EBADMSG;
+}
+
+/* Valid blocks per band: a sequential pass over the reverse map (which,
+ * for each block, is set exactly when the map points at it). */
+static void rebuild_valid(struct qs_engine *e)
+{
+	struct plc *p = e->plc;
+	for (uint64_t b = 0; b < p->nbands; b++) {
+		uint64_t base = b * p->band_blocks;
+		uint32_t valid = 0;
+		if (p->width == 4) {
+			const uint32_t *r = (const uint32_t *)p->rev + base;
+			for (uint32_t i = 0; i < p->band_blocks; i++)
+				valid += r[i] != UINT32_MAX;
+		} else {
+			const uint64_t *r = (const uint64_t *)p->rev + base;
+			for (uint32_t i = 0; i < p->band_blocks; i++)
+				valid += r[i] != PLC_NONE;
+		}
+		p->bands[b].valid = valid;
+	}
+}
+
 int plc_rebuild(struct qs_engine *e)
 {
 	struct plc *p = e->plc;
 	p->mapped = 0;
 	for (uint64_t b = 0; b < p->nbands; b++)
 		memset(&p->bands[b], 0, sizeof(p->bands[b]));
-	for (uint64_t lba = 0; lba < p->lbas; lba++) {
-		uint64_t ph = tbl_get(p, p->map, lba);
-		if (ph == PLC_NONE)
-			continue;
-		if (tbl_get(p, p->rev, ph) != PLC_NONE) {
-			eng_log(e, QS_LOG_ERR, "recovery: QLC block %llu mapped twice (LBAs %llu, %llu)",
-				(unsigned long long)ph, (unsigned long long)tbl_get(p, p->rev, ph),
-				(unsigned long long)lba);
-			return -EBADMSG;
-		}
-		tbl_set(p, p->rev, ph, lba);
-		p->bands[band_of(p, ph)].valid++;
-		p->mapped++;
-	}
+	int rc = rebuild_rev(e);
+	if (rc)
+		return rc;
+	rebuild_valid(e);
 	p->free_n = p->free_head = 0;
 	for (uint64_t b = 0; b < p->nbands; b++) {
 		struct band *bd = &p->bands[b];

@@ -267,6 +267,10 @@ static void test_map_page_branches(void **st)
 	PG(c.nentries = per - 1, QS_FMT_BAD_PAGE);
 	v = (64u << 20) / 4096;
 	PG(memcpy(c.entries + 40, &v, 4), QS_FMT_BAD_ENTRY);
+	v--; /* the last block of the bands */
+	PG(memcpy(c.entries + 40, &v, 4), QS_FMT_OK);
+	v = UINT32_MAX - 1; /* one below unmapped: the check's v + 1 must not wrap it in */
+	PG(memcpy(c.entries + 4 * (per - 1), &v, 4), QS_FMT_BAD_ENTRY);
 	/* a page of an earlier format of the device: another seed */
 	c = *pg;
 	qs_fmt_map_seal(&c, qs_fmt_rec_seed(&sb) + 1);
