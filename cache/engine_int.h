@@ -27,6 +27,11 @@
 #define SLOT_MASK 0x7fffffffu
 #define NIL UINT32_MAX
 #define DST_FAIL_GIVE_UP 5 /* destage failures in a row before full-log writes fail */
+/* Recovery reads the log a segment per read, up to this many segments (and
+ * RCV_SCAN_BYTES) ahead of the record it checks: the device streams instead
+ * of answering one header read at a time. */
+#define RCV_SCAN_AHEAD 8u
+#define RCV_SCAN_BYTES (16u << 20)
 
 enum req_type { REQ_READ, REQ_WRITE, REQ_FLUSH, REQ_DISCARD, REQ_INTERNAL };
 
@@ -267,13 +272,22 @@ struct qs_engine {
 
 	struct plc *plc; /* log placement; NULL in place */
 
-	/* recovery scan state */
+	/* recovery scan state: segments read RCV_SCAN_AHEAD at a time */
 	struct qs_fmt_rec *scan_hdr;
-	unsigned char *scan_data;
+	unsigned char *scan_data;	   /* scan_ahead segment buffers */
 	uint64_t scan_pos, scan_seq, scan_epoch;
 	bool scan_tried_next, scan_clean;
+	uint32_t scan_ahead;		   /* segments read ahead: buffers */
+	uint64_t scan_next_seg;		   /* next segment to read */
+	uint64_t scan_seg[RCV_SCAN_AHEAD]; /* per buffer: the segment it holds */
+	int scan_res[RCV_SCAN_AHEAD];	   /* per buffer: 1 reading, 0 read, or -errno */
+	struct iovec scan_seg_iov[RCV_SCAN_AHEAD];
+	struct scan_rd_ctx { struct qs_engine *e; uint32_t k; } scan_rd[RCV_SCAN_AHEAD];
+	uint32_t scan_inflight;
+	bool scan_running, scan_stopping;
+	int scan_stop_res;		   /* 1: the log ends there; else -errno */
 	struct qs_fmt_sb *sb_read[2];
-	struct iovec sb_read_iov[2], sb_iov, scan_iov;
+	struct iovec sb_read_iov[2], sb_iov;
 	struct sb_read_ctx { struct qs_engine *e; int copy; } sb_read_ctx[2];
 	int close_stage;
 	bool close_started;

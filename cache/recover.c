@@ -17,8 +17,12 @@
  * written over the torn one carry the new epoch, and the epoch rule stops a
  * later scan from wandering into those stale leftovers.
  *
+ * The scan reads the log a whole segment per read, several segments ahead
+ * (RCV_SCAN_AHEAD): records are checked in the buffers, so the device
+ * streams the log instead of answering one header read after another.
+ *
  * After a clean shutdown the superblock records the head, and the scan
- * reads headers only: the data was verified when it was written and
+ * checks headers only: the data was verified when it was written and
  * nothing was in flight when the superblock was sealed.
  */
 #include <errno.h>
@@ -190,7 +194,7 @@ static void format_start(struct qs_engine *e)
 
 /* ---- recovery --------------------------------------------------------------------- */
 
-static void scan_next(struct qs_engine *e);
+static void scan_end(struct qs_engine *e);
 
 /* The superblock with the new epoch is durable: the engine may write. */
 static void ready_cb(void *arg, int res)
@@ -248,7 +252,7 @@ static void scan_end(struct qs_engine *e)
 		"recovered log: records %llu..%llu, %llu cached blocks in %u dirty IUs%s",
 		(unsigned long long)e->tail_seq, (unsigned long long)e->next_seq - 1,
 		(unsigned long long)e->st.cached_blocks, e->ndius,
-		e->scan_clean ? " (clean shutdown: headers only)" : "");
+		e->scan_clean ? " (clean shutdown: headers checked)" : "");
 	if (!e->scan_clean && (e->fast->flags & QS_VOL_VOLATILE_CACHE)) {
 		/*
 		 * What the scan read may still sit in the device's volatile
@@ -265,6 +269,7 @@ static void scan_end(struct qs_engine *e)
 	recovered_seal(e);
 }
 
+/* Take the record in e->scan_hdr, at scan_pos: apply it and move past it. */
 static void scan_apply(struct qs_engine *e)
 {
 	const struct qs_fmt_rec *h = e->scan_hdr;
@@ -278,90 +283,156 @@ static void scan_apply(struct qs_engine *e)
 	e->alloc_pos = e->scan_pos;
 	e->next_seq = e->scan_seq;
 	e->scan_tried_next = false;
-	if (e->failed) {
-		open_done(e, -ENOMEM);
-		return;
-	}
-	scan_next(e);
 }
 
-static void scan_data_cb(void *arg, int res)
+/*
+ * The scan is over (res 1: the log ends at scan_pos; else -errno). Reads
+ * ahead may still be in flight into the buffers: the open completes only
+ * once they are back, so that no completion finds a freed engine.
+ */
+static void scan_stop(struct qs_engine *e, int res)
 {
-	struct qs_engine *e = arg;
-	eng_enter(e);
-	if (res < 0) {
-		eng_log(e, QS_LOG_ERR, "recovery: log read at block %llu failed: %s",
-			(unsigned long long)(eng_pos_off(e, e->scan_pos) / QS_BLOCK_SIZE),
-			strerror(-res));
-		open_done(e, res);
-	} else if (qs_crc32c(0, e->scan_data, (size_t)e->scan_hdr->nblocks * QS_BLOCK_SIZE) !=
-		   e->scan_hdr->data_crc) {
-		/* A torn record: the end of the log. */
-		eng_log(e, QS_LOG_INFO, "recovery: record %llu has a torn data area; log ends there",
-			(unsigned long long)e->scan_hdr->seq);
+	e->scan_stopping = true;
+	e->scan_stop_res = res;
+	if (e->scan_inflight)
+		return;
+	eng_free(e, e->scan_data);
+	e->scan_data = NULL;
+	if (res == 1)
 		scan_end(e);
-	} else {
-		scan_apply(e);
-	}
-	leave(e);
+	else
+		open_done(e, res);
 }
 
-static void scan_hdr_cb(void *arg, int res)
+static void scan_rd_cb(void *arg, int res);
+
+/* Read the segments from the one scan_pos is in up to scan_ahead ahead,
+ * none past a lap from the tail (the same blocks again). */
+static void scan_request(struct qs_engine *e)
 {
-	struct qs_engine *e = arg;
-	eng_enter(e);
-	const struct qs_fmt_rec *h = e->scan_hdr;
-	if (res < 0) {
-		eng_log(e, QS_LOG_ERR, "recovery: log read at block %llu failed: %s",
-			(unsigned long long)(eng_pos_off(e, e->scan_pos) / QS_BLOCK_SIZE),
-			strerror(-res));
-		open_done(e, res);
-		leave(e);
-		return;
+	uint64_t cur = e->scan_pos / e->seg_blocks;
+	uint64_t lap = (e->tail_pos + e->log_blocks + e->seg_blocks - 1) / e->seg_blocks;
+	if (e->scan_next_seg < cur)
+		e->scan_next_seg = cur;
+	while (e->scan_next_seg < cur + e->scan_ahead && e->scan_next_seg < lap) {
+		uint64_t seg = e->scan_next_seg++;
+		uint32_t k = (uint32_t)(seg % e->scan_ahead);
+		e->scan_seg[k] = seg;
+		e->scan_res[k] = 1;
+		e->scan_inflight++;
+		struct iovec *v = &e->scan_seg_iov[k];
+		v->iov_base = e->scan_data + (size_t)k * e->seg_blocks * QS_BLOCK_SIZE;
+		v->iov_len = (size_t)e->seg_blocks * QS_BLOCK_SIZE;
+		e->fast->ops->read(e->fast->ctx, eng_pos_off(e, seg * e->seg_blocks), v, 1,
+				   scan_rd_cb, &e->scan_rd[k]);
 	}
+}
+
+/*
+ * Check the record at scan_pos in its segment's buffer: 0 taken (copied to
+ * scan_hdr), 1 the log ends there, 2 retry at the next segment, -errno.
+ */
+static int scan_check(struct qs_engine *e, const unsigned char *seg)
+{
+	const struct qs_fmt_rec *h =
+		(const void *)(seg + (size_t)(e->scan_pos % e->seg_blocks) * QS_BLOCK_SIZE);
 	enum qs_fmt_status st = qs_fmt_rec_check(h, &e->sb, e->scan_pos);
 	bool ok = st == QS_FMT_OK && h->seq == e->scan_seq && h->epoch >= e->scan_epoch &&
 		  h->epoch <= e->sb.epoch;
 	if (!ok) {
-		if (!e->scan_tried_next && e->scan_pos % e->seg_blocks) {
-			/* The writer may have skipped the rest of this segment. */
+		if (!e->scan_tried_next && e->scan_pos % e->seg_blocks)
+			return 2; /* the writer may have skipped the rest of this segment */
+		if (!e->scan_clean)
+			return 1;
+		eng_log(e, QS_LOG_ERR, "recovery: record %llu before the clean head is invalid (%s)",
+			(unsigned long long)e->scan_seq, qs_fmt_status_str(st));
+		return -EBADMSG;
+	}
+	/* The record fits in its segment (qs_fmt_rec_check): its data follows
+	 * in the buffer. After a clean shutdown it was checked when written. */
+	if (!e->scan_clean && !(h->flags & QS_REC_VOID) && h->nblocks &&
+	    qs_crc32c(0, h + 1, (size_t)h->nblocks * QS_BLOCK_SIZE) != h->data_crc) {
+		eng_log(e, QS_LOG_INFO, "recovery: record %llu has a torn data area; log ends there",
+			(unsigned long long)h->seq);
+		return 1;
+	}
+	memcpy(e->scan_hdr, h, QS_BLOCK_SIZE);
+	return 0;
+}
+
+/*
+ * Take records while their segments are read; return to wait for a read.
+ * A loop, not a chain of callbacks: a segment holds many records, and a
+ * volume may complete a read before submit returns (scan_running then
+ * keeps scan_rd_cb from entering a second time).
+ */
+static void scan_run(struct qs_engine *e)
+{
+	e->scan_running = true;
+	while (!e->scan_stopping) {
+		if (e->scan_clean && e->scan_seq == e->sb.head_seq) {
+			scan_stop(e, 1);
+			break;
+		}
+		/* A full lap from the tail is the most the log can hold. */
+		if (e->scan_pos + 2 - e->tail_pos > e->log_blocks) {
+			scan_stop(e, 1);
+			break;
+		}
+		scan_request(e);
+		uint64_t seg = e->scan_pos / e->seg_blocks;
+		uint32_t k = (uint32_t)(seg % e->scan_ahead);
+		if (e->scan_res[k] == 1)
+			break; /* scan_rd_cb goes on */
+		if (e->scan_res[k] < 0) {
+			eng_log(e, QS_LOG_ERR, "recovery: log read at block %llu failed: %s",
+				(unsigned long long)(eng_pos_off(e, seg * e->seg_blocks) / QS_BLOCK_SIZE),
+				strerror(-e->scan_res[k]));
+			scan_stop(e, e->scan_res[k]);
+			break;
+		}
+		int rc = scan_check(e, e->scan_data + (size_t)k * e->seg_blocks * QS_BLOCK_SIZE);
+		if (rc == 2) {
 			e->scan_tried_next = true;
 			e->scan_pos += e->seg_blocks - e->scan_pos % e->seg_blocks;
-			scan_next(e);
-		} else if (e->scan_clean) {
-			eng_log(e, QS_LOG_ERR,
-				"recovery: record %llu before the clean head is invalid (%s)",
-				(unsigned long long)e->scan_seq, qs_fmt_status_str(st));
-			open_done(e, -EBADMSG);
+		} else if (rc) {
+			scan_stop(e, rc);
 		} else {
-			scan_end(e);
+			scan_apply(e);
+			if (e->failed)
+				scan_stop(e, -ENOMEM);
 		}
-	} else if (e->scan_clean || (h->flags & QS_REC_VOID) || !h->nblocks) {
-		scan_apply(e);
-	} else {
-		e->scan_iov.iov_base = e->scan_data;
-		e->scan_iov.iov_len = (size_t)h->nblocks * QS_BLOCK_SIZE;
-		e->fast->ops->read(e->fast->ctx, eng_pos_off(e, e->scan_pos + 1), &e->scan_iov, 1,
-				   scan_data_cb, e);
+	}
+	e->scan_running = false;
+}
+
+static void scan_rd_cb(void *arg, int res)
+{
+	struct scan_rd_ctx *c = arg;
+	struct qs_engine *e = c->e;
+	eng_enter(e);
+	e->scan_inflight--;
+	e->scan_res[c->k] = res < 0 ? res : 0;
+	if (e->scan_stopping) {
+		if (!e->scan_inflight && !e->scan_running)
+			scan_stop(e, e->scan_stop_res);
+	} else if (!e->scan_running) {
+		scan_run(e);
 	}
 	leave(e);
 }
 
-static void scan_next(struct qs_engine *e)
+/* Scan from the tail (scan_pos, scan_seq), segment buffers allocated. */
+static void scan_start(struct qs_engine *e)
 {
-	if (e->scan_clean && e->scan_seq == e->sb.head_seq) {
-		scan_end(e);
-		return;
+	e->scan_next_seg = e->scan_pos / e->seg_blocks;
+	for (uint32_t k = 0; k < e->scan_ahead; k++) {
+		e->scan_seg[k] = UINT64_MAX;
+		e->scan_res[k] = 1;
+		e->scan_rd[k].e = e;
+		e->scan_rd[k].k = k;
 	}
-	/* A full lap from the tail is the most the log can hold. */
-	if (e->scan_pos + 2 - e->tail_pos > e->log_blocks) {
-		scan_end(e);
-		return;
-	}
-	e->scan_iov.iov_base = e->scan_hdr;
-	e->scan_iov.iov_len = QS_BLOCK_SIZE;
-	e->fast->ops->read(e->fast->ctx, eng_pos_off(e, e->scan_pos), &e->scan_iov, 1,
-			   scan_hdr_cb, e);
+	scan_run(e);
 }
 
 static void map_loaded_cb(void *arg, int res)
@@ -371,7 +442,7 @@ static void map_loaded_cb(void *arg, int res)
 	if (res < 0)
 		open_done(e, res);
 	else
-		scan_next(e);
+		scan_start(e);
 	leave(e);
 }
 
@@ -448,7 +519,11 @@ static void sb_read_cb(void *arg, int res)
 	e->seed = qs_fmt_rec_seed(&e->sb);
 	int rc = geometry_from_sb(e);
 	if (!rc) {
-		e->scan_data = eng_alloc(e, (size_t)e->seg_blocks * QS_BLOCK_SIZE, QS_BLOCK_SIZE);
+		size_t seg_bytes = (size_t)e->seg_blocks * QS_BLOCK_SIZE;
+		e->scan_ahead = RCV_SCAN_BYTES / seg_bytes;
+		e->scan_ahead = e->scan_ahead < 1 ? 1
+				: e->scan_ahead > RCV_SCAN_AHEAD ? RCV_SCAN_AHEAD : e->scan_ahead;
+		e->scan_data = eng_alloc(e, e->scan_ahead * seg_bytes, QS_BLOCK_SIZE);
 		if (!e->scan_data)
 			rc = -ENOMEM;
 	}
@@ -464,7 +539,7 @@ static void sb_read_cb(void *arg, int res)
 	if (e->plc)
 		plc_load(e, map_loaded_cb, e); /* the map first, then the log on top */
 	else
-		scan_next(e);
+		scan_start(e);
 	leave(e);
 }
 
