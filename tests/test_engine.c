@@ -206,6 +206,31 @@ static void test_recovery_read_fails(void **st)
 	teardown(h);
 }
 
+/*
+ * After a process crash the log device's cache still holds what the scan
+ * read; recovery flushes it before acting on it (a band emptied by a
+ * record only in the cache must not be written again). A clean open has
+ * nothing to flush.
+ */
+static void test_recovery_flushes(void **st)
+{
+	struct th *h = setup(2 * MiB, 16 * MiB);
+	assert_int_equal(th_open(h, true), 0);
+	write_blocks(h, 10, 4, 3, 0);
+	th_crash(h, false);
+	uint64_t f0 = h->fast.flushes;
+	assert_int_equal(th_open(h, false), 0);
+	assert_int_equal(h->fast.flushes, f0 + 1);
+	check_blocks(h, 10, 4, 3);
+	assert_int_equal(th_close(h), 0);
+	f0 = h->fast.flushes;
+	assert_int_equal(th_open(h, false), 0);
+	assert_int_equal(h->fast.flushes, f0);
+	check_blocks(h, 10, 4, 3);
+	assert_int_equal(th_close(h), 0);
+	teardown(h);
+}
+
 static void test_passthrough(void **st)
 {
 	struct th *h = setup(2 * MiB, 16 * MiB);
@@ -496,6 +521,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_write_read_overlay),
 		cmocka_unit_test(test_recovery_read_fails),
+		cmocka_unit_test(test_recovery_flushes),
 		cmocka_unit_test(test_destage_whole_ius),
 		cmocka_unit_test(test_destage_fill_one_read),
 		cmocka_unit_test(test_discard),
