@@ -122,6 +122,11 @@ static int rc_usage(FILE *f, enum rc_kind kind)
 			   "  Runs each job of the fio-style JOB file through the engine on the\n"
 			   "  simulator (or in real time: --mode emu, dev), shaping off and on, and\n"
 			   "  prints them side by side.\n");
+	if (kind != RC_AB)
+		fprintf(f, "  A job with trace=PATH replays a trace (mqsim, msr, iolog, blktrace\n"
+			   "  files or their NAME, blkparse text, libcachesim, csv with\n"
+			   "  trace_columns); every trace is read through before the drive is\n"
+			   "  filled, a bad one refused with its line, and each gets a summary line.\n");
 	fprintf(f,
 		"options:\n"
 		"  --profile NAME     QLC drive profile (default p5316-30t): NAME.ini in\n"
