@@ -293,6 +293,11 @@ static int trace_open(const char *path, const struct qs_trace_opts *opts,
 		return rc;
 	if (t->o.format == QS_TRACE_AUTO && t->o.cols.col[QS_TF_OFFSET])
 		t->o.format = QS_TRACE_CSV; /* a column map says what it is */
+	if (t->o.format == QS_TRACE_CSV && !t->o.cols.col[QS_TF_OFFSET]) {
+		snprintf(err, errlen, "%s: the csv format needs a column map (trace_columns)", path);
+		qs_trace_close(t);
+		return -EINVAL;
+	}
 	bool want_blk = t->o.format == QS_TRACE_AUTO || t->o.format == QS_TRACE_BLKTRACE;
 	if (want_blk && trace_is_blk_base(path)) {
 		t->o.format = QS_TRACE_BLKTRACE;

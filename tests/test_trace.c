@@ -831,6 +831,11 @@ static void test_csv(void **state)
 	qs_trace_close(a);
 	qs_trace_close(b);
 
+	/* csv without a map has nothing to read its columns by */
+	struct qs_trace_opts nomap = {.format = QS_TRACE_CSV, .timescale = 1.0};
+	assert_int_equal(qs_trace_open(p, &nomap, &t, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "needs a column map"));
+
 	/* refusals name the line, the column and what is allowed */
 	const char *bad[][3] = {
 		{"1,W,0\n", ":1:", "3 comma-separated fields: trace_columns needs 4"},
