@@ -142,29 +142,40 @@ static bool trace_is_blk_base(const char *path)
 	return n > 0 && (size_t)n < sizeof(p) && stat(p, &st) == 0;
 }
 
+/* Refuse what is not a regular file, naming what it is: 0 or -EINVAL. */
+static int trace_regular(const char *path, const struct stat *st, char *err, size_t errlen)
+{
+	if (S_ISREG(st->st_mode))
+		return 0;
+	snprintf(err, errlen, "%s: not a trace file (%s)%s", path,
+		 S_ISDIR(st->st_mode) ? "a directory" :
+		 S_ISFIFO(st->st_mode) ? "a FIFO" : "a device or socket",
+		 S_ISDIR(st->st_mode) ? "" : ": a bench run reads its trace more than once "
+		 "(a check before the run, then the run); write it to a file first");
+	return -EINVAL;
+}
+
 /*
  * Open the text file (or see that it is a blktrace binary one). A FIFO or
- * device is refused: a bench run reads a trace more than once (the check
- * before the run, then the run), and a FIFO only gives it once.
+ * device is refused, before it is opened (opening a FIFO waits for a
+ * writer): a bench run reads a trace more than once (the check before the
+ * run, then the run), and a FIFO only gives it once.
  */
 static int trace_open_file(struct qs_trace *t, bool *binary, char *err, size_t errlen)
 {
 	const char *path = t->path;
+	struct stat st;
+	int rc;
+	if (stat(path, &st) == 0 && (rc = trace_regular(path, &st, err, errlen)))
+		return rc;
 	t->f = fopen(path, "r");
 	if (!t->f) {
-		int rc = -errno;
+		rc = -errno;
 		snprintf(err, errlen, "%s: cannot open trace: %s", path, strerror(errno));
 		return rc;
 	}
-	struct stat st;
-	if (fstat(fileno(t->f), &st) == 0 && !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "%s: not a trace file (%s)%s", path,
-			 S_ISDIR(st.st_mode) ? "a directory" :
-			 S_ISFIFO(st.st_mode) ? "a FIFO" : "a device or socket",
-			 S_ISDIR(st.st_mode) ? "" : ": a bench run reads its trace more than once "
-			 "(a check before the run, then the run); write it to a file first");
-		return -EINVAL;
-	}
+	if (fstat(fileno(t->f), &st) == 0 && (rc = trace_regular(path, &st, err, errlen)))
+		return rc; /* replaced since the stat */
 	unsigned char head[4];
 	size_t n = fread(head, 1, sizeof(head), t->f);
 	*binary = trace_blk_magic(head, n);

@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -870,15 +869,13 @@ static void test_detect(void **state)
 	struct qs_trace *t = open_ok(p, &o);
 	assert_int_equal(qs_trace_format_of(t), QS_TRACE_BLKPARSE);
 	qs_trace_close(t);
-	/* FIFOs are read only once; a bench run reads its trace twice */
+	/* FIFOs are read only once; a bench run reads its trace twice. Refused
+	 * without being opened: with no writer, opening it would wait. */
 	char fifo[80];
 	snprintf(fifo, sizeof(fifo), "%s.fifo", p);
 	assert_int_equal(mkfifo(fifo, 0600), 0);
 	char err[512];
-	int fd = open(fifo, O_RDWR); /* so that opening it to read does not block */
-	assert_true(fd >= 0);
 	assert_int_equal(qs_trace_open(fifo, &o, &t, err, sizeof(err)), -EINVAL);
-	close(fd);
 	unlink(fifo);
 	assert_non_null(strstr(err, "a FIFO"));
 }
