@@ -5,9 +5,9 @@
  * untimed replay, bit 3 a time scale of 1000 instead of 1, bit 4 wrapping
  * into a span of 1 GiB at 4 MiB, bits 5-7 when not 0 the formats added
  * after (1 blktrace, 2 blkparse, 3 libcachesim, 4 csv with the column map
- * "time:1:us,op:2,offset:3:sector,size:4", 5 auto with that map); the rest
- * is the trace file (a blktrace binary one too). A refusal must
- * name the file and hold no control bytes. Every request read must be 4 KiB
+ * "time:1:us,op:2,offset:3:sector,size:4", 5 auto with that map, 6 and 7
+ * auto); the rest is the trace file (a blktrace binary one too). A refusal
+ * must name the file and hold no control bytes. Every request read must be 4 KiB
  * aligned, not empty, at most QS_TRACE_MAX_IO, inside the span when there
  * is one, and (timed) no later than QS_TRACE_MAX_NS after the first (the
  * reader tolerates disorder, so no order is checked).
