@@ -660,12 +660,17 @@ static int drv_wait_flag(struct drv_run *r)
  * accepted (up to QS_TRACE_MAX_IO), naming neither file nor line; a slot of
  * QS_TRACE_MAX_IO for every trace would hold 16 MiB per slot for traces of
  * 8 KiB requests. A trace that cannot be read gets QS_TRACE_MAX_IO: the
- * run's own reader then reports why, with file and line.
+ * run's own reader then reports why, with file and line. bench run, ab and
+ * curve scan every trace before the drive is filled and keep the figure in
+ * the job (trace_max_io), so that runs do not read the trace again here.
  */
 static uint64_t drv_trace_max_io(const struct qs_job *j)
 {
+	if (j->trace_max_io)
+		return j->trace_max_io; /* the scan before the run found it */
 	struct qs_trace_opts o = {
 		.format = j->trace_format,
+		.cols = j->trace_cols,
 		.timescale = j->trace_timescale,
 		.ignore_time = true, /* sizes only */
 	};

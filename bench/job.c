@@ -52,7 +52,9 @@ struct job_build {
 	struct qs_job job;
 	unsigned kb_base;
 	struct pct_size size, offset;
-	unsigned line_numjobs, line_offset_inc, line_trace, line_bs;
+	unsigned line_numjobs, line_offset_inc, line_bs, line_cols;
+	const char *file_cols;
+	char why[400]; /* a key's reason that depends on its value */
 	char wait_for[QS_JOB_NAME_MAX]; /* wait_for's job name ("" none) */
 	unsigned line_wait_for;
 	unsigned line_ss, line_ss_time;
@@ -921,7 +923,8 @@ static int job_key_trace(struct job_build *b, const char *key, const char *v, un
 		return -ENOMEM;
 	free(b->job.trace);
 	b->job.trace = p;
-	b->line_trace = line;
+	b->job.trace_file = b->file;
+	b->job.trace_line = line;
 	return 0;
 }
 
@@ -941,18 +944,32 @@ static int job_key_wait_for(struct job_build *b, const char *key, const char *v,
 static int job_key_trace_format(struct job_build *b, const char *key, const char *v,
 				unsigned line, const char **allowed)
 {
-	*allowed = "auto, mqsim, msr, iolog";
+	*allowed = "auto, mqsim, msr, iolog, blktrace, blkparse, libcachesim, csv";
 	return qs_trace_format_parse(v, &b->job.trace_format);
+}
+
+/* trace_columns: the column map of a csv trace */
+static int job_key_trace_columns(struct job_build *b, const char *key, const char *v,
+				 unsigned line, const char **allowed)
+{
+	char why[sizeof(b->why) - 120];
+	int rc = qs_trace_columns_parse(v, &b->job.trace_cols, why, sizeof(why));
+	snprintf(b->why, sizeof(b->why), "FIELD:COLUMN[:UNIT],... with op, offset, size (and "
+		 "time) as docs/BENCH-OUTPUT.md, Traces, says; here: %s", why);
+	*allowed = b->why;
+	b->line_cols = line;
+	b->file_cols = b->file;
+	return rc;
 }
 
 static int job_key_timescale(struct job_build *b, const char *key, const char *v,
 			     unsigned line, const char **allowed)
 {
 	char *end;
-	*allowed = "a number above 0 and at most 1000000 (1 = time "
-		   "stamps as they are, 0.5 = twice as fast)";
+	*allowed = "a number above 0 and at most 1e12 (1 = time stamps as they are, 0.5 = "
+		   "twice as fast, 1e9 = stamps in seconds taken as nanoseconds)";
 	double d = strtod(v, &end);
-	if (end == v || *end || !(d > 0 && d <= 1e6))
+	if (end == v || *end || !(d > 0 && d <= QS_TRACE_MAX_SCALE))
 		return -EINVAL;
 	b->job.trace_timescale = d;
 	return 0;
@@ -1056,6 +1073,7 @@ static const struct {
 	{"trace", job_key_trace, 0},
 	{"trace_format", job_key_trace_format, 0},
 	{"trace_timescale", job_key_timescale, 0},
+	{"trace_columns", job_key_trace_columns, 0},
 };
 
 /*
@@ -1645,6 +1663,28 @@ static int job_resolve_zones(struct job_build *b, const char *path, char *err, s
 	return 0;
 }
 
+/* A column map goes with the csv format, and csv needs one. */
+static int job_resolve_trace(struct job_build *b, char *err, size_t errlen)
+{
+	struct qs_job *j = &b->job;
+	bool cols = j->trace_cols.col[QS_TF_OFFSET] != 0;
+	if (!j->trace)
+		return 0;
+	if (cols && j->trace_format != QS_TRACE_AUTO && j->trace_format != QS_TRACE_CSV) {
+		errf(err, errlen, "%s:%u: [%s] key 'trace_columns': allowed only with "
+		     "trace_format=csv (or auto), not %s, whose columns are fixed", b->file_cols,
+		     b->line_cols, j->name, qs_trace_format_name(j->trace_format));
+		return -EINVAL;
+	}
+	if (!cols && j->trace_format == QS_TRACE_CSV) {
+		errf(err, errlen, "%s:%u: [%s] key 'trace' with trace_format=csv: needs "
+		     "trace_columns, the column map (e.g. trace_columns=time:1:s,op:2,offset:3:sector,size:4:B)",
+		     j->trace_file, j->trace_line, j->name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* Turn percentages into bytes and check that every clone's span fits. */
 static int job_resolve(struct job_build *b, uint64_t capacity, bool runtime_given,
 		       const char *path, char *err, size_t errlen)
@@ -1660,6 +1700,8 @@ static int job_resolve(struct job_build *b, uint64_t capacity, bool runtime_give
 		     j->offset, capacity);
 		return -EINVAL;
 	}
+	if (job_resolve_trace(b, err, errlen))
+		return -EINVAL;
 	if (j->trace && j->numjobs != 1) {
 		errf(err, errlen, "%s:%u: [%s] key 'numjobs' value %u: allowed: 1 "
 		     "for a trace job", b->line_numjobs ? b->file_numjobs : b->sec_file,

@@ -17,7 +17,8 @@
  * rate_process, runtime, ramp_time, time_based, stonewall, kb_base,
  * steadystate (ss), steadystate_duration (ss_dur), steadystate_ramp_time
  * (ss_ramp), steadystate_check_interval (ss_interval); and for
- * replay: trace, trace_format, trace_timescale, trace_ignore_time.
+ * replay: trace, trace_format, trace_columns, trace_timescale,
+ * trace_ignore_time.
  * fio's syntax: a bare flag means flag=1 (time_based), ';' and '#' start
  * comments, "include FILE" reads FILE (relative to the including file's
  * directory) in place, ${NAME} is the environment variable NAME.
@@ -171,9 +172,15 @@ struct qs_job {
 	/* Replay (trace set): the generator options above except iodepth,
 	 * size, offset and runtime are unused. */
 	char *trace;		   /* path as written, NULL if none */
+	const char *trace_file;	   /* where trace= was set: one of qs_job_file's files */
+	unsigned trace_line;
 	enum qs_trace_format trace_format;
+	struct qs_trace_cols trace_cols; /* trace_columns (csv) */
 	double trace_timescale;	   /* > 0; 1.0 = time stamps as they are */
 	bool trace_ignore_time;
+	/* The largest request of the trace after the 4 KiB mapping, once a
+	 * scan found it (qs_trace_scan); 0 = not known, the run reads it. */
+	uint64_t trace_max_io;
 	/* fio's direct=0 or buffered=1: the job asks for buffered I/O, which
 	 * the bench never does (its real I/O is O_DIRECT); where it was set */
 	bool buffered;

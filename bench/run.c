@@ -29,6 +29,7 @@ struct qs_bench_world {
 	struct qs_drv_sizes sz;	/* capacity: the QLC model's; log_bytes: the fast volume's */
 	struct qs_model *filled; /* preconditioned QLC model (a snapshot), cloned per run */
 	uint64_t fill_idle_ns;	/* when the filled drive is idle */
+	bool is_filled;		/* qs_bench_world_fill has run: filled is the snapshot */
 	void *buf;		/* RN_BUF_BYTES, shared by every I/O */
 };
 
@@ -81,22 +82,6 @@ int qs_bench_world_new(const struct qs_bench_conf *conf, struct qs_bench_world *
 		free(w);
 		return rc;
 	}
-	/* Precondition as the published fio method: the whole drive filled
-	 * sequentially, then the workloads on their span. */
-	w->fill_idle_ns = qs_model_fill_seq(w->filled, 0, 0, qs_model_capacity(w->filled));
-	/* Every run clones the filled drive: from a snapshot, a clone costs
-	 * the pages of the mapping tables that run writes, not the drive. */
-	struct qs_model *snap = qs_model_snapshot(w->filled);
-	if (!snap) {
-		rc = -errno;
-		snprintf(err, errlen, "QLC model %s: snapshot of the filled drive: %s",
-			 w->qlc_p.name, strerror(errno));
-		qs_model_free(w->filled);
-		free(w);
-		return rc;
-	}
-	qs_model_free(w->filled);
-	w->filled = snap;
 	w->buf = calloc(1, RN_BUF_BYTES);
 	if (!w->buf) {
 		qs_model_free(w->filled);
@@ -105,6 +90,33 @@ int qs_bench_world_new(const struct qs_bench_conf *conf, struct qs_bench_world *
 	}
 	*out = w;
 	return 0;
+}
+
+int qs_bench_world_fill(struct qs_bench_world *w, char *err, size_t errlen)
+{
+	if (w->is_filled)
+		return 0;
+	/* Precondition as the published fio method: the whole drive filled
+	 * sequentially, then the workloads on their span. */
+	w->fill_idle_ns = qs_model_fill_seq(w->filled, 0, 0, qs_model_capacity(w->filled));
+	/* Every run clones the filled drive: from a snapshot, a clone costs
+	 * the pages of the mapping tables that run writes, not the drive. */
+	struct qs_model *snap = qs_model_snapshot(w->filled);
+	if (!snap) {
+		int rc = -errno;
+		snprintf(err, errlen, "QLC model %s: snapshot of the filled drive: %s",
+			 w->qlc_p.name, strerror(errno));
+		return rc;
+	}
+	qs_model_free(w->filled);
+	w->filled = snap;
+	w->is_filled = true;
+	return 0;
+}
+
+uint32_t qs_bench_world_iu(const struct qs_bench_world *w)
+{
+	return qs_model_iu_bytes(w->filled);
 }
 
 void qs_bench_world_free(struct qs_bench_world *w)
@@ -314,6 +326,12 @@ int qs_bench_run_group(struct qs_bench_world *w, const struct qs_job *jobs, size
 {
 	uint64_t wall0 = qs_henv_now_ns();
 	struct rn_sim s = {0};
+	if (!w->is_filled) {
+		memset(res, 0, njobs * sizeof(*res));
+		snprintf(err, errlen, "job '%s': the world's drive is not filled (call "
+			 "qs_bench_world_fill first)", jobs[0].name);
+		return -EINVAL;
+	}
 	int rc = rn_sim_new(&s, w, njobs, v);
 	struct qs_engine_conf lc;
 	qs_bench_world_log_conf(w, &lc);

@@ -51,12 +51,25 @@ void qs_bench_conf_default(struct qs_bench_conf *c);
 struct qs_bench_world;
 
 /*
- * Load both profiles, build the QLC model at the scale and precondition it.
- * On error returns -errno and writes one line into err. The caller owns
- * *out (free with qs_bench_world_free); conf's strings are copied.
+ * Load both profiles and build the QLC model at the scale, not yet
+ * preconditioned: the caller checks what it can (job file, traces) first,
+ * then calls qs_bench_world_fill before any run. On error returns -errno
+ * and writes one line into err. The caller owns *out (free with
+ * qs_bench_world_free); conf's strings are copied.
  */
 int qs_bench_world_new(const struct qs_bench_conf *conf, struct qs_bench_world **out,
 		       char *err, size_t errlen);
+
+/*
+ * Precondition the world's drive (the sequential fill of the whole drive)
+ * and freeze it for the runs to clone; once, before the first
+ * qs_bench_run_group (which refuses an unfilled world), again a no-op.
+ * 0, or -errno with one line in err.
+ */
+int qs_bench_world_fill(struct qs_bench_world *w, char *err, size_t errlen);
+
+/* The QLC model's indirection unit in bytes (filled or not). */
+uint32_t qs_bench_world_iu(const struct qs_bench_world *w);
 void qs_bench_world_free(struct qs_bench_world *w);
 
 /*

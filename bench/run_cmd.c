@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "host/env.h"
+#include "host/text.h"
 
 #include "cmds.h"
 #include "par.h"
@@ -121,6 +122,11 @@ static int rc_usage(FILE *f, enum rc_kind kind)
 			   "  Runs each job of the fio-style JOB file through the engine on the\n"
 			   "  simulator (or in real time: --mode emu, dev), shaping off and on, and\n"
 			   "  prints them side by side.\n");
+	if (kind != RC_AB)
+		fprintf(f, "  A job with trace=PATH replays a trace (mqsim, msr, iolog, blktrace\n"
+			   "  files or their NAME, blkparse text, libcachesim, csv with\n"
+			   "  trace_columns); every trace is read through before the drive is\n"
+			   "  filled, a bad one refused with its line, and each gets a summary line.\n");
 	fprintf(f,
 		"options:\n"
 		"  --profile NAME     QLC drive profile (default p5316-30t): NAME.ini in\n"
@@ -629,7 +635,84 @@ static int rc_check_log(const struct rc_opts *o, struct rc_world *w)
 	return 2;
 }
 
-/* Load world and job file; 0 or an exit status. */
+/* The options a trace job's replay reads its trace with: clone 0's span
+ * (a trace job has one clone), as qs_wl_open sets it. */
+static struct qs_trace_opts rc_trace_opts(const struct qs_job *j)
+{
+	struct qs_trace_opts t = {
+		.format = j->trace_format,
+		.cols = j->trace_cols,
+		.timescale = j->trace_timescale,
+		.ignore_time = j->trace_ignore_time,
+		.span_off = j->offset,
+		.span_len = j->size,
+	};
+	return t;
+}
+
+/*
+ * Read every trace job's trace through before the drive is filled: a bad
+ * trace is refused now, naming the job file's line and the trace's own
+ * (it used to fail in the first run, after the fill), the runs learn each
+ * trace's largest request without reading it again, and each trace gets
+ * its summary line, appended to sum. 0 or exit status 2 (1 when a trace
+ * cannot be read at all).
+ */
+static int rc_traces(const struct rc_opts *o, const struct rc_world *w, struct qs_job_file *jf,
+		     FILE *sum)
+{
+	uint32_t iu = w->rt ? qs_rt_world_iu(w->rt) : qs_bench_world_iu(w->sim);
+	for (size_t i = 0; i < jf->njobs; i++) {
+		struct qs_job *j = &jf->jobs[i];
+		struct qs_trace_opts t = rc_trace_opts(j);
+		struct qs_trace_summary s;
+		char err[1024], line[1500], q[300];
+		if (!j->trace)
+			continue;
+		int rc = qs_trace_scan(j->trace, &t, iu, &s, err, sizeof(err));
+		if (rc) {
+			fprintf(stderr, "qlcshape %s: %s:%u: [%s] key 'trace' value '%s': %s\n",
+				o->cmd, j->trace_file, j->trace_line, j->name,
+				qs_text_vis(q, sizeof(q), j->trace), err);
+			return rc == -EINVAL ? 2 : 1;
+		}
+		j->trace_max_io = s.max_io;
+		fprintf(sum, "trace [%s] %s (%s): %s\n", j->name, qs_text_vis(q, sizeof(q), j->trace),
+			qs_trace_format_name(s.format), qs_trace_summary_format(&s, line, sizeof(line)));
+	}
+	return 0;
+}
+
+/* The traces, then (sim) the drive's fill, then the header: 0 or an
+ * exit status; frees w and *jf on failure. */
+static int rc_prepare(struct rc_opts *o, struct rc_world *w, struct qs_job_file **jf)
+{
+	char *sum = NULL, err[1024];
+	size_t sumlen = 0;
+	FILE *f = open_memstream(&sum, &sumlen);
+	int st = f ? rc_traces(o, w, *jf, f) : 1;
+	if (f)
+		fclose(f);
+	if (!st && w->sim && qs_bench_world_fill(w->sim, err, sizeof(err))) {
+		fprintf(stderr, "qlcshape %s: %s\n", o->cmd, err);
+		st = 1;
+	}
+	if (st) {
+		free(sum);
+		qs_job_file_free(*jf);
+		*jf = NULL;
+		rc_world_free(w);
+		return st;
+	}
+	rc_describe(o, w, *jf);
+	if (!o->quiet && sum)
+		fputs(sum, stdout);
+	free(sum);
+	return 0;
+}
+
+/* Load world and job file, check the traces, fill the drive; 0 or an exit
+ * status. */
 static int rc_setup(struct rc_opts *o, struct rc_world *w, struct qs_job_file **jf)
 {
 	char err[1024];
@@ -670,7 +753,7 @@ static int rc_setup(struct rc_opts *o, struct rc_world *w, struct qs_job_file **
 			(*jf)->ignored);
 	/* command-line overrides, as fio's own --runtime does for every job */
 	qs_job_file_override(*jf, o->runtime_ns, o->ramp_ns, stderr);
-	return 0;
+	return rc_prepare(o, w, jf);
 }
 
 static double rc_clock(clockid_t id)
@@ -920,7 +1003,6 @@ static int rc_run(struct rc_opts *o)
 	int st = rc_setup(o, &w, &jf);
 	if (st)
 		return st;
-	rc_describe(o, &w, jf);
 	size_t per = rc_variants(o);
 	/* jobs between stonewalls run together, as in fio: one task a group
 	 * and variant, variants of a group next to each other */
@@ -1028,7 +1110,6 @@ static int rc_curve(struct rc_opts *o)
 	int st = rc_setup(o, &w, &jf);
 	if (st)
 		return st;
-	rc_describe(o, &w, jf);
 	size_t per = rc_variants(o);
 	size_t nvar = jf->njobs * per, npts = RC_CURVE_STEPS + 1;
 	struct qs_report_run *reps = calloc(nvar * npts, sizeof(*reps));

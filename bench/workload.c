@@ -188,6 +188,7 @@ int qs_wl_open(const struct qs_job *job, unsigned clone, uint64_t seed,
 	if (job->trace) {
 		struct qs_trace_opts o = {
 			.format = job->trace_format,
+			.cols = job->trace_cols,
 			.timescale = job->trace_timescale,
 			.ignore_time = job->trace_ignore_time,
 			.span_off = w->span_off,

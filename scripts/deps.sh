@@ -9,7 +9,7 @@
 set -euo pipefail
 
 pkgs=(build-essential pkg-config liburing-dev libnvme-dev libjemalloc-dev
-      libiniparser-dev libcmocka-dev fio scdoc systemd man-db)
+      libiniparser-dev libcmocka-dev fio blktrace scdoc systemd man-db)
 case "${1:-}" in
 --vm) pkgs+=(qemu-system-x86 busybox-static cpio kmod e2fsprogs xfsprogs) ;;
 --fuzz) pkgs+=(clang) ;;

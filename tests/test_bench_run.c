@@ -142,6 +142,8 @@ static struct qs_bench_world *tiny_world(void)
 	struct qs_bench_world *w;
 	char err[512];
 	int rc = qs_bench_world_new(&conf, &w, err, sizeof(err));
+	if (!rc)
+		rc = qs_bench_world_fill(w, err, sizeof(err));
 	if (rc)
 		fprintf(stderr, "%s\n", err);
 	assert_int_equal(rc, 0);
@@ -368,6 +370,8 @@ static double life_with(const char *qlc, double override_bytes, double *rating)
 	struct qs_bench_world *w;
 	char err[512];
 	int rc = qs_bench_world_new(&conf, &w, err, sizeof(err));
+	if (!rc)
+		rc = qs_bench_world_fill(w, err, sizeof(err));
 	if (rc)
 		fprintf(stderr, "%s\n", err);
 	assert_int_equal(rc, 0);
@@ -488,6 +492,35 @@ static void test_fio_host_options(void **state)
 	unlink(qlc);
 	unlink(fast);
 	unlink(job);
+}
+
+/*
+ * Issue 13: a bad trace is refused before the drive is filled, naming the
+ * job file's line and the trace's (it used to fail in the first run); a
+ * libCacheSim CSV, which auto-detection took for MSR, runs.
+ */
+static void test_trace_checked_first(void **state)
+{
+	(void)state;
+	char trace[64], job[64], jtext[256], want[400];
+	ttmp_file(trace, sizeof(trace), "br", ".csv", "version,time,op,size,lbn,extra\n");
+	snprintf(jtext, sizeof(jtext), "[t]\ntrace=%s\niodepth=4\n", trace);
+	ttmp_file(job, sizeof(job), "br", ".fio", jtext);
+	char *argv[] = {"run", job, "--profile", qlc_path, "--fast", fast_path, "--cache", "16m",
+			"--quiet", "--shaping", "off", NULL};
+	char *err = NULL;
+	assert_int_equal(run_stderr(argv, &err), 2);
+	snprintf(want, sizeof(want), "qlcshape bench run: %s:2: [t] key 'trace' value '%s': "
+		 "%s:1: trace format not recognised", job, trace, trace);
+	if (!strstr(err, want))
+		fail_msg("stderr '%s' lacks '%s'", err, want);
+	free(err);
+	ttmp_write(trace, "version,time,op,size,lbn\n1,0,2a,4096,8\n1,0,28,8192,64\n"
+			  "1,1,2a,512,7\n");
+	assert_int_equal(run_stderr(argv, &err), 0);
+	free(err);
+	unlink(job);
+	unlink(trace);
 }
 
 /*
@@ -725,6 +758,7 @@ int main(void)
 		cmocka_unit_test(test_runtime_bounds_ramp),
 		cmocka_unit_test(test_fio_host_options),
 		cmocka_unit_test(test_rounding),
+		cmocka_unit_test(test_trace_checked_first),
 		cmocka_unit_test(test_steadystate_run),
 		cmocka_unit_test(test_rated_write_rate),
 		cmocka_unit_test(test_thinktime),

@@ -279,8 +279,9 @@ static void test_errors(void **state)
 	expect_error("[global]\nbs=4k\n", (const char *[]){"no job section", NULL});
 	expect_error("[a]\ntrace=x.trace\nnumjobs=2\n",
 		     (const char *[]){":3:", "'numjobs'", "trace", NULL});
-	expect_error("[a]\ntrace_format=blktrace\n",
-		     (const char *[]){":2:", "'trace_format'", "'blktrace'", "mqsim", NULL});
+	expect_error("[a]\ntrace_format=spc\n",
+		     (const char *[]){":2:", "'trace_format'", "'spc'", "mqsim", "blktrace",
+				      "libcachesim", "csv", NULL});
 	expect_error("[a]\ntrace_timescale=0\n",
 		     (const char *[]){":2:", "'trace_timescale'", "'0'", "above 0", NULL});
 	expect_error("[a]\ntime_based=1\n",

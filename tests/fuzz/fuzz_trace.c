@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Fuzz harness: traces (bench/trace.c), every format. Byte 0 of the input
+ * Fuzz harness: traces (bench/trace*.c), every format. Byte 0 of the input
  * picks the options: bits 0-1 the format (auto, mqsim, msr, iolog), bit 2
  * untimed replay, bit 3 a time scale of 1000 instead of 1, bit 4 wrapping
- * into a span of 1 GiB at 4 MiB; the rest is the trace file. A refusal must
- * name the file and hold no control bytes. Every request read must be 4 KiB
+ * into a span of 1 GiB at 4 MiB, bits 5-7 when not 0 the formats added
+ * after (1 blktrace, 2 blkparse, 3 libcachesim, 4 csv with the column map
+ * "time:1:us,op:2,offset:3:sector,size:4", 5 auto with that map, 6 and 7
+ * auto); the rest is the trace file (a blktrace binary one too). A refusal
+ * must name the file and hold no control bytes. Every request read must be 4 KiB
  * aligned, not empty, at most QS_TRACE_MAX_IO, inside the span when there
  * is one, and (timed) no later than QS_TRACE_MAX_NS after the first (the
  * reader tolerates disorder, so no order is checked).
@@ -31,7 +34,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
-	o.format = (enum qs_trace_format)(data[0] & 3);
+	static const enum qs_trace_format later[] = {
+		QS_TRACE_BLKTRACE, QS_TRACE_BLKPARSE, QS_TRACE_LCS, QS_TRACE_CSV, QS_TRACE_AUTO,
+		QS_TRACE_AUTO, QS_TRACE_AUTO};
+	unsigned hi = data[0] >> 5;
+	o.format = hi ? later[hi - 1] : (enum qs_trace_format)(data[0] & 3);
+	if (hi == 4 || hi == 5)
+		qs_trace_columns_parse("time:1:us,op:2,offset:3:sector,size:4", &o.cols, err,
+				       sizeof(err));
 	o.ignore_time = data[0] & 4;
 	if (data[0] & 8)
 		o.timescale = 1000.0;
