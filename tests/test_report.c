@@ -90,6 +90,12 @@ static void test_hist_percentiles(void **state)
 	assert_int_equal(h->min, v[0]);
 	assert_int_equal(h->max, v[n - 1]);
 	assert_true(fabs(qs_hist_mean(h) - (double)(sum / n)) < 1e-6 * qs_hist_mean(h));
+	/* the sample standard deviation, two-pass over the values */
+	long double m = sum / n, ss = 0;
+	for (size_t i = 0; i < n; i++)
+		ss += ((long double)v[i] - m) * ((long double)v[i] - m);
+	double sd = (double)sqrtl(ss / (n - 1));
+	assert_true(fabs(qs_hist_stddev(h) - sd) < 1e-6 * sd);
 
 	/* merge of the two halves is the whole */
 	qs_hist_merge(a, b);
@@ -98,13 +104,20 @@ static void test_hist_percentiles(void **state)
 	assert_int_equal(a->max, h->max);
 	assert_memory_equal(a->bucket, h->bucket, sizeof(h->bucket));
 	assert_true(fabs(qs_hist_mean(a) - qs_hist_mean(h)) < 1e-6);
+	assert_true(fabs(qs_hist_stddev(a) - qs_hist_stddev(h)) < 1e-6 * sd);
 
 	/* exact small values; empty histogram */
 	struct qs_hist *s = qs_hist_new();
 	assert_int_equal(qs_hist_percentile(s, 50), 0);
 	assert_true(qs_hist_mean(s) == 0);
+	assert_true(qs_hist_stddev(s) == 0);
+	qs_hist_add(s, 7);
+	assert_true(qs_hist_stddev(s) == 0); /* one value: no deviation */
+	qs_hist_reset(s);
 	for (uint64_t i = 1; i <= 100; i++)
 		qs_hist_add(s, i);
+	/* 1..100: variance n(n+1)/12 = 841.666... */
+	assert_true(fabs(qs_hist_stddev(s) - sqrt(101.0 * 100 / 12)) < 1e-9);
 	assert_int_equal(qs_hist_percentile(s, 50), 50);
 	assert_int_equal(qs_hist_percentile(s, 99), 99);
 	assert_int_equal(qs_hist_percentile(s, 99.9), 100);
