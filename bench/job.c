@@ -813,6 +813,31 @@ static int job_key_bool(struct job_build *b, const char *key, const char *v, uns
 	return 0;
 }
 
+/* fio's reporting options: group_reporting and new_group (flags), and
+ * unified_rw_reporting (none, mixed, both, or fio's 0, 1, 2) */
+static int job_key_report(struct job_build *b, const char *key, const char *v, unsigned line,
+			  const char **allowed)
+{
+	static const char *const unified[] = {"none", "mixed", "both"};
+	struct qs_job *j = &b->job;
+	bool bv;
+	if (strcmp(key, "unified_rw_reporting")) {
+		*allowed = "0 or 1 (also true/false, yes/no, on/off)";
+		if (parse_bool(v, &bv))
+			return -EINVAL;
+		*(key[0] == 'g' ? &j->group_reporting : &j->new_group) = bv;
+		return 0;
+	}
+	*allowed = "none, mixed or both (fio's 0, 1, 2)";
+	for (unsigned i = 0; i < 3; i++) {
+		if (!strcasecmp(v, unified[i]) || (v[0] == (char)('0' + i) && !v[1])) {
+			j->unified = (enum qs_job_unified)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
 static int job_key_rate_process(struct job_build *b, const char *key, const char *v,
 				unsigned line, const char **allowed)
 {
@@ -925,6 +950,19 @@ static int job_key_trace(struct job_build *b, const char *key, const char *v, un
 	return 0;
 }
 
+/* fio's name: the name fio prints for the job (its JSON's jobname); the
+ * bench's tables keep the section's name, which is unique in a file */
+static int job_key_name(struct job_build *b, const char *key, const char *v, unsigned line,
+			const char **allowed)
+{
+	(void)key;
+	*allowed = "a name of 1 to 63 characters";
+	if (!*v || strlen(v) >= sizeof(b->job.fio_name))
+		return -EINVAL;
+	snprintf(b->job.fio_name, sizeof(b->job.fio_name), "%s", v);
+	return 0;
+}
+
 static int job_key_wait_for(struct job_build *b, const char *key, const char *v, unsigned line,
 			    const char **allowed)
 {
@@ -1033,6 +1071,8 @@ static const struct {
 	{"random_distribution", job_key_dist, 0},
 	{"norandommap", job_key_bool, JK_FLAG}, {"time_based", job_key_bool, JK_FLAG},
 	{"stonewall", job_key_bool, JK_FLAG}, {"trace_ignore_time", job_key_bool, JK_FLAG},
+	{"group_reporting", job_key_report, JK_FLAG}, {"new_group", job_key_report, JK_FLAG},
+	{"unified_rw_reporting", job_key_report, 0}, {"name", job_key_name, 0},
 	{"rate_iops", job_key_count, 0}, {"rate", job_key_rate, 0},
 	{"percentage_random", job_key_pct_random, 0},
 	{"loops", job_key_count, 0}, {"number_ios", job_key_count, 0},
@@ -1087,7 +1127,7 @@ static const char *const job_ignored[] = {
 	/* fio's logs, reports and error handling */
 	"write_bw_log", "write_lat_log", "write_iops_log", "write_hist_log",
 	"log_avg_msec", "log_hist_msec", "log_offset", "per_job_logs",
-	"group_reporting", "new_group", "name", "description", "exitall",
+	"description", "exitall",
 	"exit_what", "continue_on_error", "ignore_error", "error_dump",
 	"ratemin", "ratecycle", "randrepeat", "random_generator", "randseed",
 };
@@ -1097,7 +1137,7 @@ static const char *const job_ignored[] = {
 static const char *const job_ignored_flags[] = {
 	"write_bw_log", "write_lat_log", "write_iops_log", "write_hist_log",
 	"direct", "buffered", "thread", "threads", "invalidate", "create_serialize",
-	"create_on_open", "group_reporting", "new_group", "exitall", "do_verify",
+	"create_on_open", "exitall", "do_verify",
 	"verify_fatal", "verify_dump", "refill_buffers", "scramble_buffers",
 	"zero_buffers", "gtod_reduce", "hipri", "fixedbufs", "registerfiles",
 	"sqthread_poll", "userspace_reap", "log_offset", "per_job_logs",
@@ -1822,6 +1862,11 @@ void qs_job_file_free(struct qs_job_file *f)
 	free(f->jobs);
 	free(f->path);
 	free(f->ignored);
+	for (size_t i = 0; i < f->nopt_store; i++) {
+		free((char *)f->opt_store[i].key);
+		free((char *)f->opt_store[i].val);
+	}
+	free(f->opt_store);
 	for (size_t i = 0; i < f->nfiles; i++)
 		free(f->files[i]);
 	free(f->files);
@@ -1854,6 +1899,78 @@ static int job_resolve_wait(struct job_build *b, const struct qs_job_file *f, co
 	}
 	b->job.wait_back = (unsigned)(f->njobs - (k - 1));
 	return 0;
+}
+
+/*
+ * The key=value entries of section sec (lowercased name) among sc's, as
+ * fio's JSON lists them: in file order, a repeated key once with its last
+ * value, bare flags left out. Appended to f's store; *first, *n: where.
+ * 0 or -ENOMEM.
+ */
+static int job_opts_collect(struct qs_job_file *f, const struct scan *sc, const char *sec,
+			    size_t *first, size_t *n)
+{
+	*first = f->nopt_store;
+	*n = 0;
+	for (size_t i = 0; i < sc->n; i++) {
+		const struct scan_ent *e = &sc->ent[i];
+		if (!e->key[0] || !e->val || strcmp(e->sec, sec))
+			continue;
+		size_t k = *first;
+		while (k < f->nopt_store && strcmp(f->opt_store[k].key, e->key))
+			k++;
+		char *val = strdup(e->val);
+		if (!val)
+			return -ENOMEM;
+		if (k < f->nopt_store) {
+			free((char *)f->opt_store[k].val);
+			f->opt_store[k].val = val;
+			continue;
+		}
+		char *key = strdup(e->key);
+		if (!key) {
+			free(val);
+			return -ENOMEM;
+		}
+		f->opt_store[f->nopt_store++] = (struct qs_report_opt){key, val};
+		(*n)++;
+	}
+	return 0;
+}
+
+/* Every job's options and the globals' into f (the store holds at most
+ * one entry per scanned line); 0 or -ENOMEM. */
+static int job_opts_fill(struct qs_job_file *f, const struct scan *sc)
+{
+	size_t first, n;
+	f->opt_store = calloc(sc->n ? sc->n : 1, sizeof(*f->opt_store));
+	if (!f->opt_store || job_opts_collect(f, sc, "global", &first, &n))
+		return -ENOMEM;
+	f->gopts = f->opt_store + first;
+	f->ngopts = n;
+	for (size_t i = 0; i < f->njobs; i++) {
+		char sec[QS_JOB_NAME_MAX];
+		snprintf(sec, sizeof(sec), "%s", f->jobs[i].name);
+		str_lower(sec);
+		if (job_opts_collect(f, sc, sec, &first, &n))
+			return -ENOMEM;
+		f->jobs[i].opts = f->opt_store + first;
+		f->jobs[i].nopts = n;
+	}
+	return 0;
+}
+
+/* fio's reporting groups: a job with stonewall or new_group starts the
+ * next group once the current one has a job (fio's add_job rule). */
+static void job_groups_number(struct qs_job_file *f)
+{
+	unsigned gid = 0;
+	for (size_t i = 0; i < f->njobs; i++) {
+		struct qs_job *j = &f->jobs[i];
+		if (i && (j->stonewall || j->new_group))
+			gid++;
+		j->groupid = gid;
+	}
 }
 
 static int job_file_load_runtime(const char *path, uint64_t capacity, uint64_t runtime_ns,
@@ -1914,7 +2031,12 @@ static int job_file_load_runtime(const char *path, uint64_t capacity, uint64_t r
 		errf(err, errlen, "%s: no job section (only [global] or nothing)",
 		     path);
 		rc = -EINVAL;
+		goto out;
 	}
+	job_groups_number(f);
+	rc = job_opts_fill(f, &sc);
+	if (rc)
+		errf(err, errlen, "%s: out of memory", path);
 out:
 	scan_free(&sc);
 	if (rc)

@@ -33,6 +33,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "report.h"
 #include "trace.h"
 
 enum qs_job_rw {
@@ -60,6 +61,13 @@ enum qs_job_dist {
 struct qs_job_zone {
 	double access_pct; /* of the random I/Os, > 0; the zones' sum is 100 */
 	uint64_t first, nblocks; /* in bs units of the span, resolved */
+};
+
+/* fio's unified_rw_reporting: how a job's directions are reported */
+enum qs_job_unified {
+	QS_UNIFIED_NONE = 0, /* read, write and trim each on their own */
+	QS_UNIFIED_MIXED,    /* the three summed, reported as "mixed" only */
+	QS_UNIFIED_BOTH,     /* each on its own, then "mixed" */
 };
 
 enum qs_job_rate_process {
@@ -98,6 +106,7 @@ struct qs_job_bss {
 /* One job, every option resolved to bytes, ns and enums. */
 struct qs_job {
 	char name[QS_JOB_NAME_MAX];
+	char fio_name[QS_JOB_NAME_MAX]; /* fio's name= ("": the section's) */
 	unsigned line;		   /* line of the job's [section] header */
 	enum qs_job_rw rw;
 	uint64_t bs;		   /* bytes, multiple of 4096; with several
@@ -156,6 +165,19 @@ struct qs_job {
 	struct qs_job_zone zones[QS_JOB_ZONES_MAX];
 	unsigned nzones;	   /* QS_DIST_ZONED only */
 	bool stonewall;		   /* wait for earlier jobs before starting */
+	/* fio's reporting groups: new_group (or stonewall) starts a new group
+	 * (groupid, counted from 0 in file order, fio's rule); a job with
+	 * group_reporting is reported together with the job before it when
+	 * both are in one group (fio sums a group's clones and jobs into one
+	 * result) */
+	bool new_group, group_reporting;
+	unsigned groupid;
+	enum qs_job_unified unified; /* fio's unified_rw_reporting */
+	/* the key=value options of the job's own section as written, the
+	 * last value of a repeated key (fio's "job options"; bare flags are
+	 * not listed, as in fio's JSON); owned by the job file */
+	const struct qs_report_opt *opts;
+	size_t nopts;
 	/*
 	 * fio's steady-state detection (steadystate, steadystate_duration,
 	 * steadystate_ramp_time, steadystate_check_interval): from ss_ramp_ns
@@ -192,6 +214,12 @@ struct qs_job_file {
 	char *ignored;
 	char **files; /* the job file and every file it includes */
 	size_t nfiles;
+	/* the key=value options of every [global] section, as the jobs'
+	 * opts (fio's "global options"); gopts points into opt_store */
+	const struct qs_report_opt *gopts;
+	size_t ngopts;
+	struct qs_report_opt *opt_store; /* every job's and the globals' */
+	size_t nopt_store;
 };
 
 /*

@@ -16,6 +16,11 @@
 
 struct qs_hist;
 
+/* One key=value of a job file as written (fio's "job options"). */
+struct qs_report_opt {
+	const char *key, *val;
+};
+
 /* Client-side figures of one direction (reads or writes). */
 struct qs_report_dir {
 	double iops;

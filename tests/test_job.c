@@ -342,8 +342,11 @@ static void test_fio_syntax(void **state)
 	assert_true(b->stonewall);
 	assert_false(a->stonewall);
 	assert_non_null(f->ignored);
-	assert_string_equal(f->ignored,
-			    "thread, group_reporting, exitall, direct, ioengine, write_bw_log");
+	assert_string_equal(f->ignored, "thread, exitall, direct, ioengine, write_bw_log");
+	/* group_reporting is fio's report option now, not an ignored one */
+	assert_true(a->group_reporting && b->group_reporting);
+	assert_int_equal(a->groupid, 0);
+	assert_int_equal(b->groupid, 1); /* stonewall starts a group */
 	qs_job_file_free(f);
 	unsetenv("QS_TEST_JOB_SIZE");
 
@@ -642,6 +645,63 @@ static void test_fio_workload_options(void **state)
 	expect_error("[s]\nrw=randwrite:0\n", (const char *[]){":2:", "'rw'", NULL});
 }
 
+/* The option value of key among n options as written, NULL if absent. */
+static const char *opt_val(const struct qs_report_opt *o, size_t n, const char *key)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(o[i].key, key))
+			return o[i].val;
+	return NULL;
+}
+
+/* fio's reporting options: groups numbered by fio's rule (stonewall or
+ * new_group starts one), group_reporting and unified_rw_reporting kept per
+ * job, name= as fio's job name, and the options as written for fio's
+ * JSON ("job options", "global options": key=value only, the last value
+ * of a repeated key). */
+static void test_fio_report_options(void **state)
+{
+	(void)state;
+	write_file("[global]\nbs=8k\ngroup_reporting\nbs=16k\n"
+		   "[a]\nrw=randwrite\nname=alpha\n"
+		   "[b]\nrw=randread\nunified_rw_reporting=mixed\n"
+		   "[c]\nnew_group\nunified_rw_reporting=2\nnumjobs=2\nnumjobs=3\n"
+		   "[d]\nstonewall\ngroup_reporting=0\n[e]\nnew_group\n");
+	struct qs_job_file *f;
+	char err[512] = "";
+	if (qs_job_file_load(path, CAP, &f, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_int_equal(f->njobs, 5);
+	const unsigned gid[] = {0, 0, 1, 2, 3};
+	const bool gr[] = {true, true, true, false, true};
+	const enum qs_job_unified un[] = {QS_UNIFIED_NONE, QS_UNIFIED_MIXED, QS_UNIFIED_BOTH,
+					  QS_UNIFIED_NONE, QS_UNIFIED_NONE};
+	for (size_t i = 0; i < 5; i++) {
+		assert_int_equal(f->jobs[i].groupid, gid[i]);
+		assert_int_equal(f->jobs[i].group_reporting, gr[i]);
+		assert_int_equal(f->jobs[i].unified, un[i]);
+	}
+	assert_string_equal(f->jobs[0].fio_name, "alpha");
+	assert_string_equal(f->jobs[0].name, "a");
+	assert_string_equal(f->jobs[1].fio_name, "");
+	assert_int_equal(f->ngopts, 1); /* bs once; the bare flag is not listed */
+	assert_string_equal(f->gopts[0].key, "bs");
+	assert_string_equal(f->gopts[0].val, "16k");
+	const struct qs_job *c = &f->jobs[2];
+	assert_int_equal(c->nopts, 2); /* unified_rw_reporting, numjobs */
+	assert_string_equal(opt_val(c->opts, c->nopts, "numjobs"), "3");
+	assert_string_equal(opt_val(c->opts, c->nopts, "unified_rw_reporting"), "2");
+	assert_null(opt_val(c->opts, c->nopts, "new_group"));
+	assert_string_equal(opt_val(f->jobs[0].opts, f->jobs[0].nopts, "name"), "alpha");
+	assert_int_equal(f->jobs[3].nopts, 1); /* group_reporting=0 */
+	assert_null(f->ignored);
+	qs_job_file_free(f);
+	expect_error("[a]\nunified_rw_reporting=3\n",
+		     (const char *[]){":2:", "'unified_rw_reporting'", "mixed", NULL});
+	expect_error("[a]\ngroup_reporting=maybe\n",
+		     (const char *[]){":2:", "'group_reporting'", "0 or 1", NULL});
+}
+
 /* Issue 12: a line starting with a NUL byte was skipped without a word
  * (and a NUL inside a line cut it there). */
 static void test_nul_byte(void **state)
@@ -911,6 +971,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_time_based_runtime, teardown),
 		cmocka_unit_test_teardown(test_nul_byte, teardown),
 		cmocka_unit_test_teardown(test_fio_syntax, teardown),
+		cmocka_unit_test_teardown(test_fio_report_options, teardown),
 		cmocka_unit_test_teardown(test_fio_workload_options, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
