@@ -56,6 +56,20 @@ void qs_hist_add(struct qs_hist *h, uint64_t v)
 		h->max = v;
 }
 
+void qs_hist_add_n(struct qs_hist *h, uint64_t v, uint64_t n)
+{
+	if (!n)
+		return;
+	h->bucket[qs_hist_bucket_of(v)] += n;
+	h->count += n;
+	h->sum += (long double)v * (long double)n;
+	h->sumsq += (long double)v * (long double)v * (long double)n;
+	if (v < h->min)
+		h->min = v;
+	if (v > h->max)
+		h->max = v;
+}
+
 void qs_hist_merge(struct qs_hist *dst, const struct qs_hist *src)
 {
 	if (!src->count)

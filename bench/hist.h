@@ -34,6 +34,9 @@ struct qs_hist *qs_hist_new(void);
 /* Record one value (nanoseconds, by convention). */
 void qs_hist_add(struct qs_hist *h, uint64_t v);
 
+/* Record n values v at once (as n calls of qs_hist_add). */
+void qs_hist_add_n(struct qs_hist *h, uint64_t v, uint64_t n);
+
 /* Add every value recorded in src to dst; src is unchanged. */
 void qs_hist_merge(struct qs_hist *dst, const struct qs_hist *src);
 

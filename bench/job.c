@@ -831,7 +831,7 @@ static int job_key_report(struct job_build *b, const char *key, const char *v, u
 	*allowed = "none, mixed or both (fio's 0, 1, 2)";
 	for (unsigned i = 0; i < 3; i++) {
 		if (!strcasecmp(v, unified[i]) || (v[0] == (char)('0' + i) && !v[1])) {
-			j->unified = (enum qs_job_unified)i;
+			j->unified = (enum qs_report_unified)i;
 			return 0;
 		}
 	}

@@ -63,13 +63,6 @@ struct qs_job_zone {
 	uint64_t first, nblocks; /* in bs units of the span, resolved */
 };
 
-/* fio's unified_rw_reporting: how a job's directions are reported */
-enum qs_job_unified {
-	QS_UNIFIED_NONE = 0, /* read, write and trim each on their own */
-	QS_UNIFIED_MIXED,    /* the three summed, reported as "mixed" only */
-	QS_UNIFIED_BOTH,     /* each on its own, then "mixed" */
-};
-
 enum qs_job_rate_process {
 	QS_RATE_LINEAR = 0, /* even spacing, 1/rate_iops apart */
 	QS_RATE_POISSON,    /* exponential gaps with mean 1/rate_iops */
@@ -172,7 +165,7 @@ struct qs_job {
 	 * result) */
 	bool new_group, group_reporting;
 	unsigned groupid;
-	enum qs_job_unified unified; /* fio's unified_rw_reporting */
+	enum qs_report_unified unified; /* fio's unified_rw_reporting */
 	/* the key=value options of the job's own section as written, the
 	 * last value of a repeated key (fio's "job options"; bare flags are
 	 * not listed, as in fio's JSON); owned by the job file */

@@ -21,6 +21,41 @@ struct qs_report_opt {
 	const char *key, *val;
 };
 
+/* fio's default percentile list (its percentile_list), in fio's order. */
+#define QS_REPORT_NPCT 17
+extern const double qs_report_pct_list[QS_REPORT_NPCT];
+
+/* The directions fio reports, in its order. */
+enum qs_report_ddir { QS_DDIR_READ = 0, QS_DDIR_WRITE, QS_DDIR_TRIM, QS_DDIR_N };
+
+/* The latencies fio reports of a direction: submission (issue until the
+ * engine took the request), completion (from then on) and their sum. */
+enum qs_report_latk { QS_LAT_SUBMIT = 0, QS_LAT_COMPLETE, QS_LAT_TOTAL, QS_LAT_N };
+
+/* fio's unified_rw_reporting: how an entry's directions are reported. */
+enum qs_report_unified {
+	QS_UNIFIED_NONE = 0, /* read, write and trim each on their own */
+	QS_UNIFIED_MIXED,    /* the three summed, reported as "mixed" only */
+	QS_UNIFIED_BOTH,     /* each on its own, then "mixed" */
+};
+
+/* fio's statistics of one latency in ns (its slat_ns, clat_ns, lat_ns). */
+struct qs_report_lat {
+	uint64_t n, min, max;	      /* min and max 0 when n is 0 */
+	double mean, stddev;	      /* stddev of the sample (n - 1), fio's */
+	uint64_t pct[QS_REPORT_NPCT]; /* at qs_report_pct_list */
+};
+
+/* fio's figures of one direction over the measured window. */
+struct qs_report_fdir {
+	uint64_t io_bytes;  /* client bytes completed (before 4 KiB rounding) */
+	uint64_t total_ios; /* I/Os completed */
+	struct qs_report_lat lat[QS_LAT_N];
+};
+
+/* Fill l from the histogram h (NULL or empty: all zero). */
+void qs_report_lat_fill(struct qs_report_lat *l, const struct qs_hist *h);
+
 /* Client-side figures of one direction (reads or writes). */
 struct qs_report_dir {
 	double iops;
@@ -69,6 +104,8 @@ struct qs_report_run {
 	const char *placement; /* "inplace" or "log"; "-", "" or NULL when off */
 	const char *mode;   /* bench mode: "sim", "emu", "dev"; NULL = "sim" */
 	struct qs_report_dir read, write;
+	struct qs_report_dir trim;  /* trims (fio's rw=trim, randtrim; traces) */
+	struct qs_report_dir mixed; /* the three together (unified_rw_reporting) */
 	struct qs_report_qlc qlc;
 	uint64_t fast_write_bytes; /* bytes written to the fast tier */
 	struct qs_report_wear wear;
@@ -84,6 +121,22 @@ struct qs_report_run {
 	/* client write bytes per second the job asks for with rate_iops (all
 	 * clones, writes' share of the mix); 0 when unrated */
 	double rated_write_bytes_per_s;
+	/* fio's figures per direction and the directions together, over
+	 * runtime_ns: the client window, the longest of the entry's jobs'
+	 * (fio's runtime of a group) */
+	struct qs_report_fdir fio[QS_DDIR_N], fio_mixed;
+	uint64_t runtime_ns;
+	/* fio's reporting: the jobs this entry sums (group_reporting; 1 for
+	 * a job of its own; 0: the job is summed in an earlier entry and is
+	 * not reported), fio's group number, unified_rw_reporting of the
+	 * entry's first job, the name fio prints (NULL: job), and that job's
+	 * options as written (fio's "job options") */
+	unsigned members;
+	unsigned groupid;
+	enum qs_report_unified unified;
+	const char *fio_name;
+	const struct qs_report_opt *opts;
+	size_t nopts;
 };
 
 /* A variant's name as the table's columns give it: its policy, "log-POLICY"

@@ -968,7 +968,14 @@ static int rc_run(struct rc_opts *o)
 		memcpy(late[t->g * per + t->k], tlate[i], sizeof(tlate[i]));
 		sim_ns += r[0].sim_ns;
 	}
-	n = jf->njobs * per;
+	/* the report's entries: a job group_reporting sums into an earlier
+	 * job's entry has none of its own */
+	for (size_t i = 0; i < jf->njobs * per; i++) {
+		if (!res[i].rep.members)
+			continue;
+		memmove(late[n], late[i], sizeof(late[i]));
+		res[n++] = res[i];
+	}
 	for (size_t i = 0; i < n; i++)
 		reps[i] = res[i].rep;
 	double wall = rc_wall() - wall0, cpu = rc_cpu() - cpu0;

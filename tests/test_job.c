@@ -674,7 +674,7 @@ static void test_fio_report_options(void **state)
 	assert_int_equal(f->njobs, 5);
 	const unsigned gid[] = {0, 0, 1, 2, 3};
 	const bool gr[] = {true, true, true, false, true};
-	const enum qs_job_unified un[] = {QS_UNIFIED_NONE, QS_UNIFIED_MIXED, QS_UNIFIED_BOTH,
+	const enum qs_report_unified un[] = {QS_UNIFIED_NONE, QS_UNIFIED_MIXED, QS_UNIFIED_BOTH,
 					  QS_UNIFIED_NONE, QS_UNIFIED_NONE};
 	for (size_t i = 0; i < 5; i++) {
 		assert_int_equal(f->jobs[i].groupid, gid[i]);
