@@ -243,6 +243,35 @@ int qs_report_table(FILE *f, const struct qs_report_run *runs, size_t n);
 /* JSON: {"version": 1, "runs": [...]}; see docs/BENCH-OUTPUT.md. */
 int qs_report_json(FILE *f, const struct qs_report_run *runs, size_t n);
 
+/* fio's JSON (--output-format=json): fio's layout, for tools that read it. */
+struct qs_report_fio_doc {
+	const char *version;	/* "fio version" */
+	int64_t time_ms;	/* when the runs ended, ms since the epoch */
+	const struct qs_report_opt *gopts; /* the job file's [global] options */
+	size_t ngopts;
+	/* fio's entries ("jobs"), in order, their groupid as it is to be
+	 * printed; each entry's name is its fio_name (else job) and its
+	 * variant: "NAME (shaping off)", "NAME (shaping on, fifo, inplace)" */
+	const struct qs_report_run *runs;
+	size_t n;
+	/* the bench's entries of the same runs: the common rates of the
+	 * wear figures (qs_report_common_rate) are taken among these */
+	const struct qs_report_run *bench;
+	size_t nbench;
+};
+
+/*
+ * fio's JSON of doc: "fio version", "timestamp", "timestamp_ms", "time",
+ * "global options", "jobs", and per job "jobname", "groupid", "error",
+ * "job options", "read", "write", "trim" (or "mixed", or both, after
+ * unified_rw_reporting) each with io_bytes, io_kbytes, bw_bytes, bw (KiB/s),
+ * iops, runtime (ms), total_ios, short_ios, drop_ios and slat_ns, clat_ns,
+ * lat_ns (min, max, mean, stddev, N and, with samples, percentile at fio's
+ * default list, keys printed with "%f"), "job_runtime", and the bench's
+ * own figures in "qlcshape" (docs/BENCH-OUTPUT.md).
+ */
+int qs_report_fio_json(FILE *f, const struct qs_report_fio_doc *doc);
+
 /* CSV: one header line, then one line per run; same fields as JSON. */
 int qs_report_csv(FILE *f, const struct qs_report_run *runs, size_t n);
 

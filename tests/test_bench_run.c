@@ -742,6 +742,24 @@ static void test_arg_errors(void **state)
 	assert_int_equal(run_args(13, a22), 2);
 	char *a12[] = {"ab", "extra", NULL};
 	assert_int_equal(qs_cmd_bench_ab(2, a12), 2);
+	/* fio's --output-format: normal and json; json+ and terse refused
+	 * saying why; curve writes no fio JSON; --output a file it can make */
+	const char *const bad_formats[][2] = {{"xml", "allowed normal, json"},
+					      {"json+", "bins"},
+					      {"normal,terse", "terse"},
+					      {",", "allowed"}};
+	for (size_t i = 0; i < 4; i++) {
+		char *af[] = {"run", job_path, "--output-format", (char *)bad_formats[i][0], NULL};
+		char *e;
+		assert_int_equal(run_stderr(af, &e), 2);
+		if (!strstr(e, bad_formats[i][1]))
+			fail_msg("--output-format %s: %s", bad_formats[i][0], e);
+		free(e);
+	}
+	char *a23[] = {"curve", job_path, "--output-format", "json", NULL};
+	assert_int_equal(qs_cmd_bench_curve(4, a23), 2);
+	char *a24[] = {"run", job_path, "--output", "/nonexistent/dir/out.json", NULL};
+	assert_int_equal(run_args(4, a24), 1);
 	/* a bad job file: named key and line come from the loader */
 	char bad[64];
 	ttmp_file(bad, sizeof(bad), "br", ".fio", "[j]\nrw=sideways\n");

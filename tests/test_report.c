@@ -528,6 +528,99 @@ static size_t csv_split(const char *line, char fields[][64], size_t max)
 	}
 }
 
+/*
+ * fio's JSON: fio's layout and key spelling (" : ", the percentile keys
+ * printed with "%f"), a direction without I/O has runtime 0 and no
+ * percentiles, bw is bw_bytes / 1024, runtime is in ms, unified mixed
+ * prints "mixed" alone, the bench's figures sit in "qlcshape" with null
+ * for what does not exist.
+ */
+static void test_fio_json(void **state)
+{
+	(void)state;
+	struct qs_report_run r[3];
+	sample_runs(r);
+	const struct qs_report_opt go[] = {{"size", "5%"}}, jo[] = {{"rw", "randwrite"}};
+	r[0].opts = jo;
+	r[0].nopts = 1;
+	r[0].runtime_ns = 2500000; /* 2.5 ms: runtime 3 (rounded), rates in ns */
+	struct qs_report_fdir *w = &r[0].fio[QS_DDIR_WRITE];
+	w->io_bytes = 40960;
+	w->total_ios = 10;
+	struct qs_hist *h = qs_hist_new();
+	for (uint64_t v = 1000; v <= 10000; v += 1000)
+		qs_hist_add(h, v);
+	qs_report_lat_fill(&w->lat[QS_LAT_TOTAL], h);
+	w->lat[QS_LAT_COMPLETE] = w->lat[QS_LAT_TOTAL];
+	w->lat[QS_LAT_SUBMIT].n = 10;
+	free(h);
+	r[1].fio_name = "alias";
+	r[1].placement = "log";
+	r[1].groupid = 3;
+	r[2].unified = QS_UNIFIED_MIXED;
+	struct qs_report_fio_doc doc = {"fio-3.33-qlcshape", 1700000000123, go, 1, r, 3, r, 3};
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	assert_int_equal(qs_report_fio_json(f, &doc), 0);
+	fclose(f);
+	assert_non_null(strstr(out, "{\n  \"fio version\" : \"fio-3.33-qlcshape\",\n"));
+	assert_non_null(strstr(out, "\"99.990000\" : 10000"));
+	struct jp p = {out, false};
+	struct jv *root = jvalue(&p);
+	jws(&p);
+	if (p.bad || *p.s)
+		fail_msg("invalid JSON near '%.40s' in:\n%s", p.s, out);
+	jkeys(root, (const char *[]){"fio version", "timestamp", "timestamp_ms", "time",
+				     "global options", "jobs", NULL});
+	assert_true(jget(root, "timestamp_ms", J_NUM)->num == 1700000000123.0);
+	assert_true(jget(root, "timestamp", J_NUM)->num == 1700000000.0);
+	assert_string_equal(jget(jget(root, "global options", J_OBJ), "size", J_STR)->str, "5%");
+	const struct jv *jobs = jget(root, "jobs", J_ARR);
+	assert_int_equal(jobs->n, 3);
+	const struct jv *j0 = jobs->items[0];
+	jkeys(j0, (const char *[]){"jobname", "groupid", "error", "job options", "read", "write",
+				   "trim", "job_runtime", "qlcshape", NULL});
+	assert_string_equal(jget(j0, "jobname", J_STR)->str, "4k-randwrite (shaping off)");
+	const struct jv *wr = jget(j0, "write", J_OBJ);
+	jkeys(wr, (const char *[]){"io_bytes", "io_kbytes", "bw_bytes", "bw", "iops", "runtime",
+				   "total_ios", "short_ios", "drop_ios", "slat_ns", "clat_ns",
+				   "lat_ns", NULL});
+	assert_true(jget(wr, "io_kbytes", J_NUM)->num == 40);
+	assert_true(jget(wr, "bw_bytes", J_NUM)->num == 16384000); /* 40960 B / 2.5 ms */
+	assert_true(jget(wr, "bw", J_NUM)->num == 16000);
+	assert_true(jget(wr, "iops", J_NUM)->num == 4000);
+	assert_true(jget(wr, "runtime", J_NUM)->num == 3);
+	const struct jv *lat = jget(wr, "lat_ns", J_OBJ);
+	jkeys(lat, (const char *[]){"min", "max", "mean", "stddev", "N", "percentile", NULL});
+	assert_true(jget(lat, "N", J_NUM)->num == 10 && jget(lat, "mean", J_NUM)->num == 5500);
+	assert_true(fabs(jget(lat, "stddev", J_NUM)->num - 3027.650354) < 1e-3);
+	const struct jv *pct = jget(lat, "percentile", J_OBJ);
+	assert_int_equal(pct->n, QS_REPORT_NPCT);
+	assert_string_equal(pct->keys[13], "99.500000");
+	/* a bucket's midpoint: within 1/256 */
+	assert_true(fabs(jget(pct, "50.000000", J_NUM)->num - 5000) <= 5000 / 256.0);
+	const struct jv *rd = jget(j0, "read", J_OBJ);
+	assert_true(jget(rd, "runtime", J_NUM)->num == 0 && jget(rd, "iops", J_NUM)->num == 0);
+	jkeys(jget(rd, "clat_ns", J_OBJ), (const char *[]){"min", "max", "mean", "stddev", "N",
+							   NULL});
+	jkeys(jget(j0, "qlcshape", J_OBJ), (const char *[]){"job", "shaping", "policy",
+				"placement", "mode", "members", "qlc", "client", "log",
+				"steadystate", "wear", "fast", NULL});
+	const struct jv *j1 = jobs->items[1];
+	assert_string_equal(jget(j1, "jobname", J_STR)->str, "alias (shaping on, sweep, log)");
+	assert_true(jget(j1, "groupid", J_NUM)->num == 3);
+	assert_string_equal(jget(jget(j1, "qlcshape", J_OBJ), "mode", J_STR)->str, "dev");
+	const struct jv *j2 = jobs->items[2];
+	jkeys(j2, (const char *[]){"jobname", "groupid", "error", "job options", "mixed",
+				   "job_runtime", "qlcshape", NULL});
+	const struct jv *q2 = jget(jget(j2, "qlcshape", J_OBJ), "qlc", J_OBJ);
+	jget(q2, "waf_host", J_NULL);
+	jget(q2, "life_years", J_NULL); /* infinite: JSON has no inf */
+	jfree(root);
+	free(out);
+}
+
 static void test_csv(void **state)
 {
 	(void)state;
@@ -791,6 +884,7 @@ int main(void)
 		cmocka_unit_test(test_hist_buckets),
 		cmocka_unit_test(test_hist_percentiles),
 		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_fio_json),
 		cmocka_unit_test(test_csv),
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_svg),
