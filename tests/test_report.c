@@ -725,6 +725,27 @@ static void test_table(void **state)
 	/* the first job shows no read rows */
 	char *r1 = strstr(out, "read IOPS");
 	assert_true(r1 > j2);
+	assert_null(strstr(out, "trim IOPS"));
+	assert_null(strstr(out, "mixed IOPS"));
+	free(out);
+
+	/* trims get rows of their own; fio's unified_rw_reporting=mixed shows
+	 * the directions together only, both after each one */
+	r[0].trim = (struct qs_report_dir){1234, 5054464, 800, 700, 900, 1000};
+	r[1].trim = r[0].trim;
+	r[2].unified = QS_UNIFIED_MIXED;
+	r[2].mixed = r[2].read;
+	out = capture(qs_report_table, r, 3);
+	j2 = strstr(out, "job 64k");
+	row = strstr(out, "trim IOPS");
+	assert_true(row && row < j2 && strstr(row, "1234") < strchr(row, '\n'));
+	assert_non_null(strstr(j2, "mixed IOPS"));
+	assert_null(strstr(j2, "read IOPS"));
+	free(out);
+	r[2].unified = QS_UNIFIED_BOTH;
+	out = capture(qs_report_table, r, 3);
+	j2 = strstr(out, "job 64k");
+	assert_true(strstr(j2, "read IOPS") && strstr(j2, "read IOPS") < strstr(j2, "mixed IOPS"));
 	free(out);
 }
 
