@@ -53,14 +53,18 @@ struct job_build {
 	unsigned kb_base;
 	struct pct_size size, offset;
 	unsigned line_numjobs, line_offset_inc, line_trace, line_bs;
+	const char *file_bs, *key_bs; /* where the sizes were set, and by which key */
+	uint64_t align[QS_JOB_DIRS];  /* fio's blockalign per direction; 0: not set */
+	unsigned line_align;
+	const char *file_align;
 	char wait_for[QS_JOB_NAME_MAX]; /* wait_for's job name ("" none) */
 	unsigned line_wait_for;
 	unsigned line_ss, line_ss_time;
 	struct pct_size filesize, io_size;
 	uint64_t loops;
 	bool fill_device;
-	bool rate_set;	      /* fio's rate: bytes/s for reads, writes */
-	uint64_t rate[2];
+	bool rate_set;	      /* fio's rate: bytes/s for reads, writes, trims */
+	uint64_t rate[QS_JOB_DIRS];
 	unsigned line_rate, line_dist, line_zone;
 	bool strided; /* zonemode=strided */
 	/* the files of the lines above that errors after the load name (an
@@ -103,15 +107,16 @@ static void str_lower(char *s)
 		*s = (char)tolower((unsigned char)*s);
 }
 
-double qs_job_mean_bs(const struct qs_job *j, bool write)
+double qs_job_mean_bs(const struct qs_job *j, int dir)
 {
-	const struct qs_job_bss *e = j->bss[write];
-	if (!j->nbss[write])
+	const struct qs_job_bss *e = j->bss[dir];
+	if (!j->nbss[dir])
 		return (double)j->bs;
 	double m = 0;
-	for (unsigned i = 0; i < j->nbss[write]; i++) {
+	for (unsigned i = 0; i < j->nbss[dir]; i++) {
 		uint64_t cnt = e[i].hi / e[i].lo; /* sizes lo, 2 lo, ... cnt lo */
-		m += e[i].pct / 100.0 * (double)e[i].lo * (double)(cnt + 1) / 2.0;
+		double lo = (double)(e[i].req ? e[i].req : e[i].lo);
+		m += e[i].pct / 100.0 * lo * (double)(cnt + 1) / 2.0;
 	}
 	return m;
 }
@@ -125,8 +130,24 @@ const char *qs_job_rw_name(enum qs_job_rw rw)
 	case QS_RW_RANDWRITE: return "randwrite";
 	case QS_RW_RW: return "rw";
 	case QS_RW_RANDRW: return "randrw";
+	case QS_RW_TRIM: return "trim";
+	case QS_RW_RANDTRIM: return "randtrim";
+	case QS_RW_TRIMWRITE: return "trimwrite";
+	case QS_RW_RANDTRIMWRITE: return "randtrimwrite";
 	}
 	return "?";
+}
+
+bool qs_job_rw_random(enum qs_job_rw rw)
+{
+	return rw == QS_RW_RANDREAD || rw == QS_RW_RANDWRITE || rw == QS_RW_RANDRW ||
+	       rw == QS_RW_RANDTRIM || rw == QS_RW_RANDTRIMWRITE;
+}
+
+bool qs_job_trims(const struct qs_job *j)
+{
+	return j->trace || j->rw == QS_RW_TRIM || j->rw == QS_RW_RANDTRIM ||
+	       j->rw == QS_RW_TRIMWRITE || j->rw == QS_RW_RANDTRIMWRITE;
 }
 
 bool qs_job_reads(const struct qs_job *j)
@@ -152,6 +173,8 @@ bool qs_job_writes(const struct qs_job *j)
 	switch (j->rw) {
 	case QS_RW_WRITE:
 	case QS_RW_RANDWRITE:
+	case QS_RW_TRIMWRITE:
+	case QS_RW_RANDTRIMWRITE:
 		return true;
 	case QS_RW_RW:
 	case QS_RW_RANDRW:
@@ -353,26 +376,23 @@ static int job_key_rw(struct job_build *b, const char *key, const char *v, unsig
 		{"read", QS_RW_READ}, {"write", QS_RW_WRITE},
 		{"randread", QS_RW_RANDREAD}, {"randwrite", QS_RW_RANDWRITE},
 		{"rw", QS_RW_RW}, {"readwrite", QS_RW_RW},
-		{"randrw", QS_RW_RANDRW},
+		{"randrw", QS_RW_RANDRW}, {"trim", QS_RW_TRIM}, {"randtrim", QS_RW_RANDTRIM},
+		{"trimwrite", QS_RW_TRIMWRITE}, {"randtrimwrite", QS_RW_RANDTRIMWRITE},
 	};
-	*allowed = "read, write, randread, randwrite, rw (readwrite), randrw; with fio's "
-		   ":N, for sequential ones a size (multiple of 4k, may be negative) "
-		   "skipped after every I/O, for random ones a new offset every N I/Os";
+	*allowed = "read, write, randread, randwrite, rw (readwrite), randrw, trim, randtrim, "
+		   "trimwrite, randtrimwrite; with fio's :N, for sequential ones a size "
+		   "(multiple of 4k, may be negative) skipped after every I/O, for random "
+		   "ones a new offset every N I/Os";
 	const char *colon = strchr(v, ':');
 	size_t n = colon ? (size_t)(colon - v) : strlen(v);
 	size_t i;
 	for (i = 0; i < sizeof(rws) / sizeof(rws[0]); i++)
 		if (strlen(rws[i].name) == n && !strncasecmp(v, rws[i].name, n))
 			break;
-	if (i == sizeof(rws) / sizeof(rws[0])) {
-		if (n >= 4 && (!strncasecmp(v, "trim", 4) || !strncasecmp(v, "randtrim", 8)))
-			*allowed = "read, write, randread, randwrite, rw, randrw: fio's trim "
-				   "patterns are not among the bench's (its report has no trim "
-				   "figures)";
+	if (i == sizeof(rws) / sizeof(rws[0]))
 		return -EINVAL;
-	}
 	enum qs_job_rw rw = rws[i].rw;
-	bool random = rw == QS_RW_RANDREAD || rw == QS_RW_RANDWRITE || rw == QS_RW_RANDRW;
+	bool random = qs_job_rw_random(rw);
 	int64_t skip = 0;
 	uint64_t nr = 1;
 	if (colon && random) {
@@ -392,18 +412,29 @@ static int job_key_rw(struct job_build *b, const char *key, const char *v, unsig
 	return 0;
 }
 
-/* One block size of bs, bsrange or bssplit: 0 or -EINVAL. */
-static int parse_bs(const char *v, unsigned kb_base, uint64_t *out)
+/*
+ * One block size of bs, bsrange or bssplit into *out: a multiple of 4 KiB
+ * up to 16 MiB. With req not NULL also a multiple of 512 bytes (fio's
+ * sector), which the engine's 4 KiB blocks cannot carry as it is: *out is
+ * then the size rounded up to whole blocks and *req the size asked for
+ * (0 when it was whole blocks already), so that the rounding is reported.
+ * 0 or -EINVAL.
+ */
+static int parse_bs(const char *v, unsigned kb_base, uint64_t *out, uint64_t *req)
 {
 	uint64_t u;
-	if (qs_job_parse_size(v, kb_base, &u) || !u || u % 4096 || u > (16u << 20))
+	if (qs_job_parse_size(v, kb_base, &u) || !u || u > (16u << 20) ||
+	    u % (req ? 512 : 4096))
 		return -EINVAL;
-	*out = u;
+	*out = (u + 4095) / 4096 * 4096;
+	if (req)
+		*req = u % 4096 ? u : 0;
 	return 0;
 }
 
 /* Split v at commas into at most 3 trimmed fields of buf (fio's
- * reads,writes,trims); the count of fields, or -EINVAL. */
+ * reads,writes,trims); the count of fields, or -EINVAL. fio's rule for
+ * the missing ones: a direction without a field takes the last field. */
 static int split_dirs(const char *v, char *buf, size_t len, char *f[3])
 {
 	if (strlen(v) >= len)
@@ -431,26 +462,28 @@ enum dir_kind {
 };
 
 /*
- * fio's per-direction values R[,W[,T]] into u[0] (reads) and u[1] (writes),
- * T ignored: one field sets both, an empty field keeps u's value. Fields,
- * or -EINVAL.
+ * fio's per-direction values R[,W[,T]] into u[0] (reads), u[1] (writes),
+ * u[2] (trims), fio's rule: a direction without a field takes the last
+ * one (bs=4k,8k: trims 8k), an empty field keeps u's value (bs=4k,8k,).
+ * DIR_BS also gives each size asked for into req (parse_bs). Fields, or
+ * -EINVAL.
  */
-static int parse_dirs(const char *v, unsigned kb_base, enum dir_kind kind, uint64_t u[2])
+static int parse_dirs(const char *v, unsigned kb_base, enum dir_kind kind,
+		      uint64_t u[QS_JOB_DIRS], uint64_t req[QS_JOB_DIRS])
 {
 	char buf[128], *f[3];
 	int n = split_dirs(v, buf, sizeof(buf), f);
-	if (n < 1)
+	if (n < 1 || (n == 1 && !*f[0]))
 		return -EINVAL;
-	for (int i = 0; i < n && i < 2; i++) {
-		if (!*f[i] && n > 1)
+	for (int i = 0; i < QS_JOB_DIRS; i++) {
+		const char *fld = f[i < n ? i : n - 1];
+		if (!*fld)
 			continue;
-		if (kind == DIR_BS     ? parse_bs(f[i], kb_base, &u[i])
-		    : kind == DIR_SIZE ? qs_job_parse_size(f[i], kb_base, &u[i])
-				       : parse_uint(f[i], 0, 100, &u[i]))
+		if (kind == DIR_BS     ? parse_bs(fld, kb_base, &u[i], &req[i])
+		    : kind == DIR_SIZE ? qs_job_parse_size(fld, kb_base, &u[i])
+				       : parse_uint(fld, 0, 100, &u[i]))
 			return -EINVAL;
 	}
-	if (n == 1)
-		u[1] = u[0];
 	return n;
 }
 
@@ -459,116 +492,136 @@ static const char *bs_allowed(const struct job_build *b)
 	/* With kb_base=1000, 4k is 4000 bytes: the range is said in bytes
 	 * and KiB, which mean the same under either base. */
 	return b->kb_base == 1000
-		       ? "a multiple of 4096 bytes from 4096 to 16777216 (4KiB to "
-			 "16MiB; with kb_base=1000, 4k is 4000 bytes: write 4KiB "
-			 "or 4096), or R,W for reads and writes (the simulated "
-			 "drive's block is 4 KiB)"
-		       : "a size that is a multiple of 4k, from 4k to 16m, or R,W for "
-			 "reads and writes (the simulated drive's block is 4 KiB)";
+		       ? "a multiple of 512 bytes from 512 to 16777216 (16MiB; with "
+			 "kb_base=1000, 4k is 4000 bytes: write 4KiB or 4096), or R,W[,T] for "
+			 "reads, writes and trims; a size that is not whole 4 KiB blocks "
+			 "(the simulated drive's) is rounded up to them, reported as rounding"
+		       : "a multiple of 512 bytes from 512 to 16m, or R,W[,T] for reads, "
+			 "writes and trims; a size that is not whole 4 KiB blocks (the "
+			 "simulated drive's) is rounded up to them, reported as rounding";
 }
 
-/* bs (blocksize): one size, or R,W[,T] per direction (T ignored: trims
- * are not simulated); an empty field keeps that direction's 4k */
+/* bs (blocksize): one size, or R,W[,T] per direction (fio's rule for the
+ * missing and empty fields, parse_dirs); one entry per direction when
+ * they differ or a size is rounded */
 static int job_key_bs(struct job_build *b, const char *key, const char *v, unsigned line,
 		      const char **allowed)
 {
-	uint64_t u[2] = {4096, 4096};
+	uint64_t u[QS_JOB_DIRS] = {4096, 4096, 4096}, req[QS_JOB_DIRS] = {0};
 	*allowed = bs_allowed(b);
-	if (parse_dirs(v, b->kb_base, DIR_BS, u) < 0)
+	if (parse_dirs(v, b->kb_base, DIR_BS, u, req) < 0)
 		return -EINVAL;
-	b->job.nbss[0] = b->job.nbss[1] = 0;
-	if (u[0] == u[1]) {
-		b->job.bs = u[0];
-	} else {
-		for (int d = 0; d < 2; d++) {
-			b->job.bss[d][0] = (struct qs_job_bss){u[d], u[d], 100};
-			b->job.nbss[d] = 1;
-		}
+	struct qs_job *j = &b->job;
+	bool one = u[0] == u[1] && u[1] == u[2] && !req[0] && !req[1] && !req[2];
+	for (int d = 0; d < QS_JOB_DIRS; d++) {
+		j->bss[d][0] = (struct qs_job_bss){u[d], u[d], 100, req[d]};
+		j->nbss[d] = one ? 0 : 1;
 	}
+	if (one)
+		j->bs = u[0];
 	b->line_bs = line;
+	b->file_bs = b->file;
+	b->key_bs = key;
 	return 0;
 }
 
-/* bsrange (blocksize_range): LO-HI[,LO-HI] for reads[,writes] */
+/* bsrange (blocksize_range): LO-HI[,LO-HI[,LO-HI]] per direction */
 static int job_key_bsrange(struct job_build *b, const char *key, const char *v, unsigned line,
 			   const char **allowed)
 {
 	char buf[128], *f[3];
-	*allowed = "LO-HI or LO-HI,LO-HI (reads, writes): sizes that are multiples of 4k "
-		   "from 4k to 16m, LO at most HI (the simulated drive's block is 4 KiB)";
+	*allowed = "LO-HI, or LO-HI,LO-HI[,LO-HI] (reads, writes, trims): sizes that are "
+		   "multiples of 4k from 4k to 16m, LO at most HI (the simulated drive's "
+		   "block is 4 KiB)";
 	int n = split_dirs(v, buf, sizeof(buf), f);
 	if (n < 1)
 		return -EINVAL;
-	struct qs_job_bss r[2];
-	for (int i = 0; i < 2; i++) {
-		char *fld = f[i < n ? i : 0];
+	struct qs_job_bss r[QS_JOB_DIRS];
+	for (int i = 0; i < QS_JOB_DIRS; i++) {
+		char *fld = f[i < n ? i : n - 1];
 		char *dash = strchr(fld, '-');
 		if (!dash)
 			return -EINVAL;
 		*dash = 0;
-		if (parse_bs(fld, b->kb_base, &r[i].lo) || parse_bs(dash + 1, b->kb_base, &r[i].hi) ||
-		    r[i].lo > r[i].hi)
-			return -EINVAL;
+		int bad = parse_bs(fld, b->kb_base, &r[i].lo, NULL) ||
+			  parse_bs(dash + 1, b->kb_base, &r[i].hi, NULL) || r[i].lo > r[i].hi;
 		*dash = '-';
+		if (bad)
+			return -EINVAL;
 		r[i].pct = 100;
+		r[i].req = 0;
 	}
-	for (int d = 0; d < 2; d++) {
+	for (int d = 0; d < QS_JOB_DIRS; d++) {
 		b->job.bss[d][0] = r[d];
 		b->job.nbss[d] = 1;
 	}
 	b->line_bs = line;
+	b->file_bs = b->file;
+	b->key_bs = key;
 	return 0;
 }
 
-/* bssplit: SIZE/PCT:SIZE/PCT...[,SIZE/PCT:...] for reads[,writes]; a PCT
- * left empty shares what the others leave */
+/* One direction's bssplit list SIZE/PCT:SIZE/PCT... into e (k entries);
+ * a PCT left empty shares what the others leave. 0 or -EINVAL. */
+static int bssplit_list(const char *list, unsigned kb_base, struct qs_job_bss *e, unsigned *k)
+{
+	char tmp[QS_JOB_MAX_LINE + 1];
+	snprintf(tmp, sizeof(tmp), "%s", list);
+	unsigned n = 0, empty = 0;
+	double sum = 0;
+	for (char *save = NULL, *x = strtok_r(tmp, ":", &save); x; x = strtok_r(NULL, ":", &save)) {
+		char *slash = strchr(x, '/'), *end;
+		if (n == QS_JOB_BSS_MAX)
+			return -EINVAL;
+		if (slash)
+			*slash = 0;
+		uint64_t sz, req;
+		if (parse_bs(x, kb_base, &sz, &req))
+			return -EINVAL;
+		double pct = -1;
+		if (slash && slash[1]) {
+			pct = strtod(slash + 1, &end);
+			if (end == slash + 1 || *end || !(pct >= 0 && pct <= 100))
+				return -EINVAL;
+			sum += pct;
+		} else {
+			empty++;
+		}
+		e[n++] = (struct qs_job_bss){sz, sz, pct, req};
+	}
+	if (!n || sum > 100 + 1e-6 || (!empty && fabs(sum - 100) > 1e-6))
+		return -EINVAL;
+	for (unsigned i = 0; i < n; i++)
+		if (e[i].pct < 0)
+			e[i].pct = (100 - sum) / empty;
+	*k = n;
+	return 0;
+}
+
+/* bssplit: a list for every direction, or one per direction split by ','
+ * (fio's rule: trims without a list take the writes'; an empty list here
+ * takes the first) */
 static int job_key_bssplit(struct job_build *b, const char *key, const char *v, unsigned line,
 			   const char **allowed)
 {
 	char buf[QS_JOB_MAX_LINE + 1], *f[3];
-	*allowed = "SIZE/PCT:SIZE/PCT... (one list for reads and writes, or two split by "
-		   "','), sizes multiples of 4k from 4k to 16m (the simulated drive's "
-		   "block is 4 KiB), the PCT of a list summing to 100 (an empty PCT "
-		   "shares the rest)";
+	*allowed = "SIZE/PCT:SIZE/PCT... (one list for every direction, or up to three "
+		   "split by ',' for reads, writes, trims), sizes multiples of 512 from 512 "
+		   "to 16m (one that is not whole 4 KiB blocks, the simulated drive's, is "
+		   "rounded up to them, reported as rounding), the PCT of a list summing to "
+		   "100 (an empty PCT shares the rest)";
 	int n = split_dirs(v, buf, sizeof(buf), f);
 	if (n < 1)
 		return -EINVAL;
 	struct qs_job *j = &b->job;
-	for (int d = 0; d < 2; d++) {
-		char *list = f[d < n && *f[d] ? d : 0];
-		char tmp[QS_JOB_MAX_LINE + 1];
-		snprintf(tmp, sizeof(tmp), "%s", list);
-		unsigned k = 0, empty = 0;
-		double sum = 0;
-		for (char *save = NULL, *e = strtok_r(tmp, ":", &save); e;
-		     e = strtok_r(NULL, ":", &save)) {
-			char *slash = strchr(e, '/'), *end;
-			if (k == QS_JOB_BSS_MAX)
-				return -EINVAL;
-			if (slash)
-				*slash = 0;
-			uint64_t sz;
-			if (parse_bs(e, b->kb_base, &sz))
-				return -EINVAL;
-			double pct = -1;
-			if (slash && slash[1]) {
-				pct = strtod(slash + 1, &end);
-				if (end == slash + 1 || *end || !(pct >= 0 && pct <= 100))
-					return -EINVAL;
-				sum += pct;
-			} else {
-				empty++;
-			}
-			j->bss[d][k++] = (struct qs_job_bss){sz, sz, pct};
-		}
-		if (!k || sum > 100 + 1e-6 || (!empty && fabs(sum - 100) > 1e-6))
+	for (int d = 0; d < QS_JOB_DIRS; d++) {
+		const char *list = d >= n ? f[n - 1] : *f[d] ? f[d] : f[0];
+		if (bssplit_list(list, b->kb_base, j->bss[d], &j->nbss[d]))
 			return -EINVAL;
-		for (unsigned i = 0; i < k; i++)
-			if (j->bss[d][i].pct < 0)
-				j->bss[d][i].pct = (100 - sum) / empty;
-		j->nbss[d] = k;
 	}
 	b->line_bs = line;
+	b->file_bs = b->file;
+	b->key_bs = key;
 	return 0;
 }
 
@@ -617,17 +670,17 @@ static int job_key_count(struct job_build *b, const char *key, const char *v, un
 	return 0;
 }
 
-/* percentage_random: R[,W[,T]] percentages (T ignored: trims are not simulated) */
+/* percentage_random: R[,W[,T]] percentages */
 static int job_key_pct_random(struct job_build *b, const char *key, const char *v,
 			      unsigned line, const char **allowed)
 {
-	uint64_t u[2] = {100, 100};
+	uint64_t u[QS_JOB_DIRS] = {100, 100, 100};
 	*allowed = "R[,W[,T]]: integer percentages from 0 (sequential) to 100 (all random), "
-		   "for reads and writes (one value: both)";
-	if (parse_dirs(v, b->kb_base, DIR_PCT, u) < 0)
+		   "for reads, writes and trims (one value: all)";
+	if (parse_dirs(v, b->kb_base, DIR_PCT, u, NULL) < 0)
 		return -EINVAL;
-	b->job.pct_seq[0] = 100 - (unsigned)u[0];
-	b->job.pct_seq[1] = 100 - (unsigned)u[1];
+	for (int d = 0; d < QS_JOB_DIRS; d++)
+		b->job.pct_seq[d] = 100 - (unsigned)u[d];
 	return 0;
 }
 
@@ -636,15 +689,13 @@ static int job_key_pct_random(struct job_build *b, const char *key, const char *
 static int job_key_rate(struct job_build *b, const char *key, const char *v, unsigned line,
 			const char **allowed)
 {
-	*allowed = "R[,W[,T]]: bytes per second (suffixes k, m, g...) for reads and "
-		   "writes (one value: both; an empty field: unrated); trims are not "
-		   "simulated";
-	uint64_t r[2] = {0, 0};
-	if (parse_dirs(v, b->kb_base, DIR_SIZE, r) < 0)
+	*allowed = "R[,W[,T]]: bytes per second (suffixes k, m, g...) for reads, writes "
+		   "and trims (one value: all; an empty field: unrated)";
+	uint64_t r[QS_JOB_DIRS] = {0, 0, 0};
+	if (parse_dirs(v, b->kb_base, DIR_SIZE, r, NULL) < 0)
 		return -EINVAL;
-	b->rate[0] = r[0];
-	b->rate[1] = r[1];
-	b->rate_set = r[0] || r[1];
+	memcpy(b->rate, r, sizeof(r));
+	b->rate_set = r[0] || r[1] || r[2];
 	b->line_rate = line;
 	b->file_rate = b->file;
 	return 0;
@@ -996,6 +1047,24 @@ static int job_key_timescale(struct job_build *b, const char *key, const char *v
 	return 0;
 }
 
+/* blockalign (ba): fio's boundary of random offsets, R[,W[,T]]; checked
+ * once the job's sizes are known (job_resolve_align) */
+static int job_key_blockalign(struct job_build *b, const char *key, const char *v,
+			      unsigned line, const char **allowed)
+{
+	uint64_t u[QS_JOB_DIRS] = {0, 0, 0};
+	*allowed = "R[,W[,T]]: sizes, multiples of 4k";
+	if (parse_dirs(v, b->kb_base, DIR_SIZE, u, NULL) < 0)
+		return -EINVAL;
+	for (int d = 0; d < QS_JOB_DIRS; d++)
+		if (u[d] % 4096)
+			return -EINVAL;
+	memcpy(b->align, u, sizeof(u));
+	b->line_align = line;
+	b->file_align = b->file;
+	return 0;
+}
+
 /* nrfiles: fio's files per job; the bench's job works on one span, as
  * with one file */
 static int job_key_nrfiles(struct job_build *b, const char *key, const char *v, unsigned line,
@@ -1089,6 +1158,7 @@ static const struct {
 	{"steadystate_check_interval", job_key_ss_time, 0},
 	{"ss_interval", job_key_ss_time, 0},
 	{"nrfiles", job_key_nrfiles, 0},
+	{"blockalign", job_key_blockalign, 0}, {"ba", job_key_blockalign, 0},
 	{"thinktime", job_key_think, 0}, {"thinktime_spin", job_key_think, 0},
 	{"thinktime_blocks", job_key_count, 0},
 	{"zonemode", job_key_zonemode, 0},
@@ -1622,25 +1692,51 @@ static int job_resolve_rate(struct job_build *b, const char *path, char *err, si
 	if (!b->rate_set)
 		return 0;
 	const char *why = NULL;
+	bool issues[QS_JOB_DIRS] = {qs_job_reads(j), qs_job_writes(j), qs_job_trims(j)};
+	unsigned n = 0;
+	double r = 0, bs = 0;
+	for (int d = 0; d < QS_JOB_DIRS; d++) {
+		if (!issues[d])
+			continue;
+		if (n && b->rate[d] != (uint64_t)(r / n))
+			why = "one value for a job that issues several directions (the bench "
+			      "paces a mixed job as a whole, not each direction)";
+		n++;
+		r += (double)b->rate[d];
+		bs += qs_job_mean_bs(j, d);
+	}
 	if (j->rate_iops)
 		why = "not with rate_iops in the same job (one rate)";
 	else if (j->trace)
 		why = "not for a trace job (the trace's time stamps pace it)";
-	else if (qs_job_reads(j) && qs_job_writes(j) && b->rate[0] != b->rate[1])
-		why = "one value for a job that reads and writes (the bench paces a "
-		      "mixed job as a whole, not each direction)";
 	if (why) {
-		errf(err, errlen, "%s:%u: [%s] key 'rate' value %" PRIu64 ",%" PRIu64 ": allowed: %s",
-		     b->file_rate, b->line_rate, j->name, b->rate[0], b->rate[1], why);
+		errf(err, errlen, "%s:%u: [%s] key 'rate' value %" PRIu64 ",%" PRIu64 ",%" PRIu64
+		     ": allowed: %s", b->file_rate, b->line_rate, j->name, b->rate[0], b->rate[1],
+		     b->rate[2], why);
 		return -EINVAL;
 	}
-	/* a mixed job's caps are equal: each direction at r, both at 2r */
-	double r = qs_job_reads(j) && qs_job_writes(j) ? 2.0 * (double)b->rate[0]
-		   : qs_job_reads(j)			   ? (double)b->rate[0]
-							   : (double)b->rate[1];
-	j->rate_iops = r / (qs_job_reads(j) && qs_job_writes(j)
-				    ? (qs_job_mean_bs(j, false) + qs_job_mean_bs(j, true)) / 2
-				    : qs_job_mean_bs(j, !qs_job_reads(j)));
+	/* a mixed job's caps are equal: each direction at its rate, together
+	 * at their sum, over the mean of their sizes */
+	j->rate_iops = r / (bs / n);
+	return 0;
+}
+
+/* fio's blockalign: the bench draws random offsets on the grid of the
+ * smallest size the job issues (fio's default blockalign); another
+ * boundary is refused. */
+static int job_resolve_align(struct job_build *b, char *err, size_t errlen)
+{
+	struct qs_job *j = &b->job;
+	bool issues[QS_JOB_DIRS] = {qs_job_reads(j), qs_job_writes(j), qs_job_trims(j)};
+	for (int d = 0; d < QS_JOB_DIRS; d++) {
+		if (!issues[d] || !b->align[d] || b->align[d] == j->bs)
+			continue;
+		errf(err, errlen, "%s:%u: [%s] key 'blockalign' value %" PRIu64 ": allowed: %" PRIu64
+		     " (the smallest size the job issues, whole 4 KiB blocks: the bench draws "
+		     "random offsets on that grid, fio's default)", b->file_align, b->line_align,
+		     j->name, b->align[d], j->bs);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -1747,21 +1843,35 @@ static int job_resolve(struct job_build *b, uint64_t capacity, bool runtime_give
 		return -EINVAL;
 	}
 	j->bs_max = j->bs;
-	if (j->nbss[0] || j->nbss[1]) {
-		/* several sizes: the smallest is the grid of the offsets */
+	if (j->nbss[0] || j->nbss[1] || j->nbss[2]) {
+		/* several sizes: the smallest the job issues is the grid of the
+		 * offsets (a direction it does not issue changes nothing) */
+		bool issues[QS_JOB_DIRS] = {qs_job_reads(j), qs_job_writes(j), qs_job_trims(j)};
 		uint64_t lo = UINT64_MAX, hi = 0;
-		for (int d = 0; d < 2; d++) {
+		for (int d = 0; d < QS_JOB_DIRS; d++) {
 			if (!j->nbss[d]) {
-				j->bss[d][0] = (struct qs_job_bss){j->bs, j->bs, 100};
+				j->bss[d][0] = (struct qs_job_bss){j->bs, j->bs, 100, 0};
 				j->nbss[d] = 1;
 			}
-			for (unsigned i = 0; i < j->nbss[d]; i++) {
+			for (unsigned i = 0; issues[d] && i < j->nbss[d]; i++) {
 				lo = j->bss[d][i].lo < lo ? j->bss[d][i].lo : lo;
 				hi = j->bss[d][i].hi > hi ? j->bss[d][i].hi : hi;
 			}
 		}
 		j->bs = lo;
 		j->bs_max = hi;
+		for (unsigned i = 0; qs_job_trims(j) && !j->trace && i < j->nbss[2]; i++) {
+			if (!j->bss[2][i].req)
+				continue;
+			/* a trace's trims are rounded inward; a generated size
+			 * has no inside to round to */
+			errf(err, errlen, "%s:%u: [%s] key '%s': trims of %" PRIu64 " bytes: "
+			     "allowed: trims of whole 4 KiB blocks (a discard rounded out "
+			     "to the simulated drive's blocks would trim bytes the job did "
+			     "not ask for): give trims a multiple of 4k (bs=R,W,T)",
+			     b->file_bs, b->line_bs, j->name, b->key_bs, j->bss[2][i].req);
+			return -EINVAL;
+		}
 	}
 	if (!j->trace && j->size < j->bs_max) {
 		errf(err, errlen, "%s:%u: [%s] key '%s' value %" PRIu64 ": allowed: "
@@ -1783,8 +1893,7 @@ static int job_resolve(struct job_build *b, uint64_t capacity, bool runtime_give
 	}
 	j->io_bytes = io * loops;
 	if (b->strided || j->zone_size) {
-		bool random = j->rw == QS_RW_RANDREAD || j->rw == QS_RW_RANDWRITE ||
-			      j->rw == QS_RW_RANDRW;
+		bool random = qs_job_rw_random(j->rw);
 		const char *why = !b->strided	 ? "zonesize and zoneskip only with zonemode=strided"
 				  : !j->zone_size ? "zonemode=strided needs a zonesize above 0"
 				  : random || j->seq_skip
@@ -1801,6 +1910,8 @@ static int job_resolve(struct job_build *b, uint64_t capacity, bool runtime_give
 	int rc = job_resolve_rate(b, path, err, errlen);
 	if (!rc)
 		rc = job_resolve_zones(b, path, err, errlen);
+	if (!rc)
+		rc = job_resolve_align(b, err, errlen);
 	if (rc)
 		return rc;
 	if (j->ss_dur_ns && j->ss == QS_SS_NONE) {

@@ -43,6 +43,10 @@ enum qs_job_rw {
 	QS_RW_RANDWRITE,
 	QS_RW_RW,     /* sequential mix ("rw" or "readwrite") */
 	QS_RW_RANDRW, /* random mix */
+	QS_RW_TRIM,	     /* sequential trims (engine discards) */
+	QS_RW_RANDTRIM,	     /* random trims */
+	QS_RW_TRIMWRITE,     /* fio's trimwrite: each trim then a write of its blocks */
+	QS_RW_RANDTRIMWRITE, /* the same at random offsets */
 };
 
 enum qs_job_dist {
@@ -94,7 +98,15 @@ enum qs_job_ss {
 struct qs_job_bss {
 	uint64_t lo, hi; /* bytes, multiples of 4096 */
 	double pct;	 /* share of the direction's I/Os; a direction's sum is 100 */
+	/* bytes the job asks for per I/O when that is not a multiple of 4 KiB
+	 * (bs=512, bssplit=1536/10): lo is it rounded up to whole 4 KiB
+	 * blocks, the rounding reported as such; 0: lo itself */
+	uint64_t req;
 };
+
+/* The directions a job file gives per direction values for (bs=R,W,T):
+ * reads, writes, trims (fio's order; QS_DDIR_* of report.h). */
+#define QS_JOB_DIRS 3
 
 /* One job, every option resolved to bytes, ns and enums. */
 struct qs_job {
@@ -105,11 +117,11 @@ struct qs_job {
 	uint64_t bs;		   /* bytes, multiple of 4096; with several
 				      sizes (nbss) the smallest: the grid
 				      random offsets are drawn on */
-	/* fio's bs=R,W, bsrange and bssplit: per direction (0 reads, 1
-	 * writes) the sizes and their shares; nbss[0] == nbss[1] == 0: every
+	/* fio's bs=R,W,T, bsrange and bssplit: per direction (0 reads, 1
+	 * writes, 2 trims) the sizes and their shares; every nbss 0: every
 	 * I/O is bs */
-	struct qs_job_bss bss[2][QS_JOB_BSS_MAX];
-	unsigned nbss[2];
+	struct qs_job_bss bss[QS_JOB_DIRS][QS_JOB_BSS_MAX];
+	unsigned nbss[QS_JOB_DIRS];
 	uint64_t bs_max;	   /* the largest I/O (bs without nbss) */
 	unsigned rwmixread;	   /* percent of reads in rw/randrw */
 	unsigned iodepth;	   /* outstanding I/Os per clone (closed loop) */
@@ -151,13 +163,19 @@ struct qs_job {
 				      waits this long before the I/O after every
 				      thinktime_blocks; 0: none */
 	uint64_t thinktime_blocks; /* >= 1 (fio's default 1) */
-	unsigned pct_seq[2];	   /* 100 - fio's percentage_random, for reads,
-				      writes: of a random pattern's I/Os, the
+	unsigned pct_seq[QS_JOB_DIRS]; /* 100 - fio's percentage_random, for
+				      reads, writes, trims: of a random pattern's I/Os, the
 				      share that follows the last I/O instead
 				      of a random offset (0: all random) */
 	struct qs_job_zone zones[QS_JOB_ZONES_MAX];
 	unsigned nzones;	   /* QS_DIST_ZONED only */
 	bool stonewall;		   /* wait for earlier jobs before starting */
+	/* fio's flow: a clone of a job with weight flow issues its next I/O
+	 * only while its share of the I/Os its flow_id's clones issued is at
+	 * most its share of their weights; else it waits flow_sleep_ns (once
+	 * its I/O in flight is done), or for the others to issue more */
+	unsigned flow, flow_id;	   /* weight 0: no flow control */
+	uint64_t flow_sleep_ns;
 	/* fio's reporting groups: new_group (or stonewall) starts a new group
 	 * (groupid, counted from 0 in file order, fio's rule); a job with
 	 * group_reporting is reported together with the job before it when
@@ -254,16 +272,22 @@ void qs_job_file_free(struct qs_job_file *f);
 /* fio's name of a steadystate criterion ("iops_slope", ...; "none"). */
 const char *qs_job_ss_name(enum qs_job_ss ss);
 
-/* The mean size of j's reads (write false) or writes, in bytes: bs, or
- * the mean of its bs=R,W, bsrange or bssplit sizes. Any time after load. */
-double qs_job_mean_bs(const struct qs_job *j, bool write);
+/* The mean size the job asks for per I/O of direction dir (0 reads, 1
+ * writes, 2 trims), in bytes: bs, or the mean of its bs=R,W,T, bsrange or
+ * bssplit sizes (as asked, before 4 KiB rounding). Any time after load. */
+double qs_job_mean_bs(const struct qs_job *j, int dir);
 
 /* fio's name of rw ("randwrite", ...). */
 const char *qs_job_rw_name(enum qs_job_rw rw);
 
-/* Whether a job issues reads / writes at all (trace jobs: both true). */
+/* Whether a job issues reads / writes / trims at all (trace jobs: all
+ * true). */
 bool qs_job_reads(const struct qs_job *j);
 bool qs_job_writes(const struct qs_job *j);
+bool qs_job_trims(const struct qs_job *j);
+
+/* Whether rw is one of the random patterns (randread, randtrim...). */
+bool qs_job_rw_random(enum qs_job_rw rw);
 
 /*
  * Parse fio-style numbers (exposed for the command line and tests).

@@ -232,8 +232,8 @@ static void test_errors(void **state)
 		     (const char *[]){":2:", "'rw'", "'side\\x1b[2Jways'", NULL});
 	expect_error("[a]\nrw=write\nr\x0c" "e\n",
 		     (const char *[]){":3:", "'r\\x0ce'", NULL});
-	expect_error("[a]\nbs=3k\n",
-		     (const char *[]){":2:", "'bs'", "'3k'", "multiple of 4k", NULL});
+	expect_error("[a]\nbs=3000\n",
+		     (const char *[]){":2:", "'bs'", "'3000'", "multiple of 512", NULL});
 	expect_error("[global]\nbs=6000\n[a]\n",
 		     (const char *[]){":2:", "[global]", "'bs'", "'6000'", NULL});
 	expect_error("[a]\nrwmixread=101\n",
@@ -351,7 +351,7 @@ static void test_fio_syntax(void **state)
 	unsetenv("QS_TEST_JOB_SIZE");
 
 	/* an error in an included file names that file and line */
-	ttmp_file(inc, sizeof(inc), "inc", NULL, "rw=write\nbs=3k\n");
+	ttmp_file(inc, sizeof(inc), "inc", NULL, "rw=write\nbs=3000\n");
 	snprintf(text, sizeof(text), "[a]\ninclude %s\n", strrchr(inc, '/') + 1);
 	write_file(text);
 	f = (void *)0x1;
@@ -359,7 +359,7 @@ static void test_fio_syntax(void **state)
 	unlink(inc);
 	assert_null(f);
 	char want[128];
-	snprintf(want, sizeof(want), "%s:2: [a] key 'bs' value '3k'", inc);
+	snprintf(want, sizeof(want), "%s:2: [a] key 'bs' value '3000'", inc);
 	if (!strstr(err, want))
 		fail_msg("error '%s' lacks '%s'", err, want);
 
@@ -582,8 +582,8 @@ static void test_fio_workload_options(void **state)
 	for (int k = 1; k <= 4; k++)
 		assert_true(seen[k] > 600);
 	qs_job_file_free(f);
-	expect_error("[b]\nbssplit=512/10:4k/90\n",
-		     (const char *[]){":2:", "'bssplit'", "4 KiB", NULL});
+	expect_error("[b]\nbssplit=500/10:4k/90\n",
+		     (const char *[]){":2:", "'bssplit'", "multiples of 512", NULL});
 	expect_error("[b]\nbssplit=4k/10:8k/80\n",
 		     (const char *[]){":2:", "'bssplit'", "summing to 100", NULL});
 	expect_error("[b]\nbsrange=16k-4k\n", (const char *[]){":2:", "'bsrange'", NULL});
@@ -604,8 +604,70 @@ static void test_fio_workload_options(void **state)
 	qs_job_file_free(f);
 	expect_error("[p]\npercentage_random=101\n",
 		     (const char *[]){":2:", "'percentage_random'", "0 (sequential)", NULL});
-	expect_error("[t]\nrw=randtrim\n",
-		     (const char *[]){":2:", "'rw'", "trim patterns", NULL});
+	/* fio's trim patterns as engine discards, trims' sizes by fio's rule
+	 * (bs=R,W gives trims W; a trailing comma keeps their default) */
+	load_ok("[t]\nrw=randtrim\nsize=8m\nbs=4k,64k\nnumber_ios=64\n"
+		"[u]\nrw=trim\nsize=1m\nbs=8k,64k,\n"
+		"[v]\nrw=randtrimwrite\nsize=4m\nbs=16k\nnumber_ios=64\n", &f);
+	assert_true(qs_job_trims(&f->jobs[0]) && !qs_job_reads(&f->jobs[0]) &&
+		    !qs_job_writes(&f->jobs[0]));
+	assert_true(qs_job_rw_random(f->jobs[0].rw));
+	assert_int_equal(f->jobs[0].bs, 65536); /* the grid: trims' size alone */
+	assert_int_equal(f->jobs[1].bs, 4096);
+	assert_int_equal(qs_wl_open(&f->jobs[0], 0, 3, &w, err, sizeof(err)), 0);
+	n = 0;
+	while (qs_wl_next(w, &io) == 1) {
+		assert_int_equal(io.op, QS_IO_TRIM);
+		assert_int_equal(io.len, 65536);
+		n++;
+	}
+	qs_wl_close(w);
+	assert_int_equal(n, 64);
+	assert_int_equal(stream_offsets(&f->jobs[1], off, 4), 4);
+	assert_int_equal(off[1], 4096); /* sequential trims of 4k */
+	/* randtrimwrite: every trim, then a write of the same blocks */
+	assert_int_equal(qs_wl_open(&f->jobs[2], 0, 3, &w, err, sizeof(err)), 0);
+	n = 0;
+	struct qs_io prev = {0};
+	while (qs_wl_next(w, &io) == 1) {
+		assert_int_equal(io.op, n % 2 ? QS_IO_WRITE : QS_IO_TRIM);
+		if (n % 2)
+			assert_true(io.off == prev.off && io.len == prev.len && io.len == 16384);
+		prev = io;
+		n++;
+	}
+	qs_wl_close(w);
+	assert_int_equal(n, 64);
+	assert_true(qs_job_writes(&f->jobs[2]) && qs_job_trims(&f->jobs[2]));
+	qs_job_file_free(f);
+	/* sizes that are not whole 4 KiB blocks (iometer's, JESD219's bssplit)
+	 * go out as whole blocks; the stream says what was asked for */
+	load_ok("[b]\nrw=randwrite\nsize=1m\nio_size=100m\nbssplit=512/20:1536/30:8k/50\n"
+		"number_ios=4000\nblockalign=4k\n", &f);
+	const struct qs_job *sb = &f->jobs[0];
+	assert_int_equal(sb->bs, 4096);
+	assert_int_equal(sb->bss[1][0].lo, 4096);
+	assert_int_equal(sb->bss[1][0].req, 512);
+	assert_int_equal(sb->bss[1][2].req, 0);
+	assert_true(fabs(qs_job_mean_bs(sb, 1) - (0.2 * 512 + 0.3 * 1536 + 0.5 * 8192)) < 1e-6);
+	assert_int_equal(qs_wl_open(sb, 0, 3, &w, err, sizeof(err)), 0);
+	unsigned asked512 = 0;
+	while (qs_wl_next(w, &io) == 1) {
+		assert_int_equal(io.off % 4096, 0);
+		assert_int_equal(io.len % 4096, 0);
+		assert_true(io.orig_len == 512 || io.orig_len == 1536 || io.orig_len == 8192);
+		assert_true(io.len == (io.orig_len + 4095) / 4096 * 4096);
+		asked512 += io.orig_len == 512;
+	}
+	qs_wl_close(w);
+	assert_true(asked512 > 700 && asked512 < 900);
+	qs_job_file_free(f);
+	expect_error("[t]\nrw=randtrim\nbs=512\n",
+		     (const char *[]){":3:", "'bs'", "trims of 512 bytes", "whole 4 KiB", NULL});
+	expect_error("[a]\nrw=randread\nbs=64k\nblockalign=4k\n",
+		     (const char *[]){":4:", "'blockalign'", "4096", "65536", NULL});
+	expect_error("[a]\nbsrange=512-8k\n",
+		     (const char *[]){":2:", "'bsrange'", "multiples of 4k", NULL});
 	expect_error("[t]\nnrfiles=4\n", (const char *[]){":2:", "'nrfiles'", "one span", NULL});
 
 	/* zonemode=strided (disk-zone-profile.fio): zonesize bytes, then skip
