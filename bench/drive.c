@@ -76,9 +76,27 @@ struct drv_job {
 	uint64_t win_start, win_end;
 };
 
+/*
+ * fio's flow control among the clones of the jobs with the same flow_id
+ * (flow.c of fio 3.33): count starts at 1 and counts every I/O its clones
+ * issued, weight sums the weights (flow) of its clones that have started
+ * and not finished. A clone may issue while its own count over count is
+ * at most its weight over weight.
+ */
+struct drv_flow {
+	unsigned id;
+	uint64_t count, weight;
+};
+
 struct drv_clone {
 	struct drv_job *j;
 	struct drv_stats *st; /* the report unit it counts in */
+	/* fio's flow: its flow (NULL: none), the I/Os it issued under it; held
+	 * back until flow_until (0: until another clone's completion,
+	 * UINT64_MAX: until its own I/O in flight is done, then flow_sleep) */
+	struct drv_flow *flow;
+	uint64_t flow_count, flow_until;
+	bool flow_held;
 	struct qs_wl *wl;
 	unsigned iodepth, inflight;
 	bool ended;	/* stream ended or runtime over: issue no more */
@@ -113,6 +131,9 @@ struct drv_run {
 	struct drv_stats *units;
 	size_t nunits;
 	size_t (*ujob)[2];
+	struct drv_flow *flows; /* one per flow_id the jobs name */
+	size_t nflows;
+	unsigned flow_held;	/* clones held back by their flow */
 	struct drv_slot *slots, *free_slots;
 	uint64_t nslots, slot_bytes;
 	void *bufs;	   /* the slots' own buffers (none with a shared one) */
@@ -194,12 +215,15 @@ static void drv_release_waiters(struct drv_job *j)
 /* Count a clone out once it issues nothing more and has nothing in flight.
  * The job's window ends with its last clone (if runtime did not end it
  * first); the run ends with the last clone of the run. */
+static void drv_flow_exit(struct drv_clone *c);
+
 static void drv_clone_finish(struct drv_clone *c)
 {
 	struct drv_job *j = c->j;
 	if (c->done || !c->ended || c->inflight)
 		return;
 	c->done = true;
+	drv_flow_exit(c);
 	if (--j->live == 0) {
 		drv_window_close(j);
 		drv_release_waiters(j);
@@ -243,6 +267,8 @@ static void drv_progress(struct drv_run *r)
 
 static void drv_issue(struct drv_clone *c, const struct qs_io *io);
 static void drv_pump(struct drv_clone *c);
+static void drv_flow_sleep(struct drv_clone *c);
+static void drv_flow_retry(struct drv_run *r);
 
 /* The histogram of direction d's latency k in st, made on first use;
  * NULL when out of memory. */
@@ -321,17 +347,18 @@ static void drv_io_done(void *arg, int res)
 		drv_progress(r);
 	if (c->ended) {
 		drv_clone_finish(c);
-		return;
-	}
-	if (c->next_due) {
+	} else if (c->next_due) {
 		struct qs_io io = c->next;
 		c->next_due = false;
 		c->have_next = false;
 		drv_issue(c, &io);
 		drv_pump(c);
+	} else if (c->flow_held && c->flow_until == UINT64_MAX && !c->inflight) {
+		drv_flow_sleep(c); /* fio quiesces, then sleeps */
 	} else if (!c->timed) {
 		drv_pump(c);
 	}
+	drv_flow_retry(r);
 }
 
 uint64_t qs_drv_log_bytes(uint64_t bytes)
@@ -501,6 +528,102 @@ static void drv_end_clone(struct drv_clone *c)
 	drv_clone_finish(c);
 }
 
+/* The flow of flow_id id in r, made on first use (r->flows has room for
+ * one per clone). */
+static struct drv_flow *drv_flow_get(struct drv_run *r, unsigned id)
+{
+	for (size_t i = 0; i < r->nflows; i++)
+		if (r->flows[i].id == id)
+			return &r->flows[i];
+	r->flows[r->nflows] = (struct drv_flow){id, 1, 0};
+	return &r->flows[r->nflows++];
+}
+
+/* Job j started: its clones join their flow (fio adds a job's weight when
+ * it starts). */
+static void drv_flow_join(struct drv_job *j)
+{
+	struct drv_run *r = j->r;
+	for (unsigned i = 0; j->job->flow && i < r->nclones; i++) {
+		struct drv_clone *c = &r->clones[i];
+		if (c->j != j)
+			continue;
+		c->flow = drv_flow_get(r, j->job->flow_id);
+		c->flow->weight += j->job->flow;
+	}
+}
+
+/* Clone c finished: its I/Os and weight leave its flow (fio's flow_put),
+ * and so does a hold. */
+static void drv_flow_exit(struct drv_clone *c)
+{
+	if (!c->flow)
+		return;
+	c->flow->count -= c->flow_count;
+	c->flow->weight -= c->j->job->flow;
+	c->flow = NULL;
+	if (c->flow_held) {
+		c->flow_held = false;
+		c->j->r->flow_held--;
+	}
+}
+
+/* A held clone's flow_sleep starts now (its I/O in flight is done). */
+static void drv_flow_sleep(struct drv_clone *c)
+{
+	struct drv_run *r = c->j->r;
+	c->flow_until = drv_now(r) + c->j->job->flow_sleep_ns;
+	if (c->flow_until < r->armed)
+		drv_wake(r); /* sooner than the world is waiting for */
+}
+
+/*
+ * fio's flow_threshold_exceeded for clone c's next I/O: false (and the I/O
+ * counted in its flow) when its share of the flow's I/Os is at most its
+ * share of the weights; else c is held back: for flow_sleep once its I/O
+ * in flight is done, or until another clone's completion without it.
+ */
+static bool drv_flow_hold(struct drv_clone *c)
+{
+	struct drv_flow *f = c->flow;
+	if (c->flow_held)
+		return true;
+	if ((double)c->flow_count / (double)f->count <=
+	    (double)c->j->job->flow / (double)f->weight) {
+		c->flow_count++;
+		f->count++;
+		return false;
+	}
+	c->flow_held = true;
+	c->j->r->flow_held++;
+	c->flow_until = 0;
+	if (c->j->job->flow_sleep_ns) {
+		c->flow_until = UINT64_MAX;
+		if (!c->inflight)
+			drv_flow_sleep(c);
+	}
+	return true;
+}
+
+/* Release clone c's hold and let it issue again. */
+static void drv_flow_release(struct drv_clone *c)
+{
+	c->flow_held = false;
+	c->j->r->flow_held--;
+	drv_pump(c);
+}
+
+/* The clones held until another clone's completion look again: that
+ * completion may have let their flow's other clones issue. */
+static void drv_flow_retry(struct drv_run *r)
+{
+	for (unsigned i = 0; r->flow_held && i < r->nclones && !r->err; i++) {
+		struct drv_clone *c = &r->clones[i];
+		if (c->flow_held && !c->flow_until && !c->ended)
+			drv_flow_release(c);
+	}
+}
+
 /* Keep the clone going: closed loop fills iodepth, open loop holds the
  * next I/O until its time. */
 static void drv_pump(struct drv_clone *c)
@@ -520,6 +643,8 @@ static void drv_pump(struct drv_clone *c)
 	}
 	const struct qs_job *job = c->j->job;
 	while (c->inflight < c->iodepth && !c->ended && !r->err && !c->have_next) {
+		if (c->flow && drv_flow_hold(c))
+			return;
 		if (drv_next(c, &io) <= 0) {
 			drv_end_clone(c);
 			return;
@@ -556,6 +681,7 @@ static void drv_job_begin(struct drv_job *j, uint64_t now)
 	j->ss_next = now + job->ss_ramp_ns; /* the counts there, then samples */
 	if (!job->ramp_time_ns)
 		drv_window_open(j);
+	drv_flow_join(j);
 }
 
 /* startdelay or wait_for over: the job begins, its clones issue. */
@@ -687,7 +813,14 @@ static uint64_t drv_tick(struct drv_run *r)
 			drv_due(c);
 		if (c->have_next && !c->next_due && !c->ended && c->due_ns < next)
 			next = c->due_ns;
+		/* fio's flow_sleep over: the held clone looks again */
+		bool sleeping = c->flow_held && c->flow_until && c->flow_until != UINT64_MAX;
+		if (sleeping && !c->ended && now >= c->flow_until)
+			drv_flow_release(c);
+		else if (sleeping && !c->ended && c->flow_until < next)
+			next = c->flow_until;
 	}
+	drv_flow_retry(r);
 	return next;
 }
 
@@ -918,7 +1051,8 @@ static int drv_setup(struct drv_run *r)
 		r->nslots += (uint64_t)d->jobs[i].iodepth * d->jobs[i].numjobs;
 	}
 	r->clones = calloc(r->nclones, sizeof(*r->clones));
-	if (!r->clones || drv_units_new(r))
+	r->flows = calloc(r->nclones, sizeof(*r->flows));
+	if (!r->clones || !r->flows || drv_units_new(r))
 		goto nomem;
 	return drv_slots_new(r, name);
 nomem:
@@ -1056,6 +1190,7 @@ static void drv_teardown(struct drv_run *r)
 		drv_stats_free(&r->units[u]);
 	free(r->units);
 	free(r->ujob);
+	free(r->flows);
 }
 
 /* Client write bytes per second job asks for with rate_iops: every clone's

@@ -55,6 +55,8 @@ struct job_build {
 	unsigned line_numjobs, line_offset_inc, line_trace, line_bs;
 	const char *file_bs, *key_bs; /* where the sizes were set, and by which key */
 	uint64_t align[QS_JOB_DIRS];  /* fio's blockalign per direction; 0: not set */
+	unsigned line_flow;	      /* where flow was set */
+	const char *file_flow;
 	unsigned line_align;
 	const char *file_align;
 	char wait_for[QS_JOB_NAME_MAX]; /* wait_for's job name ("" none) */
@@ -1089,6 +1091,31 @@ static int job_key_think(struct job_build *b, const char *key, const char *v, un
 	return 0;
 }
 
+/* fio's flow (a weight, 0..1000), flow_id (the flow's number) and
+ * flow_sleep (microseconds a held clone waits before it looks again) */
+static int job_key_flow(struct job_build *b, const char *key, const char *v, unsigned line,
+			const char **allowed)
+{
+	uint64_t u;
+	struct qs_job *j = &b->job;
+	if (!strcmp(key, "flow_sleep")) {
+		*allowed = "a time up to 1 hour: microseconds, or a number with us, ms, s";
+		if (qs_job_parse_time(v, 1000, &u) || u > 3600 * NS_PER_S)
+			return -EINVAL;
+		j->flow_sleep_ns = u;
+		return 0;
+	}
+	bool weight = !strcmp(key, "flow");
+	*allowed = weight ? "an integer weight from 0 (no flow control) to 1000 (fio 3.33's)"
+			  : "an integer from 0 to 4294967295";
+	if (parse_uint(v, 0, weight ? 1000 : UINT32_MAX, &u))
+		return -EINVAL;
+	*(weight ? &j->flow : &j->flow_id) = (unsigned)u;
+	b->line_flow = weight ? line : b->line_flow;
+	b->file_flow = weight ? b->file : b->file_flow;
+	return 0;
+}
+
 /* zonemode: none, or strided (zonesize, zoneskip); zbd is refused */
 static int job_key_zonemode(struct job_build *b, const char *key, const char *v, unsigned line,
 			    const char **allowed)
@@ -1161,6 +1188,7 @@ static const struct {
 	{"blockalign", job_key_blockalign, 0}, {"ba", job_key_blockalign, 0},
 	{"thinktime", job_key_think, 0}, {"thinktime_spin", job_key_think, 0},
 	{"thinktime_blocks", job_key_count, 0},
+	{"flow", job_key_flow, 0}, {"flow_id", job_key_flow, 0}, {"flow_sleep", job_key_flow, 0},
 	{"zonemode", job_key_zonemode, 0},
 	{"zonesize", job_key_zone, 0}, {"zoneskip", job_key_zone, 0},
 	{"trace", job_key_trace, 0},
@@ -1218,10 +1246,8 @@ static const char *const job_ignored_flags[] = {
 static const struct {
 	const char *key, *why;
 } job_refused[] = {
-	{"flow", "fio's flow control between jobs is not simulated"},
-	{"flow_id", "fio's flow control between jobs is not simulated"},
-	{"flow_sleep", "fio's flow control between jobs is not simulated"},
-	{"flow_watermark", "fio's flow control between jobs is not simulated"},
+	{"flow_watermark", "fio 3.33 has no flow_watermark: its flow is a weight (flow, "
+			   "flow_id, flow_sleep)"},
 	{"latency_target", "fio's search for the queue depth that meets a latency target is "
 			   "not simulated ('qlcshape bench curve' gives latency against load)"},
 	{"latency_window", "fio's latency_target search is not simulated"},
@@ -1912,6 +1938,13 @@ static int job_resolve(struct job_build *b, uint64_t capacity, bool runtime_give
 		rc = job_resolve_zones(b, path, err, errlen);
 	if (!rc)
 		rc = job_resolve_align(b, err, errlen);
+	if (!rc && j->flow && (j->rate_iops || j->trace)) {
+		errf(err, errlen, "%s:%u: [%s] key 'flow' value %u: allowed only in a job that is "
+		     "neither paced (rate, rate_iops) nor a trace: the bench holds back a clone "
+		     "that issues as fast as it can, a paced one keeps its schedule", b->file_flow,
+		     b->line_flow, j->name, j->flow);
+		rc = -EINVAL;
+	}
 	if (rc)
 		return rc;
 	if (j->ss_dur_ns && j->ss == QS_SS_NONE) {

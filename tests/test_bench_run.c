@@ -770,6 +770,45 @@ static void test_arg_errors(void **state)
 }
 
 /*
+ * fio's flow (flow.fio, butterfly.fio): weights 1 and 8 give the clones
+ * I/O counts of about 1:8 (fio 3.33 on a file here: 3,319 writes and
+ * 26,545 reads in 2 s), with and without flow_sleep; equal weights give
+ * equal counts. Without flow the same jobs run at their own speeds.
+ */
+static void test_flow(void **state)
+{
+	(void)state;
+	struct qs_bench_world *w = tiny_world();
+	static const char *const texts[] = {
+		"[global]\nsize=10%\niodepth=64\nruntime=40ms\ntime_based\nnorandommap\n"
+		"bs=8k\nflow_sleep=100\n[w]\nrw=write\nflow=1\n[r]\nrw=randread\nflow=8\n",
+		"[global]\nsize=10%\niodepth=64\nruntime=40ms\ntime_based\nnorandommap\n"
+		"bs=8k\n[w]\nrw=write\nflow=1\n[r]\nrw=randread\nflow=8\n",
+		"[global]\nsize=10%\nruntime=40ms\ntime_based\nbs=4k\n[f]\nrw=read\nflow=2\n"
+		"[b]\nrw=read:-8k\nflow=2\n",
+		"[global]\nsize=10%\niodepth=64\nruntime=40ms\ntime_based\nnorandommap\n"
+		"bs=8k\n[w]\nrw=write\n[r]\nrw=randread\n",
+	};
+	const double lo[] = {7.5, 7.5, 0.98, 0}, hi[] = {8.5, 8.5, 1.02, 7.5};
+	for (size_t t = 0; t < 4; t++) {
+		char path[64], err[512];
+		struct qs_job_file *jf = load_job_text(w, texts[t], path, sizeof(path));
+		struct qs_bench_result g[2];
+		struct qs_bench_variant v = {.shaping = false};
+		assert_int_equal(qs_bench_run_group(w, jf->jobs, 2, &v, 1, g, err, sizeof(err)), 0);
+		uint64_t a = g[0].rep.fio[0].total_ios + g[0].rep.fio[1].total_ios;
+		uint64_t b = g[1].rep.fio[0].total_ios + g[1].rep.fio[1].total_ios;
+		double ratio = (double)b / (double)a;
+		print_message("flow test %zu: %llu and %llu I/Os, %.3f\n", t, (unsigned long long)a,
+			      (unsigned long long)b, ratio);
+		assert_true(a > 50 && ratio >= lo[t] && ratio <= hi[t]);
+		unlink(path);
+		qs_job_file_free(jf);
+	}
+	qs_bench_world_free(w);
+}
+
+/*
  * Issue 13: fio's thinktime stalls a closed-loop clone before the I/O after
  * every thinktime_blocks: at iodepth 1, blocks I/Os per 10 ms plus their
  * own time (measured by the same job without thinktime).
@@ -823,6 +862,7 @@ int main(void)
 		cmocka_unit_test(test_steadystate_run),
 		cmocka_unit_test(test_rated_write_rate),
 		cmocka_unit_test(test_thinktime),
+		cmocka_unit_test(test_flow),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -684,9 +684,19 @@ static void test_fio_workload_options(void **state)
 		     (const char *[]){":3:", "'zonemode'", "only with zonemode=strided", NULL});
 
 	/* fio options the bench knows and refuses say why */
-	expect_error("[global]\nflow=2\n[a]\n",
-		     (const char *[]){":2:", "[global]", "'flow'", "'2'", "refused",
-				      "not simulated", NULL});
+	expect_error("[global]\nflow_watermark=2\n[a]\n",
+		     (const char *[]){":2:", "[global]", "'flow_watermark'", "'2'", "refused",
+				      "a weight", NULL});
+	/* fio's flow: a weight, its flow's number and the sleep of a held
+	 * clone; a paced job keeps its schedule, so it takes no flow */
+	load_ok("[a]\nflow=8\nflow_id=3\nflow_sleep=1000\n", &f);
+	assert_int_equal(f->jobs[0].flow, 8);
+	assert_int_equal(f->jobs[0].flow_id, 3);
+	assert_int_equal(f->jobs[0].flow_sleep_ns, 1000000); /* microseconds, fio's unit */
+	qs_job_file_free(f);
+	expect_error("[a]\nrw=write\nflow=2\nrate_iops=100\n",
+		     (const char *[]){":3:", "'flow'", "paced", NULL});
+	expect_error("[a]\nflow=1001\n", (const char *[]){":2:", "'flow'", "1000", NULL});
 	load_ok("[t]\nthinktime=2000\nthinktime_blocks=8\nthinktime_spin=100\n", &f);
 	assert_int_equal(f->jobs[0].thinktime_ns, 2000000); /* microseconds, fio's unit */
 	assert_int_equal(f->jobs[0].thinktime_blocks, 8);
