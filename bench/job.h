@@ -9,20 +9,23 @@
  *   bs=4k
  *
  * Options (fio semantics unless noted; docs/BENCH-OUTPUT.md has the list):
- * rw (with fio's :N), bs (R,W), bsrange, bssplit, rwmixread, rwmixwrite,
+ * rw (with fio's :N; trims too), bs (R,W,T; multiples of 512, rounded up to
+ * 4 KiB), bsrange, bssplit, blockalign, rwmixread, rwmixwrite,
  * iodepth, numjobs, size, filesize, io_size, loops, number_ios,
  * fill_device, offset, offset_increment, random_distribution (also normal,
  * zoned, zoned_abs), percentage_random, norandommap, rate_iops, rate, thinktime,
  * thinktime_blocks, zonemode=strided (zonesize, zoneskip), nrfiles=1,
  * rate_process, runtime, ramp_time, time_based, stonewall, kb_base,
  * steadystate (ss), steadystate_duration (ss_dur), steadystate_ramp_time
- * (ss_ramp), steadystate_check_interval (ss_interval); and for
+ * (ss_ramp), steadystate_check_interval (ss_interval), flow, flow_id,
+ * flow_sleep, and fio's reporting: group_reporting, new_group,
+ * unified_rw_reporting, name; and for
  * replay: trace, trace_format, trace_timescale, trace_ignore_time.
  * fio's syntax: a bare flag means flag=1 (time_based), ';' and '#' start
  * comments, "include FILE" reads FILE (relative to the including file's
  * directory) in place, ${NAME} is the environment variable NAME.
  * fio options that only concern a real engine, host, data content or fio's
- * reports (ioengine, direct, filename, verify, write_bw_log, ...) are
+ * logs (ioengine, direct, filename, verify, write_bw_log, ...) are
  * accepted, listed in qs_job_file's ignored, and change nothing.
  */
 #ifndef QS_BENCH_JOB_H
