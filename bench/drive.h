@@ -113,7 +113,8 @@ struct qs_drv_run {
  * that group_reporting sums into the entry of an earlier job of its group,
  * rep.members 0 and its name (the entry's rep.members counts its jobs);
  * res->sim_ns: the run's time, ramp included; res->wall_s is the caller's.
- * Returns 0, or -errno with one line naming the job in err. Every I/O the run issued has completed when it returns.
+ * Returns 0, or -errno with one line naming the job in err. Every I/O the
+ * run issued has completed when it returns.
  */
 int qs_drv_run(const struct qs_drv_run *d, struct qs_bench_result *res, char *err,
 	       size_t errlen);

@@ -26,21 +26,6 @@ struct fj {
 	bool any[FJ_MAX_DEPTH];
 };
 
-/* JSON string s (control bytes as \u00XX). */
-static void fj_quote(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
-}
-
 /* The start of the next member at this level: comma, new line, indent, and
  * "key" : unless key is NULL (an array's element). */
 static void fj_key(struct fj *w, const char *key)
@@ -50,7 +35,7 @@ static void fj_key(struct fj *w, const char *key)
 	for (int i = 0; i <= w->depth; i++)
 		fputs("  ", w->f);
 	if (key) {
-		fj_quote(w->f, key);
+		qs_report_json_quote(w->f, key);
 		fputs(" : ", w->f);
 	}
 }
@@ -96,7 +81,7 @@ static void fj_dbl(struct fj *w, const char *key, double v)
 static void fj_str(struct fj *w, const char *key, const char *v)
 {
 	fj_key(w, key);
-	fj_quote(w->f, v);
+	qs_report_json_quote(w->f, v);
 }
 
 static void fj_bool(struct fj *w, const char *key, bool v)

@@ -438,7 +438,7 @@ int qs_report_table(FILE *f, const struct qs_report_run *runs, size_t n)
 
 /* ----------------------------------------------------------------- JSON */
 
-static void json_str(FILE *f, const char *s)
+void qs_report_json_quote(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
@@ -493,14 +493,14 @@ int qs_report_json(FILE *f, const struct qs_report_run *runs, size_t n)
 		const struct qs_report_run *r = &runs[i];
 		fputs(i ? ",\n    {\n" : "\n    {\n", f);
 		fputs("      \"job\": ", f);
-		json_str(f, r->job);
+		qs_report_json_quote(f, r->job);
 		fprintf(f, ",\n      \"shaping\": \"%s\",\n      \"policy\": ",
 			qs_report_shaping_name(r->shaping));
-		json_str(f, policy_of(r));
+		qs_report_json_quote(f, policy_of(r));
 		fputs(",\n      \"placement\": ", f);
-		json_str(f, placement_of(r));
+		qs_report_json_quote(f, placement_of(r));
 		fputs(",\n      \"mode\": ", f);
-		json_str(f, r->mode ? r->mode : "sim");
+		qs_report_json_quote(f, r->mode ? r->mode : "sim");
 		fputs(",\n", f);
 		json_dir(f, "read", &r->read);
 		fputs(",\n", f);
@@ -529,7 +529,7 @@ int qs_report_json(FILE *f, const struct qs_report_run *runs, size_t n)
 		fputs("},\n      \"steadystate\": ", f);
 		if (r->ss.criterion) {
 			fputs("{\"criterion\": ", f);
-			json_str(f, r->ss.criterion);
+			qs_report_json_quote(f, r->ss.criterion);
 			fputs(", \"limit\": ", f);
 			json_num(f, r->ss.limit, "%.6f");
 			fprintf(f, ", \"pct\": %s, \"duration_s\": ", r->ss.pct ? "true" : "false");

@@ -240,6 +240,10 @@ const char *qs_report_shaping_name(bool shaping);
  * ratio columns against the job's first "off" run. */
 int qs_report_table(FILE *f, const struct qs_report_run *runs, size_t n);
 
+/* s as a JSON string, quoted, '"' and backslash escaped, control bytes as
+ * \u00XX (NULL: ""). */
+void qs_report_json_quote(FILE *f, const char *s);
+
 /* JSON: {"version": 1, "runs": [...]}; see docs/BENCH-OUTPUT.md. */
 int qs_report_json(FILE *f, const struct qs_report_run *runs, size_t n);
 
