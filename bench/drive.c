@@ -34,6 +34,23 @@
 
 struct drv_run;
 
+/*
+ * The client figures of one report unit over its jobs' windows: per
+ * direction (fio's read, write, trim) the I/Os, the client bytes and the
+ * three latencies fio reports, in histograms made on first use. A unit is
+ * what one report entry sums: a job's clones, or a clone alone, or the
+ * jobs of a group with group_reporting (qs_drv_run's fio).
+ *
+ * On the simulator's clock every submission latency is 0 and the
+ * completion latency is the total: until a direction's first nonzero
+ * submission latency (drv_stats_split) only its total is recorded, one
+ * histogram per I/O instead of three (a third of the simulation's speed).
+ */
+struct drv_stats {
+	uint64_t ios[QS_DDIR_N], bytes[QS_DDIR_N];
+	struct qs_hist *h[QS_DDIR_N][QS_LAT_N];
+};
+
 /* One job of the run: its clones, window and figures. */
 struct drv_job {
 	struct drv_run *r;
@@ -43,8 +60,7 @@ struct drv_job {
 	uint64_t start, ramp_end, end; /* start: t0 + startdelay */
 	bool started;		       /* its clones issue (start has come) */
 	bool in_window, window_done;
-	struct qs_hist *hr, *hw;
-	uint64_t rd_ios, rd_bytes, wr_ios, wr_bytes, ios;
+	uint64_t ios;
 	uint64_t round0, round1; /* the run's wr_round at window open, close */
 	uint64_t bytes;		 /* bytes completed, whole run, reads and writes */
 	/* steady state (job->ss_dur_ns != 0): the next sample's time, the
@@ -60,8 +76,27 @@ struct drv_job {
 	uint64_t win_start, win_end;
 };
 
+/*
+ * fio's flow control among the clones of the jobs with the same flow_id
+ * (flow.c of fio 3.33): count starts at 1 and counts every I/O its clones
+ * issued, weight sums the weights (flow) of its clones that have started
+ * and not finished. A clone may issue while its own count over count is
+ * at most its weight over weight.
+ */
+struct drv_flow {
+	unsigned id;
+	uint64_t count, weight;
+};
+
 struct drv_clone {
 	struct drv_job *j;
+	struct drv_stats *st; /* the report unit it counts in */
+	/* fio's flow: its flow (NULL: none), the I/Os it issued under it; held
+	 * back until flow_until (0: until another clone's completion,
+	 * UINT64_MAX: until its own I/O in flight is done, then flow_sleep) */
+	struct drv_flow *flow;
+	uint64_t flow_count, flow_until;
+	bool flow_held;
 	struct qs_wl *wl;
 	unsigned iodepth, inflight;
 	bool ended;	/* stream ended or runtime over: issue no more */
@@ -77,7 +112,8 @@ struct drv_clone {
 
 struct drv_slot {
 	struct drv_clone *c;
-	uint64_t issue_ns;
+	uint64_t issue_ns; /* when it was handed to the engine */
+	uint64_t sub_ns;   /* when the engine's submission call returned */
 	uint64_t bytes; /* client bytes (orig_len) */
 	enum qs_io_op op;
 	void *buf;
@@ -90,6 +126,14 @@ struct drv_run {
 	struct qs_engine *e;
 	struct drv_clone *clones;
 	unsigned nclones, live; /* clones not finished (ended and drained) */
+	/* report units (struct drv_stats), in clone order; unit u sums
+	 * clones of the jobs ujob[u][0] to ujob[u][1] */
+	struct drv_stats *units;
+	size_t nunits;
+	size_t (*ujob)[2];
+	struct drv_flow *flows; /* one per flow_id the jobs name */
+	size_t nflows;
+	unsigned flow_held;	/* clones held back by their flow */
 	struct drv_slot *slots, *free_slots;
 	uint64_t nslots, slot_bytes;
 	void *bufs;	   /* the slots' own buffers (none with a shared one) */
@@ -171,12 +215,15 @@ static void drv_release_waiters(struct drv_job *j)
 /* Count a clone out once it issues nothing more and has nothing in flight.
  * The job's window ends with its last clone (if runtime did not end it
  * first); the run ends with the last clone of the run. */
+static void drv_flow_exit(struct drv_clone *c);
+
 static void drv_clone_finish(struct drv_clone *c)
 {
 	struct drv_job *j = c->j;
 	if (c->done || !c->ended || c->inflight)
 		return;
 	c->done = true;
+	drv_flow_exit(c);
 	if (--j->live == 0) {
 		drv_window_close(j);
 		drv_release_waiters(j);
@@ -220,20 +267,62 @@ static void drv_progress(struct drv_run *r)
 
 static void drv_issue(struct drv_clone *c, const struct qs_io *io);
 static void drv_pump(struct drv_clone *c);
+static void drv_flow_sleep(struct drv_clone *c);
+static void drv_flow_retry(struct drv_run *r);
 
-/* The figures of one completed I/O, while its job's window is open. */
-static void drv_count(struct drv_job *j, const struct drv_slot *s, uint64_t now)
+/* The histogram of direction d's latency k in st, made on first use;
+ * NULL when out of memory. */
+static struct qs_hist *drv_stats_hist(struct drv_stats *st, int d, int k)
 {
-	uint64_t lat = now - s->issue_ns;
-	if (s->op == QS_IO_READ) {
-		qs_hist_add(j->hr, lat);
-		j->rd_ios++;
-		j->rd_bytes += s->bytes;
-	} else if (s->op == QS_IO_WRITE) {
-		qs_hist_add(j->hw, lat);
-		j->wr_ios++;
-		j->wr_bytes += s->bytes;
+	if (!st->h[d][k])
+		st->h[d][k] = qs_hist_new();
+	return st->h[d][k];
+}
+
+/*
+ * Direction d of st gets its submission and completion histograms: the
+ * I/Os so far had a submission latency of 0, so a completion latency
+ * equal to their total. 0 or -ENOMEM.
+ */
+static int drv_stats_split(struct drv_stats *st, int d)
+{
+	struct qs_hist *sl = drv_stats_hist(st, d, QS_LAT_SUBMIT);
+	struct qs_hist *cl = drv_stats_hist(st, d, QS_LAT_COMPLETE);
+	if (!sl || !cl)
+		return -ENOMEM;
+	qs_hist_add_n(sl, 0, st->ios[d]);
+	if (st->h[d][QS_LAT_TOTAL])
+		qs_hist_merge(cl, st->h[d][QS_LAT_TOTAL]);
+	return 0;
+}
+
+/* The figures of one completed I/O, while its job's window is open: fio's
+ * submission latency (issue until the engine's call returned: nothing on
+ * the simulator's clock, the call's time on a real one), completion latency
+ * (from then on) and their sum. Flushes are not counted (fio's sync
+ * figures are not reported). */
+static void drv_count(struct drv_clone *c, const struct drv_slot *s, uint64_t now)
+{
+	int d = s->op == QS_IO_READ ? QS_DDIR_READ : s->op == QS_IO_WRITE ? QS_DDIR_WRITE
+		: s->op == QS_IO_TRIM ? QS_DDIR_TRIM : -1;
+	struct drv_stats *st = c->st;
+	if (d < 0)
+		return;
+	uint64_t slat = s->sub_ns - s->issue_ns;
+	struct qs_hist *h = NULL;
+	if (!slat || st->h[d][QS_LAT_SUBMIT] || !drv_stats_split(st, d))
+		h = drv_stats_hist(st, d, QS_LAT_TOTAL);
+	if (!h) {
+		drv_fail(c->j->r, c->j->job, -ENOMEM, "latency histogram");
+		return;
 	}
+	qs_hist_add(h, now - s->issue_ns);
+	if (st->h[d][QS_LAT_SUBMIT]) {
+		qs_hist_add(st->h[d][QS_LAT_SUBMIT], slat);
+		qs_hist_add(st->h[d][QS_LAT_COMPLETE], now - s->sub_ns);
+	}
+	st->ios[d]++;
+	st->bytes[d] += s->bytes;
 }
 
 static void drv_io_done(void *arg, int res)
@@ -247,7 +336,7 @@ static void drv_io_done(void *arg, int res)
 	j->ios++;
 	j->bytes += s->bytes;
 	if (j->in_window)
-		drv_count(j, s, drv_now(r));
+		drv_count(c, s, drv_now(r));
 	s->next_free = r->free_slots;
 	r->free_slots = s;
 	c->inflight--;
@@ -258,17 +347,18 @@ static void drv_io_done(void *arg, int res)
 		drv_progress(r);
 	if (c->ended) {
 		drv_clone_finish(c);
-		return;
-	}
-	if (c->next_due) {
+	} else if (c->next_due) {
 		struct qs_io io = c->next;
 		c->next_due = false;
 		c->have_next = false;
 		drv_issue(c, &io);
 		drv_pump(c);
+	} else if (c->flow_held && c->flow_until == UINT64_MAX && !c->inflight) {
+		drv_flow_sleep(c); /* fio quiesces, then sleeps */
 	} else if (!c->timed) {
 		drv_pump(c);
 	}
+	drv_flow_retry(r);
 }
 
 uint64_t qs_drv_log_bytes(uint64_t bytes)
@@ -382,6 +472,9 @@ static void drv_issue(struct drv_clone *c, const struct qs_io *io)
 		drv_stamp(s->buf, io->off, io->len, r->d->seed);
 	s->issue_ns = drv_now(r);
 	int rc = drv_submit(r, s, io);
+	/* the engine never completes a request inside its submission call
+	 * (engine.h), so s is still this request's */
+	s->sub_ns = drv_now(r);
 	if (rc) {
 		s->next_free = r->free_slots;
 		r->free_slots = s;
@@ -435,6 +528,102 @@ static void drv_end_clone(struct drv_clone *c)
 	drv_clone_finish(c);
 }
 
+/* The flow of flow_id id in r, made on first use (r->flows has room for
+ * one per clone). */
+static struct drv_flow *drv_flow_get(struct drv_run *r, unsigned id)
+{
+	for (size_t i = 0; i < r->nflows; i++)
+		if (r->flows[i].id == id)
+			return &r->flows[i];
+	r->flows[r->nflows] = (struct drv_flow){id, 1, 0};
+	return &r->flows[r->nflows++];
+}
+
+/* Job j started: its clones join their flow (fio adds a job's weight when
+ * it starts). */
+static void drv_flow_join(struct drv_job *j)
+{
+	struct drv_run *r = j->r;
+	for (unsigned i = 0; j->job->flow && i < r->nclones; i++) {
+		struct drv_clone *c = &r->clones[i];
+		if (c->j != j)
+			continue;
+		c->flow = drv_flow_get(r, j->job->flow_id);
+		c->flow->weight += j->job->flow;
+	}
+}
+
+/* Clone c finished: its I/Os and weight leave its flow (fio's flow_put),
+ * and so does a hold. */
+static void drv_flow_exit(struct drv_clone *c)
+{
+	if (!c->flow)
+		return;
+	c->flow->count -= c->flow_count;
+	c->flow->weight -= c->j->job->flow;
+	c->flow = NULL;
+	if (c->flow_held) {
+		c->flow_held = false;
+		c->j->r->flow_held--;
+	}
+}
+
+/* A held clone's flow_sleep starts now (its I/O in flight is done). */
+static void drv_flow_sleep(struct drv_clone *c)
+{
+	struct drv_run *r = c->j->r;
+	c->flow_until = drv_now(r) + c->j->job->flow_sleep_ns;
+	if (c->flow_until < r->armed)
+		drv_wake(r); /* sooner than the world is waiting for */
+}
+
+/*
+ * fio's flow_threshold_exceeded for clone c's next I/O: false (and the I/O
+ * counted in its flow) when its share of the flow's I/Os is at most its
+ * share of the weights; else c is held back: for flow_sleep once its I/O
+ * in flight is done, or until another clone's completion without it.
+ */
+static bool drv_flow_hold(struct drv_clone *c)
+{
+	struct drv_flow *f = c->flow;
+	if (c->flow_held)
+		return true;
+	if ((double)c->flow_count / (double)f->count <=
+	    (double)c->j->job->flow / (double)f->weight) {
+		c->flow_count++;
+		f->count++;
+		return false;
+	}
+	c->flow_held = true;
+	c->j->r->flow_held++;
+	c->flow_until = 0;
+	if (c->j->job->flow_sleep_ns) {
+		c->flow_until = UINT64_MAX;
+		if (!c->inflight)
+			drv_flow_sleep(c);
+	}
+	return true;
+}
+
+/* Release clone c's hold and let it issue again. */
+static void drv_flow_release(struct drv_clone *c)
+{
+	c->flow_held = false;
+	c->j->r->flow_held--;
+	drv_pump(c);
+}
+
+/* The clones held until another clone's completion look again: that
+ * completion may have let their flow's other clones issue. */
+static void drv_flow_retry(struct drv_run *r)
+{
+	for (unsigned i = 0; r->flow_held && i < r->nclones && !r->err; i++) {
+		struct drv_clone *c = &r->clones[i];
+		if (c->flow_held && !c->flow_until && !c->ended)
+			drv_flow_release(c);
+	}
+}
+
 /* Keep the clone going: closed loop fills iodepth, open loop holds the
  * next I/O until its time. */
 static void drv_pump(struct drv_clone *c)
@@ -454,6 +643,8 @@ static void drv_pump(struct drv_clone *c)
 	}
 	const struct qs_job *job = c->j->job;
 	while (c->inflight < c->iodepth && !c->ended && !r->err && !c->have_next) {
+		if (c->flow && drv_flow_hold(c))
+			return;
 		if (drv_next(c, &io) <= 0) {
 			drv_end_clone(c);
 			return;
@@ -490,6 +681,7 @@ static void drv_job_begin(struct drv_job *j, uint64_t now)
 	j->ss_next = now + job->ss_ramp_ns; /* the counts there, then samples */
 	if (!job->ramp_time_ns)
 		drv_window_open(j);
+	drv_flow_join(j);
 }
 
 /* startdelay or wait_for over: the job begins, its clones issue. */
@@ -621,7 +813,14 @@ static uint64_t drv_tick(struct drv_run *r)
 			drv_due(c);
 		if (c->have_next && !c->next_due && !c->ended && c->due_ns < next)
 			next = c->due_ns;
+		/* fio's flow_sleep over: the held clone looks again */
+		bool sleeping = c->flow_held && c->flow_until && c->flow_until != UINT64_MAX;
+		if (sleeping && !c->ended && now >= c->flow_until)
+			drv_flow_release(c);
+		else if (sleeping && !c->ended && c->flow_until < next)
+			next = c->flow_until;
 	}
+	drv_flow_retry(r);
 	return next;
 }
 
@@ -746,7 +945,94 @@ static int drv_slots_new(struct drv_run *r, const char *name)
 	return 0;
 }
 
-/* Jobs, their histograms, the clones and the slots. */
+/*
+ * Whether clone k of job i joins the report unit before it. With d->fio,
+ * fio's rule: a clone of a job with group_reporting joins the clone
+ * before, in its job or (its first clone) the previous job's when that is
+ * of the same group; every other clone is an entry of its own. Else the
+ * bench's: a job's clones are one entry, which a job with group_reporting
+ * joins to the previous job's of its group.
+ */
+static bool drv_joins(const struct qs_drv_run *d, size_t i, unsigned k)
+{
+	const struct qs_job *j = &d->jobs[i];
+	bool prev = i > 0 && j->group_reporting && d->jobs[i - 1].groupid == j->groupid;
+	if (d->fio)
+		return j->group_reporting && (k > 0 || prev);
+	return k > 0 || prev;
+}
+
+/* Whether job i starts a bench entry (it does not join the one before). */
+static bool drv_entry_head(const struct qs_drv_run *d, size_t i)
+{
+	return !(i > 0 && d->jobs[i].group_reporting &&
+		 d->jobs[i - 1].groupid == d->jobs[i].groupid);
+}
+
+/* The report units and which clone counts in which; 0 or -ENOMEM. */
+static int drv_units_new(struct drv_run *r)
+{
+	const struct qs_drv_run *d = r->d;
+	r->units = calloc(r->nclones, sizeof(*r->units));
+	r->ujob = calloc(r->nclones, sizeof(*r->ujob));
+	if (!r->units || !r->ujob)
+		return -ENOMEM;
+	unsigned ci = 0;
+	for (size_t i = 0; i < d->njobs; i++) {
+		for (unsigned k = 0; k < d->jobs[i].numjobs; k++, ci++) {
+			if (!r->nunits || !drv_joins(d, i, k))
+				r->ujob[r->nunits++][0] = i;
+			r->ujob[r->nunits - 1][1] = i;
+			r->clones[ci].st = &r->units[r->nunits - 1];
+		}
+	}
+	return 0;
+}
+
+static void drv_stats_free(struct drv_stats *st)
+{
+	for (int d = 0; d < QS_DDIR_N; d++)
+		for (int k = 0; k < QS_LAT_N; k++)
+			free(st->h[d][k]);
+	memset(st, 0, sizeof(*st));
+}
+
+/* Merge src into *dst, made on first use; 0 or -ENOMEM. */
+static int drv_hist_merge(struct qs_hist **dst, const struct qs_hist *src)
+{
+	if (!src)
+		return 0;
+	if (!*dst && !(*dst = qs_hist_new()))
+		return -ENOMEM;
+	qs_hist_merge(*dst, src);
+	return 0;
+}
+
+/* Add src's figures of direction sd to dst's of direction dd (either may
+ * be split, drv_stats_split); 0 or -ENOMEM. */
+static int drv_stats_add(struct drv_stats *dst, int dd, const struct drv_stats *src, int sd)
+{
+	struct qs_hist **h = dst->h[dd];
+	const struct qs_hist *const *sh = (const struct qs_hist *const *)src->h[sd];
+	bool split = sh[QS_LAT_SUBMIT] || h[QS_LAT_SUBMIT];
+	if (split && !h[QS_LAT_SUBMIT] && drv_stats_split(dst, dd))
+		return -ENOMEM;
+	if (drv_hist_merge(&h[QS_LAT_TOTAL], sh[QS_LAT_TOTAL]))
+		return -ENOMEM;
+	if (split && sh[QS_LAT_SUBMIT]) {
+		qs_hist_merge(h[QS_LAT_SUBMIT], sh[QS_LAT_SUBMIT]);
+		qs_hist_merge(h[QS_LAT_COMPLETE], sh[QS_LAT_COMPLETE]);
+	} else if (split) {
+		qs_hist_add_n(h[QS_LAT_SUBMIT], 0, src->ios[sd]);
+		if (sh[QS_LAT_TOTAL])
+			qs_hist_merge(h[QS_LAT_COMPLETE], sh[QS_LAT_TOTAL]);
+	}
+	dst->ios[dd] += src->ios[sd];
+	dst->bytes[dd] += src->bytes[sd];
+	return 0;
+}
+
+/* Jobs, the clones, their report units and the slots. */
 static int drv_setup(struct drv_run *r)
 {
 	const struct qs_drv_run *d = r->d;
@@ -759,10 +1045,6 @@ static int drv_setup(struct drv_run *r)
 		j->r = r;
 		j->index = i;
 		j->job = &d->jobs[i];
-		j->hr = qs_hist_new();
-		j->hw = qs_hist_new();
-		if (!j->hr || !j->hw)
-			goto nomem;
 		j->ss_crit = NAN;
 		if (j->job->ss_dur_ns && j->job->ss != QS_SS_NONE) {
 			j->ss_cap = (unsigned)(j->job->ss_dur_ns / j->job->ss_interval_ns);
@@ -774,7 +1056,8 @@ static int drv_setup(struct drv_run *r)
 		r->nslots += (uint64_t)d->jobs[i].iodepth * d->jobs[i].numjobs;
 	}
 	r->clones = calloc(r->nclones, sizeof(*r->clones));
-	if (!r->clones)
+	r->flows = calloc(r->nclones, sizeof(*r->flows));
+	if (!r->clones || !r->flows || drv_units_new(r))
 		goto nomem;
 	return drv_slots_new(r, name);
 nomem:
@@ -905,12 +1188,14 @@ static void drv_teardown(struct drv_run *r)
 	free(r->slots);
 	free(r->bufs);
 	if (r->jobs)
-		for (size_t i = 0; i < r->d->njobs; i++) {
-			free(r->jobs[i].hr);
-			free(r->jobs[i].hw);
+		for (size_t i = 0; i < r->d->njobs; i++)
 			free(r->jobs[i].ss_ring);
-		}
 	free(r->jobs);
+	for (size_t u = 0; r->units && u < r->nunits; u++)
+		drv_stats_free(&r->units[u]);
+	free(r->units);
+	free(r->ujob);
+	free(r->flows);
 }
 
 /* Client write bytes per second job asks for with rate_iops: every clone's
@@ -925,26 +1210,83 @@ static double drv_rated_write_rate(const struct qs_job *job)
 	return (double)job->rate_iops * job->numjobs * share * qs_job_mean_bs(job, true);
 }
 
-/* The figures of job j into res: the client's, the engine's, the world's. */
-static void drv_result(struct drv_run *r, struct drv_job *j, struct qs_bench_result *res)
+/* fio's figures of one direction (io, latencies) from st's direction d;
+ * unsplit, every submission latency was 0 and completion the total. */
+static void drv_fdir(struct qs_report_fdir *f, const struct drv_stats *st, int d)
+{
+	f->io_bytes = st->bytes[d];
+	f->total_ios = st->ios[d];
+	bool split = st->h[d][QS_LAT_SUBMIT] != NULL;
+	qs_report_lat_fill(&f->lat[QS_LAT_TOTAL], st->h[d][QS_LAT_TOTAL]);
+	qs_report_lat_fill(&f->lat[QS_LAT_COMPLETE],
+			   st->h[d][split ? QS_LAT_COMPLETE : QS_LAT_TOTAL]);
+	qs_report_lat_fill(&f->lat[QS_LAT_SUBMIT], st->h[d][QS_LAT_SUBMIT]);
+	if (!split)
+		f->lat[QS_LAT_SUBMIT].n = st->ios[d]; /* that many zeros */
+}
+
+/* The client figures of rep from st over runtime_ns: per direction the
+ * table's and fio's, and the directions together; 0 or -ENOMEM. */
+static int drv_stats_report(const struct drv_stats *st, uint64_t runtime_ns,
+			    struct qs_report_run *rep)
+{
+	struct qs_report_dir *dir[QS_DDIR_N] = {&rep->read, &rep->write, &rep->trim};
+	struct drv_stats mixed = {0};
+	int rc = 0;
+	for (int d = 0; d < QS_DDIR_N; d++) {
+		drv_fdir(&rep->fio[d], st, d);
+		qs_report_dir_fill(dir[d], st->h[d][QS_LAT_TOTAL], st->ios[d], st->bytes[d],
+				   runtime_ns);
+		if (!rc)
+			rc = drv_stats_add(&mixed, 0, st, d);
+	}
+	drv_fdir(&rep->fio_mixed, &mixed, 0);
+	qs_report_dir_fill(&rep->mixed, mixed.h[0][QS_LAT_TOTAL], mixed.ios[0], mixed.bytes[0],
+			   runtime_ns);
+	drv_stats_free(&mixed);
+	return rc;
+}
+
+/*
+ * The figures of a report entry that sums st over the jobs a..b (which
+ * share the drive): the client's from st over the longest of their
+ * windows (fio's runtime of a group), the engine's and the world's over
+ * the union of the windows, from the first to open to the last to close;
+ * steady state, options and names are job a's. 0 or -ENOMEM.
+ */
+static int drv_entry(struct drv_run *r, size_t a, size_t b, const struct drv_stats *st,
+		     struct qs_bench_result *res)
 {
 	const struct qs_bench_variant *v = r->d->v;
-	qs_delta_engine_stats(&res->eng, &j->e0, &j->e1);
-	res->ios = j->ios;
-	res->window_ns = j->win_end - j->win_start;
+	struct drv_job *jo = &r->jobs[a], *jc = &r->jobs[a];
+	uint64_t runtime = 0;
+	double rated = 0;
+	res->ios = 0;
+	for (size_t i = a; i <= b; i++) {
+		struct drv_job *j = &r->jobs[i];
+		jo = j->win_start < jo->win_start ? j : jo;
+		jc = j->win_end > jc->win_end ? j : jc;
+		runtime = j->win_end - j->win_start > runtime ? j->win_end - j->win_start : runtime;
+		rated += drv_rated_write_rate(j->job);
+		res->ios += j->ios;
+	}
+	const struct drv_job *j = &r->jobs[a];
+	qs_delta_engine_stats(&res->eng, &jo->e0, &jc->e1);
+	res->window_ns = jc->win_end - jo->win_start;
 	struct qs_report_run *rep = &res->rep;
 	rep->job = j->job->name;
+	rep->fio_name = j->job->fio_name[0] ? j->job->fio_name : NULL;
 	rep->shaping = v->shaping;
 	rep->policy = v->shaping ? qs_policy_order_name(v->order) : "-";
 	rep->placement = v->shaping ? qs_placement_name(v->placement) : "-";
-	rep->rated_write_bytes_per_s = drv_rated_write_rate(j->job);
+	rep->rated_write_bytes_per_s = rated;
 	/* what the engine received in the window (every job of the group, as
 	 * the QLC figures), less what rounding added: the bytes asked for */
-	rep->round_write_bytes = j->round1 - j->round0;
+	rep->round_write_bytes = jc->round1 - jo->round0;
 	rep->client_write_bytes = res->eng.client_write_bytes > rep->round_write_bytes ?
 		res->eng.client_write_bytes - rep->round_write_bytes : 0;
-	rep->dirty_start_bytes = j->e0.cached_blocks * QS_BLOCK_SIZE;
-	rep->dirty_end_bytes = j->e1.cached_blocks * QS_BLOCK_SIZE;
+	rep->dirty_start_bytes = jo->e0.cached_blocks * QS_BLOCK_SIZE;
+	rep->dirty_end_bytes = jc->e1.cached_blocks * QS_BLOCK_SIZE;
 	struct qs_report_ss *ss = &rep->ss;
 	ss->criterion = j->ss_cap ? qs_job_ss_name(j->job->ss) : NULL;
 	ss->limit = j->job->ss_limit;
@@ -953,9 +1295,68 @@ static void drv_result(struct drv_run *r, struct drv_job *j, struct qs_bench_res
 	ss->reached = j->ss_reached;
 	ss->at_s = j->ss_reached ? (double)j->ss_at / 1e9 : NAN;
 	ss->last = j->ss_crit;
-	qs_report_dir_fill(&rep->read, j->hr, j->rd_ios, j->rd_bytes, res->window_ns);
-	qs_report_dir_fill(&rep->write, j->hw, j->wr_ios, j->wr_bytes, res->window_ns);
-	r->d->ops->result(r->d->ctx, j->index, res);
+	rep->runtime_ns = runtime;
+	rep->members = (unsigned)(b - a + 1);
+	rep->groupid = j->job->groupid;
+	rep->unified = j->job->unified;
+	rep->opts = j->job->opts;
+	rep->nopts = j->job->nopts;
+	int rc = drv_stats_report(st, runtime, rep);
+	r->d->ops->result(r->d->ctx, jo->index, jc->index, res);
+	return rc;
+}
+
+/* The units u..u2-1 summed into one (NULL when out of memory); *tmp holds
+ * the sum when there is more than one, else st is unit u itself. */
+static const struct drv_stats *drv_units_sum(struct drv_run *r, size_t u, size_t u2,
+					     struct drv_stats *tmp)
+{
+	if (u2 - u == 1)
+		return &r->units[u];
+	for (size_t x = u; x < u2; x++)
+		for (int d = 0; d < QS_DDIR_N; d++)
+			if (drv_stats_add(tmp, d, &r->units[x], d))
+				return NULL;
+	return tmp;
+}
+
+/*
+ * The bench's entries into res, one slot per job: an entry at its first
+ * job, members 0 at the jobs a group_reporting entry sums after it; and
+ * with d->fio, fio's entries (one per unit). 0 or -ENOMEM.
+ */
+static int drv_results(struct drv_run *r, struct qs_bench_result *res)
+{
+	const struct qs_drv_run *d = r->d;
+	int rc = 0;
+	for (size_t a = 0, u = 0; a < d->njobs && !rc;) {
+		size_t b = a, u2 = u;
+		while (b + 1 < d->njobs && !drv_entry_head(d, b + 1))
+			b++;
+		while (u2 < r->nunits && r->ujob[u2][0] <= b)
+			u2++;
+		struct drv_stats tmp = {0};
+		const struct drv_stats *st = drv_units_sum(r, u, u2, &tmp);
+		rc = st ? drv_entry(r, a, b, st, &res[a]) : -ENOMEM;
+		drv_stats_free(&tmp);
+		for (size_t i = a + 1; i <= b; i++) {
+			res[i].rep.job = d->jobs[i].name;
+			res[i].rep.shaping = d->v->shaping;
+			res[i].rep.members = 0; /* in res[a]'s entry */
+		}
+		a = b + 1;
+		u = u2;
+	}
+	for (size_t u = 0; d->fio && u < r->nunits && !rc; u++) {
+		struct qs_bench_result *one = calloc(1, sizeof(*one));
+		rc = one ? drv_entry(r, r->ujob[u][0], r->ujob[u][1], &r->units[u], one) : -ENOMEM;
+		if (one)
+			d->fio[u] = one->rep;
+		free(one);
+	}
+	if (d->fio)
+		*d->nfio = rc ? 0 : r->nunits;
+	return rc;
 }
 
 /* CPU of this thread, less what the world spent moving device data. */
@@ -1047,8 +1448,11 @@ int qs_drv_run(const struct qs_drv_run *d, struct qs_bench_result *res, char *er
 		snprintf(err, errlen, "job '%s': engine close: %s", d->jobs[0].name,
 			 strerror(-crc));
 	}
+	if (!rc && drv_results(r, res)) {
+		rc = -ENOMEM;
+		snprintf(err, errlen, "job '%s': out of memory for the report", d->jobs[0].name);
+	}
 	for (size_t i = 0; i < d->njobs && !rc; i++) {
-		drv_result(r, &r->jobs[i], &res[i]);
 		res[i].sim_ns = run_end - r->t0;
 		res[i].rec = rec;
 	}

@@ -48,10 +48,12 @@ struct qs_drv_world_ops {
 	/* Job job's measured window opens (end false) or closes: keep the
 	 * world's device counters for result. */
 	void (*window)(void *ctx, size_t job, bool end);
-	/* The device figures of job job into res (res->qlc, res->fast,
-	 * res->rep.qlc, res->rep.fast_write_bytes, res->rep.mode); res->eng,
-	 * res->window_ns and the client figures are already filled. */
-	void (*result)(void *ctx, size_t job, struct qs_bench_result *res);
+	/* The device figures into res (res->qlc, res->fast, res->rep.qlc,
+	 * res->rep.fast_write_bytes, res->rep.mode) over the window from job
+	 * open's window opening to job close's closing (a report entry that
+	 * sums several jobs spans their windows; one job: open == close);
+	 * res->eng, res->window_ns and the client figures are already filled. */
+	void (*result)(void *ctx, size_t open, size_t close, struct qs_bench_result *res);
 	/* Power to both devices (qs_sim_vol_set_power): off, every request
 	 * in flight and every later one is lost without a callback. NULL for
 	 * a world that cannot cut power (real devices): no recovery runs. */
@@ -89,6 +91,15 @@ struct qs_drv_run {
 	uint64_t shared_bytes;
 	bool progress;		/* progress line on stderr */
 	const char *clock_name;	/* in the progress line: "simulated", "(wall clock)" */
+	/*
+	 * fio's report entries (qs_report_fio_json), when not NULL: room for
+	 * one per clone of the jobs, filled with fio's entries in order (each
+	 * clone of a job without group_reporting alone, a job with it summed
+	 * into the entry before when of the same group), their number in
+	 * *nfio. Device figures as res's, over each entry's jobs' windows.
+	 */
+	struct qs_report_run *fio;
+	size_t *nfio;
 };
 
 /*
@@ -97,9 +108,13 @@ struct qs_drv_run {
  * closed. With d->v->recovery and shaping on (the world must have power
  * and volumes that keep the fast tier's data, d->open_flags without
  * QS_OPEN_NO_DATA), power is cut after the window and the engine recovered,
- * closed and reopened before that close: res->rec. Fills res[0..njobs) (res->sim_ns: the run's time, ramp included;
- * res->wall_s is the caller's). Returns 0, or -errno with one line naming
- * the job in err. Every I/O the run issued has completed when it returns.
+ * closed and reopened before that close: res->rec. Fills res[0..njobs),
+ * one per job: the bench's report entry of a job at res[i], or, for a job
+ * that group_reporting sums into the entry of an earlier job of its group,
+ * rep.members 0 and its name (the entry's rep.members counts its jobs);
+ * res->sim_ns: the run's time, ramp included; res->wall_s is the caller's.
+ * Returns 0, or -errno with one line naming the job in err. Every I/O the
+ * run issued has completed when it returns.
  */
 int qs_drv_run(const struct qs_drv_run *d, struct qs_bench_result *res, char *err,
 	       size_t errlen);

@@ -49,6 +49,21 @@ void qs_hist_add(struct qs_hist *h, uint64_t v)
 	h->bucket[qs_hist_bucket_of(v)]++;
 	h->count++;
 	h->sum += (long double)v;
+	h->sumsq += (long double)v * (long double)v;
+	if (v < h->min)
+		h->min = v;
+	if (v > h->max)
+		h->max = v;
+}
+
+void qs_hist_add_n(struct qs_hist *h, uint64_t v, uint64_t n)
+{
+	if (!n)
+		return;
+	h->bucket[qs_hist_bucket_of(v)] += n;
+	h->count += n;
+	h->sum += (long double)v * (long double)n;
+	h->sumsq += (long double)v * (long double)v * (long double)n;
 	if (v < h->min)
 		h->min = v;
 	if (v > h->max)
@@ -63,6 +78,7 @@ void qs_hist_merge(struct qs_hist *dst, const struct qs_hist *src)
 		dst->bucket[i] += src->bucket[i];
 	dst->count += src->count;
 	dst->sum += src->sum;
+	dst->sumsq += src->sumsq;
 	if (src->min < dst->min)
 		dst->min = src->min;
 	if (src->max > dst->max)
@@ -72,6 +88,16 @@ void qs_hist_merge(struct qs_hist *dst, const struct qs_hist *src)
 double qs_hist_mean(const struct qs_hist *h)
 {
 	return h->count ? (double)(h->sum / (long double)h->count) : 0.0;
+}
+
+double qs_hist_stddev(const struct qs_hist *h)
+{
+	if (h->count < 2)
+		return 0.0;
+	long double n = (long double)h->count;
+	long double var = (h->sumsq - h->sum * h->sum / n) / (n - 1);
+	/* rounding may leave a tiny negative variance for equal values */
+	return var > 0 ? (double)sqrtl(var) : 0.0;
 }
 
 uint64_t qs_hist_percentile(const struct qs_hist *h, double p)

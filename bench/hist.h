@@ -21,6 +21,7 @@ struct qs_hist {
 	uint64_t count;
 	uint64_t min, max;
 	long double sum; /* exact for any realistic run */
+	long double sumsq; /* of the values' squares: fio's stddev */
 	uint64_t bucket[QS_HIST_BUCKETS];
 };
 
@@ -33,11 +34,18 @@ struct qs_hist *qs_hist_new(void);
 /* Record one value (nanoseconds, by convention). */
 void qs_hist_add(struct qs_hist *h, uint64_t v);
 
+/* Record n values v at once (as n calls of qs_hist_add). */
+void qs_hist_add_n(struct qs_hist *h, uint64_t v, uint64_t n);
+
 /* Add every value recorded in src to dst; src is unchanged. */
 void qs_hist_merge(struct qs_hist *dst, const struct qs_hist *src);
 
 /* Exact mean; 0 when empty. */
 double qs_hist_mean(const struct qs_hist *h);
+
+/* Sample standard deviation (n - 1 in the denominator, as fio prints
+ * it); 0 with fewer than two values. */
+double qs_hist_stddev(const struct qs_hist *h);
 
 /*
  * The p-th percentile (0 < p <= 100): the smallest recorded value v such

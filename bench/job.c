@@ -55,14 +55,20 @@ struct job_build {
 	unsigned line_numjobs, line_offset_inc, line_bs, line_cols;
 	const char *file_cols;
 	char why[400]; /* a key's reason that depends on its value */
+	const char *file_bs, *key_bs; /* where the sizes were set, and by which key */
+	uint64_t align[QS_JOB_DIRS];  /* fio's blockalign per direction; 0: not set */
+	unsigned line_flow;	      /* where flow was set */
+	const char *file_flow;
+	unsigned line_align;
+	const char *file_align;
 	char wait_for[QS_JOB_NAME_MAX]; /* wait_for's job name ("" none) */
 	unsigned line_wait_for;
 	unsigned line_ss, line_ss_time;
 	struct pct_size filesize, io_size;
 	uint64_t loops;
 	bool fill_device;
-	bool rate_set;	      /* fio's rate: bytes/s for reads, writes */
-	uint64_t rate[2];
+	bool rate_set;	      /* fio's rate: bytes/s for reads, writes, trims */
+	uint64_t rate[QS_JOB_DIRS];
 	unsigned line_rate, line_dist, line_zone;
 	bool strided; /* zonemode=strided */
 	/* the files of the lines above that errors after the load name (an
@@ -105,15 +111,16 @@ static void str_lower(char *s)
 		*s = (char)tolower((unsigned char)*s);
 }
 
-double qs_job_mean_bs(const struct qs_job *j, bool write)
+double qs_job_mean_bs(const struct qs_job *j, int dir)
 {
-	const struct qs_job_bss *e = j->bss[write];
-	if (!j->nbss[write])
+	const struct qs_job_bss *e = j->bss[dir];
+	if (!j->nbss[dir])
 		return (double)j->bs;
 	double m = 0;
-	for (unsigned i = 0; i < j->nbss[write]; i++) {
+	for (unsigned i = 0; i < j->nbss[dir]; i++) {
 		uint64_t cnt = e[i].hi / e[i].lo; /* sizes lo, 2 lo, ... cnt lo */
-		m += e[i].pct / 100.0 * (double)e[i].lo * (double)(cnt + 1) / 2.0;
+		double lo = (double)(e[i].req ? e[i].req : e[i].lo);
+		m += e[i].pct / 100.0 * lo * (double)(cnt + 1) / 2.0;
 	}
 	return m;
 }
@@ -127,8 +134,24 @@ const char *qs_job_rw_name(enum qs_job_rw rw)
 	case QS_RW_RANDWRITE: return "randwrite";
 	case QS_RW_RW: return "rw";
 	case QS_RW_RANDRW: return "randrw";
+	case QS_RW_TRIM: return "trim";
+	case QS_RW_RANDTRIM: return "randtrim";
+	case QS_RW_TRIMWRITE: return "trimwrite";
+	case QS_RW_RANDTRIMWRITE: return "randtrimwrite";
 	}
 	return "?";
+}
+
+bool qs_job_rw_random(enum qs_job_rw rw)
+{
+	return rw == QS_RW_RANDREAD || rw == QS_RW_RANDWRITE || rw == QS_RW_RANDRW ||
+	       rw == QS_RW_RANDTRIM || rw == QS_RW_RANDTRIMWRITE;
+}
+
+bool qs_job_trims(const struct qs_job *j)
+{
+	return j->trace || j->rw == QS_RW_TRIM || j->rw == QS_RW_RANDTRIM ||
+	       j->rw == QS_RW_TRIMWRITE || j->rw == QS_RW_RANDTRIMWRITE;
 }
 
 bool qs_job_reads(const struct qs_job *j)
@@ -154,6 +177,8 @@ bool qs_job_writes(const struct qs_job *j)
 	switch (j->rw) {
 	case QS_RW_WRITE:
 	case QS_RW_RANDWRITE:
+	case QS_RW_TRIMWRITE:
+	case QS_RW_RANDTRIMWRITE:
 		return true;
 	case QS_RW_RW:
 	case QS_RW_RANDRW:
@@ -355,26 +380,23 @@ static int job_key_rw(struct job_build *b, const char *key, const char *v, unsig
 		{"read", QS_RW_READ}, {"write", QS_RW_WRITE},
 		{"randread", QS_RW_RANDREAD}, {"randwrite", QS_RW_RANDWRITE},
 		{"rw", QS_RW_RW}, {"readwrite", QS_RW_RW},
-		{"randrw", QS_RW_RANDRW},
+		{"randrw", QS_RW_RANDRW}, {"trim", QS_RW_TRIM}, {"randtrim", QS_RW_RANDTRIM},
+		{"trimwrite", QS_RW_TRIMWRITE}, {"randtrimwrite", QS_RW_RANDTRIMWRITE},
 	};
-	*allowed = "read, write, randread, randwrite, rw (readwrite), randrw; with fio's "
-		   ":N, for sequential ones a size (multiple of 4k, may be negative) "
-		   "skipped after every I/O, for random ones a new offset every N I/Os";
+	*allowed = "read, write, randread, randwrite, rw (readwrite), randrw, trim, randtrim, "
+		   "trimwrite, randtrimwrite; with fio's :N, for sequential ones a size "
+		   "(multiple of 4k, may be negative) skipped after every I/O, for random "
+		   "ones a new offset every N I/Os";
 	const char *colon = strchr(v, ':');
 	size_t n = colon ? (size_t)(colon - v) : strlen(v);
 	size_t i;
 	for (i = 0; i < sizeof(rws) / sizeof(rws[0]); i++)
 		if (strlen(rws[i].name) == n && !strncasecmp(v, rws[i].name, n))
 			break;
-	if (i == sizeof(rws) / sizeof(rws[0])) {
-		if (n >= 4 && (!strncasecmp(v, "trim", 4) || !strncasecmp(v, "randtrim", 8)))
-			*allowed = "read, write, randread, randwrite, rw, randrw: fio's trim "
-				   "patterns are not among the bench's (its report has no trim "
-				   "figures)";
+	if (i == sizeof(rws) / sizeof(rws[0]))
 		return -EINVAL;
-	}
 	enum qs_job_rw rw = rws[i].rw;
-	bool random = rw == QS_RW_RANDREAD || rw == QS_RW_RANDWRITE || rw == QS_RW_RANDRW;
+	bool random = qs_job_rw_random(rw);
 	int64_t skip = 0;
 	uint64_t nr = 1;
 	if (colon && random) {
@@ -394,18 +416,29 @@ static int job_key_rw(struct job_build *b, const char *key, const char *v, unsig
 	return 0;
 }
 
-/* One block size of bs, bsrange or bssplit: 0 or -EINVAL. */
-static int parse_bs(const char *v, unsigned kb_base, uint64_t *out)
+/*
+ * One block size of bs, bsrange or bssplit into *out: a multiple of 4 KiB
+ * up to 16 MiB. With req not NULL also a multiple of 512 bytes (fio's
+ * sector), which the engine's 4 KiB blocks cannot carry as it is: *out is
+ * then the size rounded up to whole blocks and *req the size asked for
+ * (0 when it was whole blocks already), so that the rounding is reported.
+ * 0 or -EINVAL.
+ */
+static int parse_bs(const char *v, unsigned kb_base, uint64_t *out, uint64_t *req)
 {
 	uint64_t u;
-	if (qs_job_parse_size(v, kb_base, &u) || !u || u % 4096 || u > (16u << 20))
+	if (qs_job_parse_size(v, kb_base, &u) || !u || u > (16u << 20) ||
+	    u % (req ? 512 : 4096))
 		return -EINVAL;
-	*out = u;
+	*out = (u + 4095) / 4096 * 4096;
+	if (req)
+		*req = u % 4096 ? u : 0;
 	return 0;
 }
 
 /* Split v at commas into at most 3 trimmed fields of buf (fio's
- * reads,writes,trims); the count of fields, or -EINVAL. */
+ * reads,writes,trims); the count of fields, or -EINVAL. fio's rule for
+ * the missing ones: a direction without a field takes the last field. */
 static int split_dirs(const char *v, char *buf, size_t len, char *f[3])
 {
 	if (strlen(v) >= len)
@@ -433,26 +466,28 @@ enum dir_kind {
 };
 
 /*
- * fio's per-direction values R[,W[,T]] into u[0] (reads) and u[1] (writes),
- * T ignored: one field sets both, an empty field keeps u's value. Fields,
- * or -EINVAL.
+ * fio's per-direction values R[,W[,T]] into u[0] (reads), u[1] (writes),
+ * u[2] (trims), fio's rule: a direction without a field takes the last
+ * one (bs=4k,8k: trims 8k), an empty field keeps u's value (bs=4k,8k,).
+ * DIR_BS also gives each size asked for into req (parse_bs). Fields, or
+ * -EINVAL.
  */
-static int parse_dirs(const char *v, unsigned kb_base, enum dir_kind kind, uint64_t u[2])
+static int parse_dirs(const char *v, unsigned kb_base, enum dir_kind kind,
+		      uint64_t u[QS_JOB_DIRS], uint64_t req[QS_JOB_DIRS])
 {
 	char buf[128], *f[3];
 	int n = split_dirs(v, buf, sizeof(buf), f);
-	if (n < 1)
+	if (n < 1 || (n == 1 && !*f[0]))
 		return -EINVAL;
-	for (int i = 0; i < n && i < 2; i++) {
-		if (!*f[i] && n > 1)
+	for (int i = 0; i < QS_JOB_DIRS; i++) {
+		const char *fld = f[i < n ? i : n - 1];
+		if (!*fld)
 			continue;
-		if (kind == DIR_BS     ? parse_bs(f[i], kb_base, &u[i])
-		    : kind == DIR_SIZE ? qs_job_parse_size(f[i], kb_base, &u[i])
-				       : parse_uint(f[i], 0, 100, &u[i]))
+		if (kind == DIR_BS     ? parse_bs(fld, kb_base, &u[i], &req[i])
+		    : kind == DIR_SIZE ? qs_job_parse_size(fld, kb_base, &u[i])
+				       : parse_uint(fld, 0, 100, &u[i]))
 			return -EINVAL;
 	}
-	if (n == 1)
-		u[1] = u[0];
 	return n;
 }
 
@@ -461,116 +496,136 @@ static const char *bs_allowed(const struct job_build *b)
 	/* With kb_base=1000, 4k is 4000 bytes: the range is said in bytes
 	 * and KiB, which mean the same under either base. */
 	return b->kb_base == 1000
-		       ? "a multiple of 4096 bytes from 4096 to 16777216 (4KiB to "
-			 "16MiB; with kb_base=1000, 4k is 4000 bytes: write 4KiB "
-			 "or 4096), or R,W for reads and writes (the simulated "
-			 "drive's block is 4 KiB)"
-		       : "a size that is a multiple of 4k, from 4k to 16m, or R,W for "
-			 "reads and writes (the simulated drive's block is 4 KiB)";
+		       ? "a multiple of 512 bytes from 512 to 16777216 (16MiB; with "
+			 "kb_base=1000, 4k is 4000 bytes: write 4KiB or 4096), or R,W[,T] for "
+			 "reads, writes and trims; a size that is not whole 4 KiB blocks "
+			 "(the simulated drive's) is rounded up to them, reported as rounding"
+		       : "a multiple of 512 bytes from 512 to 16m, or R,W[,T] for reads, "
+			 "writes and trims; a size that is not whole 4 KiB blocks (the "
+			 "simulated drive's) is rounded up to them, reported as rounding";
 }
 
-/* bs (blocksize): one size, or R,W[,T] per direction (T ignored: trims
- * are not simulated); an empty field keeps that direction's 4k */
+/* bs (blocksize): one size, or R,W[,T] per direction (fio's rule for the
+ * missing and empty fields, parse_dirs); one entry per direction when
+ * they differ or a size is rounded */
 static int job_key_bs(struct job_build *b, const char *key, const char *v, unsigned line,
 		      const char **allowed)
 {
-	uint64_t u[2] = {4096, 4096};
+	uint64_t u[QS_JOB_DIRS] = {4096, 4096, 4096}, req[QS_JOB_DIRS] = {0};
 	*allowed = bs_allowed(b);
-	if (parse_dirs(v, b->kb_base, DIR_BS, u) < 0)
+	if (parse_dirs(v, b->kb_base, DIR_BS, u, req) < 0)
 		return -EINVAL;
-	b->job.nbss[0] = b->job.nbss[1] = 0;
-	if (u[0] == u[1]) {
-		b->job.bs = u[0];
-	} else {
-		for (int d = 0; d < 2; d++) {
-			b->job.bss[d][0] = (struct qs_job_bss){u[d], u[d], 100};
-			b->job.nbss[d] = 1;
-		}
+	struct qs_job *j = &b->job;
+	bool one = u[0] == u[1] && u[1] == u[2] && !req[0] && !req[1] && !req[2];
+	for (int d = 0; d < QS_JOB_DIRS; d++) {
+		j->bss[d][0] = (struct qs_job_bss){u[d], u[d], 100, req[d]};
+		j->nbss[d] = one ? 0 : 1;
 	}
+	if (one)
+		j->bs = u[0];
 	b->line_bs = line;
+	b->file_bs = b->file;
+	b->key_bs = key;
 	return 0;
 }
 
-/* bsrange (blocksize_range): LO-HI[,LO-HI] for reads[,writes] */
+/* bsrange (blocksize_range): LO-HI[,LO-HI[,LO-HI]] per direction */
 static int job_key_bsrange(struct job_build *b, const char *key, const char *v, unsigned line,
 			   const char **allowed)
 {
 	char buf[128], *f[3];
-	*allowed = "LO-HI or LO-HI,LO-HI (reads, writes): sizes that are multiples of 4k "
-		   "from 4k to 16m, LO at most HI (the simulated drive's block is 4 KiB)";
+	*allowed = "LO-HI, or LO-HI,LO-HI[,LO-HI] (reads, writes, trims): sizes that are "
+		   "multiples of 4k from 4k to 16m, LO at most HI (the simulated drive's "
+		   "block is 4 KiB)";
 	int n = split_dirs(v, buf, sizeof(buf), f);
 	if (n < 1)
 		return -EINVAL;
-	struct qs_job_bss r[2];
-	for (int i = 0; i < 2; i++) {
-		char *fld = f[i < n ? i : 0];
+	struct qs_job_bss r[QS_JOB_DIRS];
+	for (int i = 0; i < QS_JOB_DIRS; i++) {
+		char *fld = f[i < n ? i : n - 1];
 		char *dash = strchr(fld, '-');
 		if (!dash)
 			return -EINVAL;
 		*dash = 0;
-		if (parse_bs(fld, b->kb_base, &r[i].lo) || parse_bs(dash + 1, b->kb_base, &r[i].hi) ||
-		    r[i].lo > r[i].hi)
-			return -EINVAL;
+		int bad = parse_bs(fld, b->kb_base, &r[i].lo, NULL) ||
+			  parse_bs(dash + 1, b->kb_base, &r[i].hi, NULL) || r[i].lo > r[i].hi;
 		*dash = '-';
+		if (bad)
+			return -EINVAL;
 		r[i].pct = 100;
+		r[i].req = 0;
 	}
-	for (int d = 0; d < 2; d++) {
+	for (int d = 0; d < QS_JOB_DIRS; d++) {
 		b->job.bss[d][0] = r[d];
 		b->job.nbss[d] = 1;
 	}
 	b->line_bs = line;
+	b->file_bs = b->file;
+	b->key_bs = key;
 	return 0;
 }
 
-/* bssplit: SIZE/PCT:SIZE/PCT...[,SIZE/PCT:...] for reads[,writes]; a PCT
- * left empty shares what the others leave */
+/* One direction's bssplit list SIZE/PCT:SIZE/PCT... into e (k entries);
+ * a PCT left empty shares what the others leave. 0 or -EINVAL. */
+static int bssplit_list(const char *list, unsigned kb_base, struct qs_job_bss *e, unsigned *k)
+{
+	char tmp[QS_JOB_MAX_LINE + 1];
+	snprintf(tmp, sizeof(tmp), "%s", list);
+	unsigned n = 0, empty = 0;
+	double sum = 0;
+	for (char *save = NULL, *x = strtok_r(tmp, ":", &save); x; x = strtok_r(NULL, ":", &save)) {
+		char *slash = strchr(x, '/'), *end;
+		if (n == QS_JOB_BSS_MAX)
+			return -EINVAL;
+		if (slash)
+			*slash = 0;
+		uint64_t sz, req;
+		if (parse_bs(x, kb_base, &sz, &req))
+			return -EINVAL;
+		double pct = -1;
+		if (slash && slash[1]) {
+			pct = strtod(slash + 1, &end);
+			if (end == slash + 1 || *end || !(pct >= 0 && pct <= 100))
+				return -EINVAL;
+			sum += pct;
+		} else {
+			empty++;
+		}
+		e[n++] = (struct qs_job_bss){sz, sz, pct, req};
+	}
+	if (!n || sum > 100 + 1e-6 || (!empty && fabs(sum - 100) > 1e-6))
+		return -EINVAL;
+	for (unsigned i = 0; i < n; i++)
+		if (e[i].pct < 0)
+			e[i].pct = (100 - sum) / empty;
+	*k = n;
+	return 0;
+}
+
+/* bssplit: a list for every direction, or one per direction split by ','
+ * (fio's rule: trims without a list take the writes'; an empty list here
+ * takes the first) */
 static int job_key_bssplit(struct job_build *b, const char *key, const char *v, unsigned line,
 			   const char **allowed)
 {
 	char buf[QS_JOB_MAX_LINE + 1], *f[3];
-	*allowed = "SIZE/PCT:SIZE/PCT... (one list for reads and writes, or two split by "
-		   "','), sizes multiples of 4k from 4k to 16m (the simulated drive's "
-		   "block is 4 KiB), the PCT of a list summing to 100 (an empty PCT "
-		   "shares the rest)";
+	*allowed = "SIZE/PCT:SIZE/PCT... (one list for every direction, or up to three "
+		   "split by ',' for reads, writes, trims), sizes multiples of 512 from 512 "
+		   "to 16m (one that is not whole 4 KiB blocks, the simulated drive's, is "
+		   "rounded up to them, reported as rounding), the PCT of a list summing to "
+		   "100 (an empty PCT shares the rest)";
 	int n = split_dirs(v, buf, sizeof(buf), f);
 	if (n < 1)
 		return -EINVAL;
 	struct qs_job *j = &b->job;
-	for (int d = 0; d < 2; d++) {
-		char *list = f[d < n && *f[d] ? d : 0];
-		char tmp[QS_JOB_MAX_LINE + 1];
-		snprintf(tmp, sizeof(tmp), "%s", list);
-		unsigned k = 0, empty = 0;
-		double sum = 0;
-		for (char *save = NULL, *e = strtok_r(tmp, ":", &save); e;
-		     e = strtok_r(NULL, ":", &save)) {
-			char *slash = strchr(e, '/'), *end;
-			if (k == QS_JOB_BSS_MAX)
-				return -EINVAL;
-			if (slash)
-				*slash = 0;
-			uint64_t sz;
-			if (parse_bs(e, b->kb_base, &sz))
-				return -EINVAL;
-			double pct = -1;
-			if (slash && slash[1]) {
-				pct = strtod(slash + 1, &end);
-				if (end == slash + 1 || *end || !(pct >= 0 && pct <= 100))
-					return -EINVAL;
-				sum += pct;
-			} else {
-				empty++;
-			}
-			j->bss[d][k++] = (struct qs_job_bss){sz, sz, pct};
-		}
-		if (!k || sum > 100 + 1e-6 || (!empty && fabs(sum - 100) > 1e-6))
+	for (int d = 0; d < QS_JOB_DIRS; d++) {
+		const char *list = d >= n ? f[n - 1] : *f[d] ? f[d] : f[0];
+		if (bssplit_list(list, b->kb_base, j->bss[d], &j->nbss[d]))
 			return -EINVAL;
-		for (unsigned i = 0; i < k; i++)
-			if (j->bss[d][i].pct < 0)
-				j->bss[d][i].pct = (100 - sum) / empty;
-		j->nbss[d] = k;
 	}
 	b->line_bs = line;
+	b->file_bs = b->file;
+	b->key_bs = key;
 	return 0;
 }
 
@@ -619,17 +674,17 @@ static int job_key_count(struct job_build *b, const char *key, const char *v, un
 	return 0;
 }
 
-/* percentage_random: R[,W[,T]] percentages (T ignored: trims are not simulated) */
+/* percentage_random: R[,W[,T]] percentages */
 static int job_key_pct_random(struct job_build *b, const char *key, const char *v,
 			      unsigned line, const char **allowed)
 {
-	uint64_t u[2] = {100, 100};
+	uint64_t u[QS_JOB_DIRS] = {100, 100, 100};
 	*allowed = "R[,W[,T]]: integer percentages from 0 (sequential) to 100 (all random), "
-		   "for reads and writes (one value: both)";
-	if (parse_dirs(v, b->kb_base, DIR_PCT, u) < 0)
+		   "for reads, writes and trims (one value: all)";
+	if (parse_dirs(v, b->kb_base, DIR_PCT, u, NULL) < 0)
 		return -EINVAL;
-	b->job.pct_seq[0] = 100 - (unsigned)u[0];
-	b->job.pct_seq[1] = 100 - (unsigned)u[1];
+	for (int d = 0; d < QS_JOB_DIRS; d++)
+		b->job.pct_seq[d] = 100 - (unsigned)u[d];
 	return 0;
 }
 
@@ -638,15 +693,13 @@ static int job_key_pct_random(struct job_build *b, const char *key, const char *
 static int job_key_rate(struct job_build *b, const char *key, const char *v, unsigned line,
 			const char **allowed)
 {
-	*allowed = "R[,W[,T]]: bytes per second (suffixes k, m, g...) for reads and "
-		   "writes (one value: both; an empty field: unrated); trims are not "
-		   "simulated";
-	uint64_t r[2] = {0, 0};
-	if (parse_dirs(v, b->kb_base, DIR_SIZE, r) < 0)
+	*allowed = "R[,W[,T]]: bytes per second (suffixes k, m, g...) for reads, writes "
+		   "and trims (one value: all; an empty field: unrated)";
+	uint64_t r[QS_JOB_DIRS] = {0, 0, 0};
+	if (parse_dirs(v, b->kb_base, DIR_SIZE, r, NULL) < 0)
 		return -EINVAL;
-	b->rate[0] = r[0];
-	b->rate[1] = r[1];
-	b->rate_set = r[0] || r[1];
+	memcpy(b->rate, r, sizeof(r));
+	b->rate_set = r[0] || r[1] || r[2];
 	b->line_rate = line;
 	b->file_rate = b->file;
 	return 0;
@@ -815,6 +868,31 @@ static int job_key_bool(struct job_build *b, const char *key, const char *v, uns
 	return 0;
 }
 
+/* fio's reporting options: group_reporting and new_group (flags), and
+ * unified_rw_reporting (none, mixed, both, or fio's 0, 1, 2) */
+static int job_key_report(struct job_build *b, const char *key, const char *v, unsigned line,
+			  const char **allowed)
+{
+	static const char *const unified[] = {"none", "mixed", "both"};
+	struct qs_job *j = &b->job;
+	bool bv;
+	if (strcmp(key, "unified_rw_reporting")) {
+		*allowed = "0 or 1 (also true/false, yes/no, on/off)";
+		if (parse_bool(v, &bv))
+			return -EINVAL;
+		*(key[0] == 'g' ? &j->group_reporting : &j->new_group) = bv;
+		return 0;
+	}
+	*allowed = "none, mixed or both (fio's 0, 1, 2)";
+	for (unsigned i = 0; i < 3; i++) {
+		if (!strcasecmp(v, unified[i]) || (v[0] == (char)('0' + i) && !v[1])) {
+			j->unified = (enum qs_report_unified)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
 static int job_key_rate_process(struct job_build *b, const char *key, const char *v,
 				unsigned line, const char **allowed)
 {
@@ -928,6 +1006,19 @@ static int job_key_trace(struct job_build *b, const char *key, const char *v, un
 	return 0;
 }
 
+/* fio's name: the name fio prints for the job (its JSON's jobname); the
+ * bench's tables keep the section's name, which is unique in a file */
+static int job_key_name(struct job_build *b, const char *key, const char *v, unsigned line,
+			const char **allowed)
+{
+	(void)key;
+	*allowed = "a name of 1 to 63 characters";
+	if (!*v || strlen(v) >= sizeof(b->job.fio_name))
+		return -EINVAL;
+	snprintf(b->job.fio_name, sizeof(b->job.fio_name), "%s", v);
+	return 0;
+}
+
 static int job_key_wait_for(struct job_build *b, const char *key, const char *v, unsigned line,
 			    const char **allowed)
 {
@@ -975,6 +1066,24 @@ static int job_key_timescale(struct job_build *b, const char *key, const char *v
 	return 0;
 }
 
+/* blockalign (ba): fio's boundary of random offsets, R[,W[,T]]; checked
+ * once the job's sizes are known (job_resolve_align) */
+static int job_key_blockalign(struct job_build *b, const char *key, const char *v,
+			      unsigned line, const char **allowed)
+{
+	uint64_t u[QS_JOB_DIRS] = {0, 0, 0};
+	*allowed = "R[,W[,T]]: sizes, multiples of 4k";
+	if (parse_dirs(v, b->kb_base, DIR_SIZE, u, NULL) < 0)
+		return -EINVAL;
+	for (int d = 0; d < QS_JOB_DIRS; d++)
+		if (u[d] % 4096)
+			return -EINVAL;
+	memcpy(b->align, u, sizeof(u));
+	b->line_align = line;
+	b->file_align = b->file;
+	return 0;
+}
+
 /* nrfiles: fio's files per job; the bench's job works on one span, as
  * with one file */
 static int job_key_nrfiles(struct job_build *b, const char *key, const char *v, unsigned line,
@@ -996,6 +1105,31 @@ static int job_key_think(struct job_build *b, const char *key, const char *v, un
 		return -EINVAL;
 	if (!strcmp(key, "thinktime"))
 		b->job.thinktime_ns = u;
+	return 0;
+}
+
+/* fio's flow (a weight, 0..1000), flow_id (the flow's number) and
+ * flow_sleep (microseconds a held clone waits before it looks again) */
+static int job_key_flow(struct job_build *b, const char *key, const char *v, unsigned line,
+			const char **allowed)
+{
+	uint64_t u;
+	struct qs_job *j = &b->job;
+	if (!strcmp(key, "flow_sleep")) {
+		*allowed = "a time up to 1 hour: microseconds, or a number with us, ms, s";
+		if (qs_job_parse_time(v, 1000, &u) || u > 3600 * NS_PER_S)
+			return -EINVAL;
+		j->flow_sleep_ns = u;
+		return 0;
+	}
+	bool weight = !strcmp(key, "flow");
+	*allowed = weight ? "an integer weight from 0 (no flow control) to 1000 (fio 3.33's)"
+			  : "an integer from 0 to 4294967295";
+	if (parse_uint(v, 0, weight ? 1000 : UINT32_MAX, &u))
+		return -EINVAL;
+	*(weight ? &j->flow : &j->flow_id) = (unsigned)u;
+	b->line_flow = weight ? line : b->line_flow;
+	b->file_flow = weight ? b->file : b->file_flow;
 	return 0;
 }
 
@@ -1050,6 +1184,8 @@ static const struct {
 	{"random_distribution", job_key_dist, 0},
 	{"norandommap", job_key_bool, JK_FLAG}, {"time_based", job_key_bool, JK_FLAG},
 	{"stonewall", job_key_bool, JK_FLAG}, {"trace_ignore_time", job_key_bool, JK_FLAG},
+	{"group_reporting", job_key_report, JK_FLAG}, {"new_group", job_key_report, JK_FLAG},
+	{"unified_rw_reporting", job_key_report, 0}, {"name", job_key_name, 0},
 	{"rate_iops", job_key_count, 0}, {"rate", job_key_rate, 0},
 	{"percentage_random", job_key_pct_random, 0},
 	{"loops", job_key_count, 0}, {"number_ios", job_key_count, 0},
@@ -1066,8 +1202,10 @@ static const struct {
 	{"steadystate_check_interval", job_key_ss_time, 0},
 	{"ss_interval", job_key_ss_time, 0},
 	{"nrfiles", job_key_nrfiles, 0},
+	{"blockalign", job_key_blockalign, 0}, {"ba", job_key_blockalign, 0},
 	{"thinktime", job_key_think, 0}, {"thinktime_spin", job_key_think, 0},
 	{"thinktime_blocks", job_key_count, 0},
+	{"flow", job_key_flow, 0}, {"flow_id", job_key_flow, 0}, {"flow_sleep", job_key_flow, 0},
 	{"zonemode", job_key_zonemode, 0},
 	{"zonesize", job_key_zone, 0}, {"zoneskip", job_key_zone, 0},
 	{"trace", job_key_trace, 0},
@@ -1105,7 +1243,7 @@ static const char *const job_ignored[] = {
 	/* fio's logs, reports and error handling */
 	"write_bw_log", "write_lat_log", "write_iops_log", "write_hist_log",
 	"log_avg_msec", "log_hist_msec", "log_offset", "per_job_logs",
-	"group_reporting", "new_group", "name", "description", "exitall",
+	"description", "exitall",
 	"exit_what", "continue_on_error", "ignore_error", "error_dump",
 	"ratemin", "ratecycle", "randrepeat", "random_generator", "randseed",
 };
@@ -1115,7 +1253,7 @@ static const char *const job_ignored[] = {
 static const char *const job_ignored_flags[] = {
 	"write_bw_log", "write_lat_log", "write_iops_log", "write_hist_log",
 	"direct", "buffered", "thread", "threads", "invalidate", "create_serialize",
-	"create_on_open", "group_reporting", "new_group", "exitall", "do_verify",
+	"create_on_open", "exitall", "do_verify",
 	"verify_fatal", "verify_dump", "refill_buffers", "scramble_buffers",
 	"zero_buffers", "gtod_reduce", "hipri", "fixedbufs", "registerfiles",
 	"sqthread_poll", "userspace_reap", "log_offset", "per_job_logs",
@@ -1126,10 +1264,8 @@ static const char *const job_ignored_flags[] = {
 static const struct {
 	const char *key, *why;
 } job_refused[] = {
-	{"flow", "fio's flow control between jobs is not simulated"},
-	{"flow_id", "fio's flow control between jobs is not simulated"},
-	{"flow_sleep", "fio's flow control between jobs is not simulated"},
-	{"flow_watermark", "fio's flow control between jobs is not simulated"},
+	{"flow_watermark", "fio 3.33 has no flow_watermark: its flow is a weight (flow, "
+			   "flow_id, flow_sleep)"},
 	{"latency_target", "fio's search for the queue depth that meets a latency target is "
 			   "not simulated ('qlcshape bench curve' gives latency against load)"},
 	{"latency_window", "fio's latency_target search is not simulated"},
@@ -1600,25 +1736,51 @@ static int job_resolve_rate(struct job_build *b, const char *path, char *err, si
 	if (!b->rate_set)
 		return 0;
 	const char *why = NULL;
+	bool issues[QS_JOB_DIRS] = {qs_job_reads(j), qs_job_writes(j), qs_job_trims(j)};
+	unsigned n = 0;
+	double r = 0, bs = 0;
+	for (int d = 0; d < QS_JOB_DIRS; d++) {
+		if (!issues[d])
+			continue;
+		if (n && b->rate[d] != (uint64_t)(r / n))
+			why = "one value for a job that issues several directions (the bench "
+			      "paces a mixed job as a whole, not each direction)";
+		n++;
+		r += (double)b->rate[d];
+		bs += qs_job_mean_bs(j, d);
+	}
 	if (j->rate_iops)
 		why = "not with rate_iops in the same job (one rate)";
 	else if (j->trace)
 		why = "not for a trace job (the trace's time stamps pace it)";
-	else if (qs_job_reads(j) && qs_job_writes(j) && b->rate[0] != b->rate[1])
-		why = "one value for a job that reads and writes (the bench paces a "
-		      "mixed job as a whole, not each direction)";
 	if (why) {
-		errf(err, errlen, "%s:%u: [%s] key 'rate' value %" PRIu64 ",%" PRIu64 ": allowed: %s",
-		     b->file_rate, b->line_rate, j->name, b->rate[0], b->rate[1], why);
+		errf(err, errlen, "%s:%u: [%s] key 'rate' value %" PRIu64 ",%" PRIu64 ",%" PRIu64
+		     ": allowed: %s", b->file_rate, b->line_rate, j->name, b->rate[0], b->rate[1],
+		     b->rate[2], why);
 		return -EINVAL;
 	}
-	/* a mixed job's caps are equal: each direction at r, both at 2r */
-	double r = qs_job_reads(j) && qs_job_writes(j) ? 2.0 * (double)b->rate[0]
-		   : qs_job_reads(j)			   ? (double)b->rate[0]
-							   : (double)b->rate[1];
-	j->rate_iops = r / (qs_job_reads(j) && qs_job_writes(j)
-				    ? (qs_job_mean_bs(j, false) + qs_job_mean_bs(j, true)) / 2
-				    : qs_job_mean_bs(j, !qs_job_reads(j)));
+	/* a mixed job's caps are equal: each direction at its rate, together
+	 * at their sum, over the mean of their sizes */
+	j->rate_iops = r / (bs / n);
+	return 0;
+}
+
+/* fio's blockalign: the bench draws random offsets on the grid of the
+ * smallest size the job issues (fio's default blockalign); another
+ * boundary is refused. */
+static int job_resolve_align(struct job_build *b, char *err, size_t errlen)
+{
+	struct qs_job *j = &b->job;
+	bool issues[QS_JOB_DIRS] = {qs_job_reads(j), qs_job_writes(j), qs_job_trims(j)};
+	for (int d = 0; d < QS_JOB_DIRS; d++) {
+		if (!issues[d] || !b->align[d] || b->align[d] == j->bs)
+			continue;
+		errf(err, errlen, "%s:%u: [%s] key 'blockalign' value %" PRIu64 ": allowed: %" PRIu64
+		     " (the smallest size the job issues, whole 4 KiB blocks: the bench draws "
+		     "random offsets on that grid, fio's default)", b->file_align, b->line_align,
+		     j->name, b->align[d], j->bs);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -1749,21 +1911,35 @@ static int job_resolve(struct job_build *b, uint64_t capacity, bool runtime_give
 		return -EINVAL;
 	}
 	j->bs_max = j->bs;
-	if (j->nbss[0] || j->nbss[1]) {
-		/* several sizes: the smallest is the grid of the offsets */
+	if (j->nbss[0] || j->nbss[1] || j->nbss[2]) {
+		/* several sizes: the smallest the job issues is the grid of the
+		 * offsets (a direction it does not issue changes nothing) */
+		bool issues[QS_JOB_DIRS] = {qs_job_reads(j), qs_job_writes(j), qs_job_trims(j)};
 		uint64_t lo = UINT64_MAX, hi = 0;
-		for (int d = 0; d < 2; d++) {
+		for (int d = 0; d < QS_JOB_DIRS; d++) {
 			if (!j->nbss[d]) {
-				j->bss[d][0] = (struct qs_job_bss){j->bs, j->bs, 100};
+				j->bss[d][0] = (struct qs_job_bss){j->bs, j->bs, 100, 0};
 				j->nbss[d] = 1;
 			}
-			for (unsigned i = 0; i < j->nbss[d]; i++) {
+			for (unsigned i = 0; issues[d] && i < j->nbss[d]; i++) {
 				lo = j->bss[d][i].lo < lo ? j->bss[d][i].lo : lo;
 				hi = j->bss[d][i].hi > hi ? j->bss[d][i].hi : hi;
 			}
 		}
 		j->bs = lo;
 		j->bs_max = hi;
+		for (unsigned i = 0; qs_job_trims(j) && !j->trace && i < j->nbss[2]; i++) {
+			if (!j->bss[2][i].req)
+				continue;
+			/* a trace's trims are rounded inward; a generated size
+			 * has no inside to round to */
+			errf(err, errlen, "%s:%u: [%s] key '%s': trims of %" PRIu64 " bytes: "
+			     "allowed: trims of whole 4 KiB blocks (a discard rounded out "
+			     "to the simulated drive's blocks would trim bytes the job did "
+			     "not ask for): give trims a multiple of 4k (bs=R,W,T)",
+			     b->file_bs, b->line_bs, j->name, b->key_bs, j->bss[2][i].req);
+			return -EINVAL;
+		}
 	}
 	if (!j->trace && j->size < j->bs_max) {
 		errf(err, errlen, "%s:%u: [%s] key '%s' value %" PRIu64 ": allowed: "
@@ -1785,8 +1961,7 @@ static int job_resolve(struct job_build *b, uint64_t capacity, bool runtime_give
 	}
 	j->io_bytes = io * loops;
 	if (b->strided || j->zone_size) {
-		bool random = j->rw == QS_RW_RANDREAD || j->rw == QS_RW_RANDWRITE ||
-			      j->rw == QS_RW_RANDRW;
+		bool random = qs_job_rw_random(j->rw);
 		const char *why = !b->strided	 ? "zonesize and zoneskip only with zonemode=strided"
 				  : !j->zone_size ? "zonemode=strided needs a zonesize above 0"
 				  : random || j->seq_skip
@@ -1803,6 +1978,15 @@ static int job_resolve(struct job_build *b, uint64_t capacity, bool runtime_give
 	int rc = job_resolve_rate(b, path, err, errlen);
 	if (!rc)
 		rc = job_resolve_zones(b, path, err, errlen);
+	if (!rc)
+		rc = job_resolve_align(b, err, errlen);
+	if (!rc && j->flow && (j->rate_iops || j->trace)) {
+		errf(err, errlen, "%s:%u: [%s] key 'flow' value %u: allowed only in a job that is "
+		     "neither paced (rate, rate_iops) nor a trace: the bench holds back a clone "
+		     "that issues as fast as it can, a paced one keeps its schedule", b->file_flow,
+		     b->line_flow, j->name, j->flow);
+		rc = -EINVAL;
+	}
 	if (rc)
 		return rc;
 	if (j->ss_dur_ns && j->ss == QS_SS_NONE) {
@@ -1864,6 +2048,11 @@ void qs_job_file_free(struct qs_job_file *f)
 	free(f->jobs);
 	free(f->path);
 	free(f->ignored);
+	for (size_t i = 0; i < f->nopt_store; i++) {
+		free((char *)f->opt_store[i].key);
+		free((char *)f->opt_store[i].val);
+	}
+	free(f->opt_store);
 	for (size_t i = 0; i < f->nfiles; i++)
 		free(f->files[i]);
 	free(f->files);
@@ -1896,6 +2085,78 @@ static int job_resolve_wait(struct job_build *b, const struct qs_job_file *f, co
 	}
 	b->job.wait_back = (unsigned)(f->njobs - (k - 1));
 	return 0;
+}
+
+/*
+ * The key=value entries of section sec (lowercased name) among sc's, as
+ * fio's JSON lists them: in file order, a repeated key once with its last
+ * value, bare flags left out. Appended to f's store; *first, *n: where.
+ * 0 or -ENOMEM.
+ */
+static int job_opts_collect(struct qs_job_file *f, const struct scan *sc, const char *sec,
+			    size_t *first, size_t *n)
+{
+	*first = f->nopt_store;
+	*n = 0;
+	for (size_t i = 0; i < sc->n; i++) {
+		const struct scan_ent *e = &sc->ent[i];
+		if (!e->key[0] || !e->val || strcmp(e->sec, sec))
+			continue;
+		size_t k = *first;
+		while (k < f->nopt_store && strcmp(f->opt_store[k].key, e->key))
+			k++;
+		char *val = strdup(e->val);
+		if (!val)
+			return -ENOMEM;
+		if (k < f->nopt_store) {
+			free((char *)f->opt_store[k].val);
+			f->opt_store[k].val = val;
+			continue;
+		}
+		char *key = strdup(e->key);
+		if (!key) {
+			free(val);
+			return -ENOMEM;
+		}
+		f->opt_store[f->nopt_store++] = (struct qs_report_opt){key, val};
+		(*n)++;
+	}
+	return 0;
+}
+
+/* Every job's options and the globals' into f (the store holds at most
+ * one entry per scanned line); 0 or -ENOMEM. */
+static int job_opts_fill(struct qs_job_file *f, const struct scan *sc)
+{
+	size_t first, n;
+	f->opt_store = calloc(sc->n ? sc->n : 1, sizeof(*f->opt_store));
+	if (!f->opt_store || job_opts_collect(f, sc, "global", &first, &n))
+		return -ENOMEM;
+	f->gopts = f->opt_store + first;
+	f->ngopts = n;
+	for (size_t i = 0; i < f->njobs; i++) {
+		char sec[QS_JOB_NAME_MAX];
+		snprintf(sec, sizeof(sec), "%s", f->jobs[i].name);
+		str_lower(sec);
+		if (job_opts_collect(f, sc, sec, &first, &n))
+			return -ENOMEM;
+		f->jobs[i].opts = f->opt_store + first;
+		f->jobs[i].nopts = n;
+	}
+	return 0;
+}
+
+/* fio's reporting groups: a job with stonewall or new_group starts the
+ * next group once the current one has a job (fio's add_job rule). */
+static void job_groups_number(struct qs_job_file *f)
+{
+	unsigned gid = 0;
+	for (size_t i = 0; i < f->njobs; i++) {
+		struct qs_job *j = &f->jobs[i];
+		if (i && (j->stonewall || j->new_group))
+			gid++;
+		j->groupid = gid;
+	}
 }
 
 static int job_file_load_runtime(const char *path, uint64_t capacity, uint64_t runtime_ns,
@@ -1956,7 +2217,12 @@ static int job_file_load_runtime(const char *path, uint64_t capacity, uint64_t r
 		errf(err, errlen, "%s: no job section (only [global] or nothing)",
 		     path);
 		rc = -EINVAL;
+		goto out;
 	}
+	job_groups_number(f);
+	rc = job_opts_fill(f, &sc);
+	if (rc)
+		errf(err, errlen, "%s: out of memory", path);
 out:
 	scan_free(&sc);
 	if (rc)

@@ -9,21 +9,23 @@
  *   bs=4k
  *
  * Options (fio semantics unless noted; docs/BENCH-OUTPUT.md has the list):
- * rw (with fio's :N), bs (R,W), bsrange, bssplit, rwmixread, rwmixwrite,
+ * rw (with fio's :N; trims too), bs (R,W,T; multiples of 512, rounded up to
+ * 4 KiB), bsrange, bssplit, blockalign, rwmixread, rwmixwrite,
  * iodepth, numjobs, size, filesize, io_size, loops, number_ios,
  * fill_device, offset, offset_increment, random_distribution (also normal,
  * zoned, zoned_abs), percentage_random, norandommap, rate_iops, rate, thinktime,
  * thinktime_blocks, zonemode=strided (zonesize, zoneskip), nrfiles=1,
  * rate_process, runtime, ramp_time, time_based, stonewall, kb_base,
  * steadystate (ss), steadystate_duration (ss_dur), steadystate_ramp_time
- * (ss_ramp), steadystate_check_interval (ss_interval); and for
- * replay: trace, trace_format, trace_columns, trace_timescale,
- * trace_ignore_time.
+ * (ss_ramp), steadystate_check_interval (ss_interval), flow, flow_id,
+ * flow_sleep, and fio's reporting: group_reporting, new_group,
+ * unified_rw_reporting, name; and for replay: trace, trace_format,
+ * trace_columns, trace_timescale, trace_ignore_time.
  * fio's syntax: a bare flag means flag=1 (time_based), ';' and '#' start
  * comments, "include FILE" reads FILE (relative to the including file's
  * directory) in place, ${NAME} is the environment variable NAME.
  * fio options that only concern a real engine, host, data content or fio's
- * reports (ioengine, direct, filename, verify, write_bw_log, ...) are
+ * logs (ioengine, direct, filename, verify, write_bw_log, ...) are
  * accepted, listed in qs_job_file's ignored, and change nothing.
  */
 #ifndef QS_BENCH_JOB_H
@@ -34,6 +36,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "report.h"
 #include "trace.h"
 
 enum qs_job_rw {
@@ -43,6 +46,10 @@ enum qs_job_rw {
 	QS_RW_RANDWRITE,
 	QS_RW_RW,     /* sequential mix ("rw" or "readwrite") */
 	QS_RW_RANDRW, /* random mix */
+	QS_RW_TRIM,	     /* sequential trims (engine discards) */
+	QS_RW_RANDTRIM,	     /* random trims */
+	QS_RW_TRIMWRITE,     /* fio's trimwrite: each trim then a write of its blocks */
+	QS_RW_RANDTRIMWRITE, /* the same at random offsets */
 };
 
 enum qs_job_dist {
@@ -94,21 +101,30 @@ enum qs_job_ss {
 struct qs_job_bss {
 	uint64_t lo, hi; /* bytes, multiples of 4096 */
 	double pct;	 /* share of the direction's I/Os; a direction's sum is 100 */
+	/* bytes the job asks for per I/O when that is not a multiple of 4 KiB
+	 * (bs=512, bssplit=1536/10): lo is it rounded up to whole 4 KiB
+	 * blocks, the rounding reported as such; 0: lo itself */
+	uint64_t req;
 };
+
+/* The directions a job file gives per direction values for (bs=R,W,T):
+ * reads, writes, trims (fio's order; QS_DDIR_* of report.h). */
+#define QS_JOB_DIRS 3
 
 /* One job, every option resolved to bytes, ns and enums. */
 struct qs_job {
 	char name[QS_JOB_NAME_MAX];
+	char fio_name[QS_JOB_NAME_MAX]; /* fio's name= ("": the section's) */
 	unsigned line;		   /* line of the job's [section] header */
 	enum qs_job_rw rw;
 	uint64_t bs;		   /* bytes, multiple of 4096; with several
 				      sizes (nbss) the smallest: the grid
 				      random offsets are drawn on */
-	/* fio's bs=R,W, bsrange and bssplit: per direction (0 reads, 1
-	 * writes) the sizes and their shares; nbss[0] == nbss[1] == 0: every
+	/* fio's bs=R,W,T, bsrange and bssplit: per direction (0 reads, 1
+	 * writes, 2 trims) the sizes and their shares; every nbss 0: every
 	 * I/O is bs */
-	struct qs_job_bss bss[2][QS_JOB_BSS_MAX];
-	unsigned nbss[2];
+	struct qs_job_bss bss[QS_JOB_DIRS][QS_JOB_BSS_MAX];
+	unsigned nbss[QS_JOB_DIRS];
 	uint64_t bs_max;	   /* the largest I/O (bs without nbss) */
 	unsigned rwmixread;	   /* percent of reads in rw/randrw */
 	unsigned iodepth;	   /* outstanding I/Os per clone (closed loop) */
@@ -150,13 +166,32 @@ struct qs_job {
 				      waits this long before the I/O after every
 				      thinktime_blocks; 0: none */
 	uint64_t thinktime_blocks; /* >= 1 (fio's default 1) */
-	unsigned pct_seq[2];	   /* 100 - fio's percentage_random, for reads,
-				      writes: of a random pattern's I/Os, the
+	unsigned pct_seq[QS_JOB_DIRS]; /* 100 - fio's percentage_random, for
+				      reads, writes, trims: of a random pattern's I/Os, the
 				      share that follows the last I/O instead
 				      of a random offset (0: all random) */
 	struct qs_job_zone zones[QS_JOB_ZONES_MAX];
 	unsigned nzones;	   /* QS_DIST_ZONED only */
 	bool stonewall;		   /* wait for earlier jobs before starting */
+	/* fio's flow: a clone of a job with weight flow issues its next I/O
+	 * only while its share of the I/Os its flow_id's clones issued is at
+	 * most its share of their weights; else it waits flow_sleep_ns (once
+	 * its I/O in flight is done), or for the others to issue more */
+	unsigned flow, flow_id;	   /* weight 0: no flow control */
+	uint64_t flow_sleep_ns;
+	/* fio's reporting groups: new_group (or stonewall) starts a new group
+	 * (groupid, counted from 0 in file order, fio's rule); a job with
+	 * group_reporting is reported together with the job before it when
+	 * both are in one group (fio sums a group's clones and jobs into one
+	 * result) */
+	bool new_group, group_reporting;
+	unsigned groupid;
+	enum qs_report_unified unified; /* fio's unified_rw_reporting */
+	/* the key=value options of the job's own section as written, the
+	 * last value of a repeated key (fio's "job options"; bare flags are
+	 * not listed, as in fio's JSON); owned by the job file */
+	const struct qs_report_opt *opts;
+	size_t nopts;
 	/*
 	 * fio's steady-state detection (steadystate, steadystate_duration,
 	 * steadystate_ramp_time, steadystate_check_interval): from ss_ramp_ns
@@ -199,6 +234,12 @@ struct qs_job_file {
 	char *ignored;
 	char **files; /* the job file and every file it includes */
 	size_t nfiles;
+	/* the key=value options of every [global] section, as the jobs'
+	 * opts (fio's "global options"); gopts points into opt_store */
+	const struct qs_report_opt *gopts;
+	size_t ngopts;
+	struct qs_report_opt *opt_store; /* every job's and the globals' */
+	size_t nopt_store;
 };
 
 /*
@@ -240,16 +281,22 @@ void qs_job_file_free(struct qs_job_file *f);
 /* fio's name of a steadystate criterion ("iops_slope", ...; "none"). */
 const char *qs_job_ss_name(enum qs_job_ss ss);
 
-/* The mean size of j's reads (write false) or writes, in bytes: bs, or
- * the mean of its bs=R,W, bsrange or bssplit sizes. Any time after load. */
-double qs_job_mean_bs(const struct qs_job *j, bool write);
+/* The mean size the job asks for per I/O of direction dir (0 reads, 1
+ * writes, 2 trims), in bytes: bs, or the mean of its bs=R,W,T, bsrange or
+ * bssplit sizes (as asked, before 4 KiB rounding). Any time after load. */
+double qs_job_mean_bs(const struct qs_job *j, int dir);
 
 /* fio's name of rw ("randwrite", ...). */
 const char *qs_job_rw_name(enum qs_job_rw rw);
 
-/* Whether a job issues reads / writes at all (trace jobs: both true). */
+/* Whether a job issues reads / writes / trims at all (trace jobs: all
+ * true). */
 bool qs_job_reads(const struct qs_job *j);
 bool qs_job_writes(const struct qs_job *j);
+bool qs_job_trims(const struct qs_job *j);
+
+/* Whether rw is one of the random patterns (randread, randtrim...). */
+bool qs_job_rw_random(enum qs_job_rw rw);
 
 /*
  * Parse fio-style numbers (exposed for the command line and tests).

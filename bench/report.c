@@ -50,6 +50,24 @@ const char *qs_report_label(const struct qs_report_run *r)
 	return policy_of(r);
 }
 
+const double qs_report_pct_list[QS_REPORT_NPCT] = {
+	1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99,
+};
+
+void qs_report_lat_fill(struct qs_report_lat *l, const struct qs_hist *h)
+{
+	memset(l, 0, sizeof(*l));
+	if (!h || !h->count)
+		return;
+	l->n = h->count;
+	l->min = h->min;
+	l->max = h->max;
+	l->mean = qs_hist_mean(h);
+	l->stddev = qs_hist_stddev(h);
+	for (unsigned i = 0; i < QS_REPORT_NPCT; i++)
+		l->pct[i] = qs_hist_percentile(h, qs_report_pct_list[i]);
+}
+
 void qs_report_dir_fill(struct qs_report_dir *d, const struct qs_hist *lat,
 			uint64_t ios, uint64_t bytes, uint64_t elapsed_ns)
 {
@@ -179,6 +197,8 @@ struct trates {
 	double common, rated;
 	bool rounding; /* some variant's writes were rounded to 4 KiB */
 	bool steady;   /* some variant checked for steady state */
+	bool reads, writes, trims;
+	enum qs_report_unified unified; /* the job's unified_rw_reporting */
 };
 
 /* How a shaping-on column compares with shaping off: on / off, on - off
@@ -189,7 +209,8 @@ struct row {
 	const char *label;
 	int dir;  /* 0 read, 1 write, 2 other, 3 other, only when the job is rated,
 		     4 writes, only when some were rounded, 5 only when steady
-		     state was checked */
+		     state was checked, 6 trim, 7 the directions together (fio's
+		     unified_rw_reporting), 8 writes, whatever unified says */
 	double (*get)(const struct qs_report_run *r, const struct trates *t);
 	const char *fmt;
 	enum cmp cmp;
@@ -210,6 +231,16 @@ G(g_w_mean, r->write.lat_mean_ns / 1e3)
 G(g_w_p50, (double)r->write.lat_p50_ns / 1e3)
 G(g_w_p99, (double)r->write.lat_p99_ns / 1e3)
 G(g_w_p999, (double)r->write.lat_p999_ns / 1e3)
+G(g_t_iops, r->trim.iops)
+G(g_t_bw, (double)r->trim.bw_bytes / 1e6)
+G(g_t_mean, r->trim.lat_mean_ns / 1e3)
+G(g_t_p99, (double)r->trim.lat_p99_ns / 1e3)
+G(g_m_iops, r->mixed.iops)
+G(g_m_bw, (double)r->mixed.bw_bytes / 1e6)
+G(g_m_mean, r->mixed.lat_mean_ns / 1e3)
+G(g_m_p50, (double)r->mixed.lat_p50_ns / 1e3)
+G(g_m_p99, (double)r->mixed.lat_p99_ns / 1e3)
+G(g_m_p999, (double)r->mixed.lat_p999_ns / 1e3)
 G(g_c_bytes, (double)r->client_write_bytes / 1e6)
 G(g_c_round, (double)r->round_write_bytes / 1e6)
 G(g_c_share, qs_report_round_share(r))
@@ -249,6 +280,16 @@ static const struct row rows[] = {
 	{"write lat p50 us", 1, g_w_p50, "%.1f", CMP_RATIO},
 	{"write lat p99 us", 1, g_w_p99, "%.1f", CMP_RATIO},
 	{"write lat p99.9 us", 1, g_w_p999, "%.1f", CMP_RATIO},
+	{"trim IOPS", 6, g_t_iops, "%.0f", CMP_RATIO},
+	{"trim MB/s", 6, g_t_bw, "%.1f", CMP_RATIO},
+	{"trim lat mean us", 6, g_t_mean, "%.1f", CMP_RATIO},
+	{"trim lat p99 us", 6, g_t_p99, "%.1f", CMP_RATIO},
+	{"mixed IOPS", 7, g_m_iops, "%.0f", CMP_RATIO},
+	{"mixed MB/s", 7, g_m_bw, "%.1f", CMP_RATIO},
+	{"mixed lat mean us", 7, g_m_mean, "%.1f", CMP_RATIO},
+	{"mixed lat p50 us", 7, g_m_p50, "%.1f", CMP_RATIO},
+	{"mixed lat p99 us", 7, g_m_p99, "%.1f", CMP_RATIO},
+	{"mixed lat p99.9 us", 7, g_m_p999, "%.1f", CMP_RATIO},
 	{"client write MB", 4, g_c_bytes, "%.1f", CMP_RATIO},
 	{"4K rounding MB", 4, g_c_round, "%.1f", CMP_RATIO},
 	{"4K rounding %", 4, g_c_share, "%.1f", CMP_DIFF},
@@ -265,9 +306,28 @@ static const struct row rows[] = {
 	{"life y, slowest rate", 2, g_life_common, "%.2f", CMP_RATIO},
 	{"life y, rate_iops", 3, g_life_rated, "%.2f", CMP_RATIO},
 	{"fast-tier write MB", 2, g_f_bytes, "%.1f", CMP_RATIO},
-	{"log dirty at end MB", 1, g_dirty, "%.1f", CMP_NONE},
-	{"log dirty growth %", 1, g_dirty_growth, "%.1f", CMP_NONE},
+	{"log dirty at end MB", 8, g_dirty, "%.1f", CMP_NONE},
+	{"log dirty growth %", 8, g_dirty_growth, "%.1f", CMP_NONE},
 };
+
+/* Whether row rw has a place in a job's table: its direction is issued, or
+ * its condition holds (fio's unified_rw_reporting=mixed shows the
+ * directions together only, both shows them after each one). */
+static bool row_shown(const struct row *rw, const struct trates *t)
+{
+	bool apart = t->unified != QS_UNIFIED_MIXED;
+	switch (rw->dir) {
+	case 0: return t->reads && apart;
+	case 1: return t->writes && apart;
+	case 3: return t->rated > 0;
+	case 4: return t->rounding;
+	case 5: return t->steady;
+	case 6: return t->trims && apart;
+	case 7: return t->unified != QS_UNIFIED_NONE;
+	case 8: return t->writes;
+	default: return true;
+	}
+}
 
 static void cell(char *buf, size_t len, const char *fmt, double v)
 {
@@ -301,11 +361,12 @@ int qs_report_table(FILE *f, const struct qs_report_run *runs, size_t n)
 				    runs[k].shaping == (pass == 1))
 					cols[nc++] = k;
 		const struct qs_report_run *base = runs[cols[0]].shaping ? NULL : &runs[cols[0]];
-		bool reads = false, writes = false;
-		struct trates tr = {qs_report_common_rate(runs, n, runs[i].job), 0, false, false};
+		struct trates tr = {qs_report_common_rate(runs, n, runs[i].job), 0, false, false,
+				    false, false, false, runs[i].unified};
 		for (size_t c = 0; c < nc; c++) {
-			reads |= runs[cols[c]].read.iops > 0;
-			writes |= runs[cols[c]].write.iops > 0;
+			tr.reads |= runs[cols[c]].read.iops > 0;
+			tr.writes |= runs[cols[c]].write.iops > 0;
+			tr.trims |= runs[cols[c]].trim.iops > 0;
 			if (runs[cols[c]].rated_write_bytes_per_s > 0)
 				tr.rated = runs[cols[c]].rated_write_bytes_per_s;
 			tr.rounding |= runs[cols[c]].round_write_bytes > 0;
@@ -332,9 +393,7 @@ int qs_report_table(FILE *f, const struct qs_report_run *runs, size_t n)
 		fputc('\n', f);
 		for (size_t ri = 0; ri < sizeof(rows) / sizeof(rows[0]); ri++) {
 			const struct row *rw = &rows[ri];
-			if ((rw->dir == 0 && !reads) || (rw->dir == 1 && !writes) ||
-			    (rw->dir == 3 && !(tr.rated > 0)) || (rw->dir == 4 && !tr.rounding) ||
-			    (rw->dir == 5 && !tr.steady))
+			if (!row_shown(rw, &tr))
 				continue;
 			fprintf(f, "  %-20s", rw->label);
 			for (size_t c = 0; c < nc; c++) {
@@ -379,7 +438,7 @@ int qs_report_table(FILE *f, const struct qs_report_run *runs, size_t n)
 
 /* ----------------------------------------------------------------- JSON */
 
-static void json_str(FILE *f, const char *s)
+void qs_report_json_quote(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
@@ -434,14 +493,14 @@ int qs_report_json(FILE *f, const struct qs_report_run *runs, size_t n)
 		const struct qs_report_run *r = &runs[i];
 		fputs(i ? ",\n    {\n" : "\n    {\n", f);
 		fputs("      \"job\": ", f);
-		json_str(f, r->job);
+		qs_report_json_quote(f, r->job);
 		fprintf(f, ",\n      \"shaping\": \"%s\",\n      \"policy\": ",
 			qs_report_shaping_name(r->shaping));
-		json_str(f, policy_of(r));
+		qs_report_json_quote(f, policy_of(r));
 		fputs(",\n      \"placement\": ", f);
-		json_str(f, placement_of(r));
+		qs_report_json_quote(f, placement_of(r));
 		fputs(",\n      \"mode\": ", f);
-		json_str(f, r->mode ? r->mode : "sim");
+		qs_report_json_quote(f, r->mode ? r->mode : "sim");
 		fputs(",\n", f);
 		json_dir(f, "read", &r->read);
 		fputs(",\n", f);
@@ -470,7 +529,7 @@ int qs_report_json(FILE *f, const struct qs_report_run *runs, size_t n)
 		fputs("},\n      \"steadystate\": ", f);
 		if (r->ss.criterion) {
 			fputs("{\"criterion\": ", f);
-			json_str(f, r->ss.criterion);
+			qs_report_json_quote(f, r->ss.criterion);
 			fputs(", \"limit\": ", f);
 			json_num(f, r->ss.limit, "%.6f");
 			fprintf(f, ", \"pct\": %s, \"duration_s\": ", r->ss.pct ? "true" : "false");

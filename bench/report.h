@@ -16,6 +16,46 @@
 
 struct qs_hist;
 
+/* One key=value of a job file as written (fio's "job options"). */
+struct qs_report_opt {
+	const char *key, *val;
+};
+
+/* fio's default percentile list (its percentile_list), in fio's order. */
+#define QS_REPORT_NPCT 17
+extern const double qs_report_pct_list[QS_REPORT_NPCT];
+
+/* The directions fio reports, in its order. */
+enum qs_report_ddir { QS_DDIR_READ = 0, QS_DDIR_WRITE, QS_DDIR_TRIM, QS_DDIR_N };
+
+/* The latencies fio reports of a direction: submission (issue until the
+ * engine took the request), completion (from then on) and their sum. */
+enum qs_report_latk { QS_LAT_SUBMIT = 0, QS_LAT_COMPLETE, QS_LAT_TOTAL, QS_LAT_N };
+
+/* fio's unified_rw_reporting: how an entry's directions are reported. */
+enum qs_report_unified {
+	QS_UNIFIED_NONE = 0, /* read, write and trim each on their own */
+	QS_UNIFIED_MIXED,    /* the three summed, reported as "mixed" only */
+	QS_UNIFIED_BOTH,     /* each on its own, then "mixed" */
+};
+
+/* fio's statistics of one latency in ns (its slat_ns, clat_ns, lat_ns). */
+struct qs_report_lat {
+	uint64_t n, min, max;	      /* min and max 0 when n is 0 */
+	double mean, stddev;	      /* stddev of the sample (n - 1), fio's */
+	uint64_t pct[QS_REPORT_NPCT]; /* at qs_report_pct_list */
+};
+
+/* fio's figures of one direction over the measured window. */
+struct qs_report_fdir {
+	uint64_t io_bytes;  /* client bytes completed (before 4 KiB rounding) */
+	uint64_t total_ios; /* I/Os completed */
+	struct qs_report_lat lat[QS_LAT_N];
+};
+
+/* Fill l from the histogram h (NULL or empty: all zero). */
+void qs_report_lat_fill(struct qs_report_lat *l, const struct qs_hist *h);
+
 /* Client-side figures of one direction (reads or writes). */
 struct qs_report_dir {
 	double iops;
@@ -64,6 +104,8 @@ struct qs_report_run {
 	const char *placement; /* "inplace" or "log"; "-", "" or NULL when off */
 	const char *mode;   /* bench mode: "sim", "emu", "dev"; NULL = "sim" */
 	struct qs_report_dir read, write;
+	struct qs_report_dir trim;  /* trims (fio's rw=trim, randtrim; traces) */
+	struct qs_report_dir mixed; /* the three together (unified_rw_reporting) */
 	struct qs_report_qlc qlc;
 	uint64_t fast_write_bytes; /* bytes written to the fast tier */
 	struct qs_report_wear wear;
@@ -79,6 +121,22 @@ struct qs_report_run {
 	/* client write bytes per second the job asks for with rate_iops (all
 	 * clones, writes' share of the mix); 0 when unrated */
 	double rated_write_bytes_per_s;
+	/* fio's figures per direction and the directions together, over
+	 * runtime_ns: the client window, the longest of the entry's jobs'
+	 * (fio's runtime of a group) */
+	struct qs_report_fdir fio[QS_DDIR_N], fio_mixed;
+	uint64_t runtime_ns;
+	/* fio's reporting: the jobs this entry sums (group_reporting; 1 for
+	 * a job of its own; 0: the job is summed in an earlier entry and is
+	 * not reported), fio's group number, unified_rw_reporting of the
+	 * entry's first job, the name fio prints (NULL: job), and that job's
+	 * options as written (fio's "job options") */
+	unsigned members;
+	unsigned groupid;
+	enum qs_report_unified unified;
+	const char *fio_name;
+	const struct qs_report_opt *opts;
+	size_t nopts;
 };
 
 /* A variant's name as the table's columns give it: its policy, "log-POLICY"
@@ -182,8 +240,41 @@ const char *qs_report_shaping_name(bool shaping);
  * ratio columns against the job's first "off" run. */
 int qs_report_table(FILE *f, const struct qs_report_run *runs, size_t n);
 
+/* s as a JSON string, quoted, '"' and backslash escaped, control bytes as
+ * \u00XX (NULL: ""). */
+void qs_report_json_quote(FILE *f, const char *s);
+
 /* JSON: {"version": 1, "runs": [...]}; see docs/BENCH-OUTPUT.md. */
 int qs_report_json(FILE *f, const struct qs_report_run *runs, size_t n);
+
+/* fio's JSON (--output-format=json): fio's layout, for tools that read it. */
+struct qs_report_fio_doc {
+	const char *version;	/* "fio version" */
+	int64_t time_ms;	/* when the runs ended, ms since the epoch */
+	const struct qs_report_opt *gopts; /* the job file's [global] options */
+	size_t ngopts;
+	/* fio's entries ("jobs"), in order, their groupid as it is to be
+	 * printed; each entry's name is its fio_name (else job) and its
+	 * variant: "NAME (shaping off)", "NAME (shaping on, fifo, inplace)" */
+	const struct qs_report_run *runs;
+	size_t n;
+	/* the bench's entries of the same runs: the common rates of the
+	 * wear figures (qs_report_common_rate) are taken among these */
+	const struct qs_report_run *bench;
+	size_t nbench;
+};
+
+/*
+ * fio's JSON of doc: "fio version", "timestamp", "timestamp_ms", "time",
+ * "global options", "jobs", and per job "jobname", "groupid", "error",
+ * "job options", "read", "write", "trim" (or "mixed", or both, after
+ * unified_rw_reporting) each with io_bytes, io_kbytes, bw_bytes, bw (KiB/s),
+ * iops, runtime (ms), total_ios, short_ios, drop_ios and slat_ns, clat_ns,
+ * lat_ns (min, max, mean, stddev, N and, with samples, percentile at fio's
+ * default list, keys printed with "%f"), "job_runtime", and the bench's
+ * own figures in "qlcshape" (docs/BENCH-OUTPUT.md).
+ */
+int qs_report_fio_json(FILE *f, const struct qs_report_fio_doc *doc);
 
 /* CSV: one header line, then one line per run; same fields as JSON. */
 int qs_report_csv(FILE *f, const struct qs_report_run *runs, size_t n);

@@ -540,17 +540,19 @@ static void rt_window_edge(void *ctx, size_t job, bool end)
 	}
 }
 
-static void rt_result(void *ctx, size_t job, struct qs_bench_result *res)
+/* The devices' figures of a report entry: from job open's window opening
+ * to job close's closing. */
+static void rt_result(void *ctx, size_t open, size_t close, struct qs_bench_result *res)
 {
 	struct rt_run *r = ctx;
 	struct qs_rt_world *w = r->w;
-	const struct rt_window *x = &r->win[job];
+	const struct rt_window *x0 = &r->win[open], *x1 = &r->win[close];
 	if (w->qe) {
-		qs_delta_model_counters(&res->qlc, &x->qm0, &x->qm1);
-		qs_delta_model_counters(&res->fast, &x->fm0, &x->fm1);
+		qs_delta_model_counters(&res->qlc, &x0->qm0, &x1->qm1);
+		qs_delta_model_counters(&res->fast, &x0->fm0, &x1->fm1);
 	} else {
-		rt_count_model(&x->q0, &x->q1, &res->qlc);
-		rt_count_model(&x->f0, &x->f1, &res->fast);
+		rt_count_model(&x0->q0, &x1->q1, &res->qlc);
+		rt_count_model(&x0->f0, &x1->f1, &res->fast);
 	}
 	res->rep.mode = w->conf.kind == QS_RT_EMU ? "emu" : "dev";
 	/* What reached the device, counted at its volume; read-fill is the
@@ -559,9 +561,9 @@ static void rt_result(void *ctx, size_t job, struct qs_bench_result *res)
 	 * drive_write_bytes 0 leaves WAF IU and the life figure unknown. */
 	struct qs_report_qlc_in qi = {
 		.client_write_bytes = res->rep.client_write_bytes,
-		.qlc_write_bytes = x->q1.write_bytes - x->q0.write_bytes,
-		.qlc_writes = x->q1.writes - x->q0.writes,
-		.qlc_iu_whole_writes = x->q1.whole_writes - x->q0.whole_writes,
+		.qlc_write_bytes = x1->q1.write_bytes - x0->q0.write_bytes,
+		.qlc_writes = x1->q1.writes - x0->q0.writes,
+		.qlc_iu_whole_writes = x1->q1.whole_writes - x0->q0.whole_writes,
 		.read_fill_bytes = res->eng.read_fill_bytes,
 		.elapsed_ns = res->window_ns,
 		.rating_bytes = NAN,
@@ -579,7 +581,7 @@ static void rt_result(void *ctx, size_t job, struct qs_bench_result *res)
 	}
 	qs_report_qlc_fill(&res->rep.qlc, &qi);
 	qs_report_wear_fill(&res->rep.wear, &qi);
-	res->rep.fast_write_bytes = x->f1.write_bytes - x->f0.write_bytes;
+	res->rep.fast_write_bytes = x1->f1.write_bytes - x0->f0.write_bytes;
 }
 
 static const struct qs_drv_world_ops rt_ops = {
@@ -589,9 +591,10 @@ static const struct qs_drv_world_ops rt_ops = {
 	.result = rt_result,
 };
 
-int qs_rt_run_group(struct qs_rt_world *w, const struct qs_job *jobs, size_t njobs,
-		    const struct qs_bench_variant *v, uint64_t seed, struct qs_bench_result *res,
-		    char *err, size_t errlen)
+int qs_rt_run_group_fio(struct qs_rt_world *w, const struct qs_job *jobs, size_t njobs,
+			const struct qs_bench_variant *v, uint64_t seed,
+			struct qs_bench_result *res, struct qs_report_run *fio, size_t *nfio,
+			char *err, size_t errlen)
 {
 	uint64_t wall0 = qs_henv_now_ns();
 	struct rt_run r = {.w = w};
@@ -631,6 +634,8 @@ int qs_rt_run_group(struct qs_rt_world *w, const struct qs_job *jobs, size_t njo
 			.seed = seed,
 			.progress = w->conf.progress,
 			.clock_name = "(wall clock)",
+			.fio = fio,
+			.nfio = nfio,
 		};
 		rc = qs_drv_run(&d, res, err, errlen);
 	}
@@ -640,6 +645,13 @@ int qs_rt_run_group(struct qs_rt_world *w, const struct qs_job *jobs, size_t njo
 	for (size_t i = 0; i < njobs; i++)
 		res[i].wall_s = wall;
 	return rc;
+}
+
+int qs_rt_run_group(struct qs_rt_world *w, const struct qs_job *jobs, size_t njobs,
+		    const struct qs_bench_variant *v, uint64_t seed, struct qs_bench_result *res,
+		    char *err, size_t errlen)
+{
+	return qs_rt_run_group_fio(w, jobs, njobs, v, seed, res, NULL, NULL, err, errlen);
 }
 
 int qs_rt_run_job(struct qs_rt_world *w, const struct qs_job *job,

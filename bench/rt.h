@@ -131,6 +131,13 @@ int qs_rt_run_group(struct qs_rt_world *w, const struct qs_job *jobs, size_t njo
 		    const struct qs_bench_variant *v, uint64_t seed, struct qs_bench_result *res,
 		    char *err, size_t errlen);
 
+/* qs_rt_run_group that also fills fio's report entries into fio and their
+ * number into *nfio, as qs_bench_run_group_fio. */
+int qs_rt_run_group_fio(struct qs_rt_world *w, const struct qs_job *jobs, size_t njobs,
+			const struct qs_bench_variant *v, uint64_t seed,
+			struct qs_bench_result *res, struct qs_report_run *fio, size_t *nfio,
+			char *err, size_t errlen);
+
 /* qs_rt_run_group with one job. */
 int qs_rt_run_job(struct qs_rt_world *w, const struct qs_job *job,
 		  const struct qs_bench_variant *v, uint64_t seed, struct qs_bench_result *res,

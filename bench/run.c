@@ -217,14 +217,15 @@ static void rn_window_edge(void *ctx, size_t job, bool end)
 	qs_model_get_counters(s->fm, end ? &x->f1 : &x->f0);
 }
 
-/* The drives' figures of one job: the models' counters over its window. */
-static void rn_result(void *ctx, size_t job, struct qs_bench_result *res)
+/* The drives' figures of a report entry: the models' counters from job
+ * open's window opening to job close's closing. */
+static void rn_result(void *ctx, size_t open, size_t close, struct qs_bench_result *res)
 {
 	struct rn_sim *s = ctx;
 	struct qs_bench_world *w = s->w;
-	const struct rn_window *x = &s->win[job];
-	qs_delta_model_counters(&res->qlc, &x->q0, &x->q1);
-	qs_delta_model_counters(&res->fast, &x->f0, &x->f1);
+	const struct rn_window *x0 = &s->win[open], *x1 = &s->win[close];
+	qs_delta_model_counters(&res->qlc, &x0->q0, &x1->q1);
+	qs_delta_model_counters(&res->fast, &x0->f0, &x1->f1);
 	struct qs_report_qlc_in qi = {
 		.client_write_bytes = res->rep.client_write_bytes,
 		.qlc_write_bytes = res->eng.qlc_write_bytes,
@@ -320,9 +321,10 @@ static void rn_sim_free(struct rn_sim *s)
 	free(s->win);
 }
 
-int qs_bench_run_group(struct qs_bench_world *w, const struct qs_job *jobs, size_t njobs,
-		       const struct qs_bench_variant *v, uint64_t seed,
-		       struct qs_bench_result *res, char *err, size_t errlen)
+int qs_bench_run_group_fio(struct qs_bench_world *w, const struct qs_job *jobs, size_t njobs,
+			   const struct qs_bench_variant *v, uint64_t seed,
+			   struct qs_bench_result *res, struct qs_report_run *fio, size_t *nfio,
+			   char *err, size_t errlen)
 {
 	uint64_t wall0 = qs_henv_now_ns();
 	struct rn_sim s = {0};
@@ -357,6 +359,8 @@ int qs_bench_run_group(struct qs_bench_world *w, const struct qs_job *jobs, size
 			.shared_bytes = RN_BUF_BYTES,
 			.progress = w->conf.progress,
 			.clock_name = "simulated",
+			.fio = fio,
+			.nfio = nfio,
 		};
 		rc = qs_drv_run(&d, res, err, errlen);
 	}
@@ -365,6 +369,13 @@ int qs_bench_run_group(struct qs_bench_world *w, const struct qs_job *jobs, size
 	for (size_t i = 0; i < njobs; i++)
 		res[i].wall_s = wall;
 	return rc;
+}
+
+int qs_bench_run_group(struct qs_bench_world *w, const struct qs_job *jobs, size_t njobs,
+		       const struct qs_bench_variant *v, uint64_t seed,
+		       struct qs_bench_result *res, char *err, size_t errlen)
+{
+	return qs_bench_run_group_fio(w, jobs, njobs, v, seed, res, NULL, NULL, err, errlen);
 }
 
 int qs_bench_run_job(struct qs_bench_world *w, const struct qs_job *job,

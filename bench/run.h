@@ -153,11 +153,24 @@ int qs_bench_run_job(struct qs_bench_world *w, const struct qs_job *job,
  * jobs between two stonewalls: all start at the same time, each with its
  * own clones, ramp, runtime and client figures; the QLC and fast-tier
  * figures of each are the whole drive's over that job's window (the jobs
- * share the drive). Fills res[0..njobs); same errors as qs_bench_run_job
- * (which is this with one job).
+ * share the drive). Fills res[0..njobs), one per job; a job that fio's
+ * group_reporting sums into an earlier job's entry has rep.members 0 (the
+ * entry's rep.members counts its jobs, its figures are theirs together).
+ * Same errors as qs_bench_run_job (which is this with one job).
  */
 int qs_bench_run_group(struct qs_bench_world *w, const struct qs_job *jobs, size_t njobs,
 		       const struct qs_bench_variant *v, uint64_t seed,
 		       struct qs_bench_result *res, char *err, size_t errlen);
+
+/*
+ * qs_bench_run_group that also fills fio's report entries into fio (room
+ * for one per clone of the jobs) and their number into *nfio: each clone
+ * of a job without group_reporting on its own, the clones and jobs that
+ * group_reporting sums together as one (struct qs_drv_run's fio).
+ */
+int qs_bench_run_group_fio(struct qs_bench_world *w, const struct qs_job *jobs, size_t njobs,
+			   const struct qs_bench_variant *v, uint64_t seed,
+			   struct qs_bench_result *res, struct qs_report_run *fio, size_t *nfio,
+			   char *err, size_t errlen);
 
 #endif

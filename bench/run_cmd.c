@@ -26,6 +26,12 @@
 #define RC_DEFAULT_JOB "conf/bench/default.fio"
 
 enum rc_kind { RC_RUN, RC_AB, RC_CURVE };
+
+/* fio's --output-format: which reports the run writes (a set) */
+enum rc_format { RC_FMT_NORMAL = 1, RC_FMT_JSON = 2 };
+
+/* What fio's JSON says it is: fio 3.33's layout, written by the bench. */
+#define RC_FIO_VERSION "fio-3.33-qlcshape"
 enum rc_mode { RC_SIM, RC_DEV, RC_EMU };
 
 struct rc_opts {
@@ -41,6 +47,11 @@ struct rc_opts {
 	uint64_t seed;
 	const char *json, *csv, *svg;
 	bool quiet;
+	unsigned formats;   /* enum rc_format bits (default normal) */
+	const char *output; /* --output F: the reports go to F, not stdout */
+	FILE *out;	    /* stdout or F */
+	FILE *txt;	    /* the normal text (table, notes, speed); NULL: none */
+	FILE *note;	    /* the notes: txt, or stderr when only JSON is written */
 	uint64_t runtime_ns, ramp_ns; /* overrides; UINT64_MAX = as in the job */
 	enum rc_mode mode;
 	const char *qlc_dev, *fast_dev; /* dev mode */
@@ -91,13 +102,14 @@ static uint64_t rc_capacity(const struct rc_opts *o, const struct rc_world *w)
 	return cap;
 }
 
+/* Run a group in w; with fio not NULL also fio's entries (run.h). */
 static int rc_group(struct rc_world *w, const struct qs_job *jobs, size_t n,
 		    const struct qs_bench_variant *v, uint64_t seed, struct qs_bench_result *res,
-		    char *err, size_t errlen)
+		    struct qs_report_run *fio, size_t *nfio, char *err, size_t errlen)
 {
 	if (w->rt)
-		return qs_rt_run_group(w->rt, jobs, n, v, seed, res, err, errlen);
-	return qs_bench_run_group(w->sim, jobs, n, v, seed, res, err, errlen);
+		return qs_rt_run_group_fio(w->rt, jobs, n, v, seed, res, fio, nfio, err, errlen);
+	return qs_bench_run_group_fio(w->sim, jobs, n, v, seed, res, fio, nfio, err, errlen);
 }
 
 static void rc_world_free(struct rc_world *w)
@@ -167,7 +179,11 @@ static int rc_usage(FILE *f, enum rc_kind kind)
 		"                     1 = one after another in this process); the figures\n"
 		"                     do not depend on it\n"
 		"  --json F, --csv F, --svg F   also write the runs as JSON, CSV, SVG\n"
-		"  --quiet            no table and no progress (files only)\n",
+		"  --output-format L  fio's: normal (the table, default), json (fio's JSON\n"
+		"                     layout: one fio job per job and variant), or both,\n"
+		"                     normal,json (bench curve: normal only)\n"
+		"  --output F         fio's: write those reports to F instead of stdout\n"
+		"  --quiet            no table and no progress (files and JSON only)\n",
 		qs_par_default_workers());
 	return f == stdout ? 0 : 2;
 }
@@ -381,6 +397,50 @@ static int rc_opt_mode(const char *arg, struct rc_opts *o)
 	return 2;
 }
 
+/*
+ * fio's --output-format: a comma-separated list of normal and json. json+
+ * (fio's JSON with every bin of the latency histograms) and terse are
+ * refused saying why. 0, or exit status 2.
+ */
+static int rc_opt_format(const char *arg, struct rc_opts *o)
+{
+	char buf[64], *save = NULL;
+	snprintf(buf, sizeof(buf), "%s", arg);
+	o->formats = 0;
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		const char *why = NULL;
+		if (!strcmp(t, "normal"))
+			o->formats |= RC_FMT_NORMAL;
+		else if (!strcmp(t, "json"))
+			o->formats |= RC_FMT_JSON;
+		else if (!strcmp(t, "json+"))
+			why = "fio's json+ adds every bucket of each latency histogram (\"bins\"): "
+			      "the bench keeps its histograms (7424 buckets each, three latencies "
+			      "a direction) in the runs' workers and brings back only their "
+			      "statistics; use json (min, max, mean, stddev, N, percentiles)";
+		else if (!strcmp(t, "terse"))
+			why = "fio's terse (semicolon) format is not written; use normal or json";
+		else
+			why = "allowed normal, json, or both (normal,json)";
+		if (why) {
+			fprintf(stderr, "qlcshape %s: --output-format '%s': %s\n", o->cmd, t, why);
+			return 2;
+		}
+	}
+	if (!o->formats) {
+		fprintf(stderr, "qlcshape %s: --output-format '%s': allowed normal, json, or both "
+				"(normal,json)\n", o->cmd, arg);
+		return 2;
+	}
+	if (o->kind == RC_CURVE && (o->formats & RC_FMT_JSON)) {
+		fprintf(stderr, "qlcshape %s: --output-format json: not for bench curve (its runs "
+				"are the points of a rate sweep, not fio's jobs); use bench run, or "
+				"curve's --json and --csv\n", o->cmd);
+		return 2;
+	}
+	return 0;
+}
+
 /* One option from getopt_long; 0 to go on, else what rc_parse returns. */
 static int rc_opt(int c, const char *arg, struct rc_opts *o)
 {
@@ -402,6 +462,8 @@ static int rc_opt(int c, const char *arg, struct rc_opts *o)
 	case 'm': return rc_opt_mode(arg, o);
 	case 'c': case 'S': case 'g': case 'r': case 'W': return rc_opt_number(c, arg, o);
 	case 'T': case 'R': return rc_opt_time(c, arg, o);
+	case 'o': o->output = arg; return 0;
+	case 'U': return rc_opt_format(arg, o);
 	case 'h': return rc_usage(stdout, o->kind) ? 2 : -1;
 	default: return rc_usage(stderr, o->kind);
 	}
@@ -460,10 +522,13 @@ static int rc_parse(int argc, char **argv, struct rc_opts *o)
 		{"yes-overwrite", no_argument, NULL, 'Y'},
 		{"workers", required_argument, NULL, 'W'},
 		{"recovery", no_argument, NULL, 'X'},
+		{"output-format", required_argument, NULL, 'U'},
+		{"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	qs_bench_conf_default(&o->conf);
+	o->formats = RC_FMT_NORMAL;
 	o->off = o->on = true;
 	o->seed = 1;
 	o->runtime_ns = o->ramp_ns = UINT64_MAX;
@@ -562,36 +627,38 @@ static int rc_outputs(const struct rc_opts *o, const struct rc_runs *rr,
 static void rc_describe(const struct rc_opts *o, const struct rc_world *rw,
 			const struct qs_job_file *jf)
 {
-	if (o->quiet)
+	FILE *f = o->txt;
+	if (!o->txt)
 		return;
 	if (rw->rt) {
 		char desc[1024];
 		qs_rt_world_describe(rw->rt, desc, sizeof(desc));
-		printf("qlcshape %s %s: %s mode (%s, real clock), seed %llu\n%s\n", o->cmd,
-		       jf->path, o->mode == RC_EMU ? "emu" : "dev",
-		       o->mode == RC_EMU ? "device models in real time" : "real devices",
-		       (unsigned long long)o->seed, desc);
+		fprintf(f, "qlcshape %s %s: %s mode (%s, real clock), seed %llu\n%s\n", o->cmd,
+			jf->path, o->mode == RC_EMU ? "emu" : "dev",
+			o->mode == RC_EMU ? "device models in real time" : "real devices",
+			(unsigned long long)o->seed, desc);
 		return;
 	}
 	const struct qs_bench_world *w = rw->sim;
 	double scale = qs_bench_world_scale(w);
-	printf("qlcshape %s %s: QLC %s, fast tier %s, seed %llu\n", o->cmd, jf->path,
-	       o->conf.profile, o->conf.fast, (unsigned long long)o->seed);
-	printf("model: %.2f GiB QLC (1/%.0f of the drive), log %.1f MB (--cache %.3g GB scaled "
-	       "alike); drive filled sequentially first\n",
-	       (double)qs_bench_world_sizes(w)->capacity / 1073741824.0, scale,
-	       (double)qs_bench_world_sizes(w)->log_bytes / 1e6, (double)o->conf.cache_bytes / 1e9);
+	fprintf(f, "qlcshape %s %s: QLC %s, fast tier %s, seed %llu\n", o->cmd, jf->path,
+		o->conf.profile, o->conf.fast, (unsigned long long)o->seed);
+	fprintf(f, "model: %.2f GiB QLC (1/%.0f of the drive), log %.1f MB (--cache %.3g GB "
+		   "scaled alike); drive filled sequentially first\n",
+		(double)qs_bench_world_sizes(w)->capacity / 1073741824.0, scale,
+		(double)qs_bench_world_sizes(w)->log_bytes / 1e6, (double)o->conf.cache_bytes / 1e9);
 	const struct qs_profile *p = qs_bench_world_qlc_profile(w);
 	double rating = qs_bench_world_sizes(w)->rating_bytes;
 	if (o->conf.rating_bytes > 0)
-		printf("life: endurance rating %.4g PBW (--rating-pbw), taken as whole-IU writes\n",
-		       rating / 1e15);
+		fprintf(f, "life: endurance rating %.4g PBW (--rating-pbw), taken as whole-IU "
+			   "writes\n", rating / 1e15);
 	else if (rating > 0)
-		printf("life: endurance rating %.4g PBW for %u KiB %s (profile)\n", rating / 1e15,
-		       p->endurance_bs_bytes / 1024, qs_profile_endurance_rw_name(p->endurance_rw));
+		fprintf(f, "life: endurance rating %.4g PBW for %u KiB %s (profile)\n",
+			rating / 1e15, p->endurance_bs_bytes / 1024,
+			qs_profile_endurance_rw_name(p->endurance_rw));
 	else
-		printf("life: no endurance rating in the profile (endurance_pbw) or --rating-pbw: "
-		       "not projected\n");
+		fprintf(f, "life: no endurance rating in the profile (endurance_pbw) or "
+			   "--rating-pbw: not projected\n");
 }
 
 /* The real-time world of dev and emu mode. */
@@ -778,22 +845,24 @@ static double rc_wall(void)
 static void rc_speed(const struct rc_opts *o, uint64_t ios, double sim_s, double wall_s,
 		     double cpu_s, size_t runs, unsigned workers)
 {
-	if (o->quiet)
+	FILE *f = o->txt;
+	if (!o->txt)
 		return;
 	if (o->mode != RC_SIM) {
 		/* real time: the figure is the run's length, not a speed */
-		printf("\nran %llu client I/Os (%.2f s of real time, ramps included) in %.2f s wall, "
-		       "%.2f s CPU\n", (unsigned long long)ios, sim_s, wall_s, cpu_s);
+		fprintf(f, "\nran %llu client I/Os (%.2f s of real time, ramps included) in "
+			   "%.2f s wall, %.2f s CPU\n", (unsigned long long)ios, sim_s, wall_s,
+			cpu_s);
 		return;
 	}
 	char par[64] = "";
 	if (workers > 1 && runs > 1)
 		snprintf(par, sizeof(par), "; %zu runs, %u at a time", runs,
 			 workers < runs ? workers : (unsigned)runs);
-	printf("\nsimulated %llu client I/Os (%.2f s of virtual time) in %.2f s wall, %.2f s CPU: "
-	       "%.0f simulated I/Os per wall-clock second (%.0f per CPU second%s)\n",
-	       (unsigned long long)ios, sim_s, wall_s, cpu_s, wall_s > 0 ? (double)ios / wall_s : 0,
-	       cpu_s > 0 ? (double)ios / cpu_s : 0, par);
+	fprintf(f, "\nsimulated %llu client I/Os (%.2f s of virtual time) in %.2f s wall, "
+		   "%.2f s CPU: %.0f simulated I/Os per wall-clock second (%.0f per CPU "
+		   "second%s)\n", (unsigned long long)ios, sim_s, wall_s, cpu_s,
+		wall_s > 0 ? (double)ios / wall_s : 0, cpu_s > 0 ? (double)ios / cpu_s : 0, par);
 }
 
 /*
@@ -804,14 +873,16 @@ static void rc_speed(const struct rc_opts *o, uint64_t ios, double sim_s, double
 static void rc_note_steady(const struct rc_opts *o, const struct qs_bench_result *r,
 			   const char *name)
 {
-	if (o->quiet || !r->rep.shaping || !r->eng.client_write_bytes || r->eng.destage_ius)
+	FILE *f = o->note;
+	if (!o->note || !r->rep.shaping || !r->eng.client_write_bytes || r->eng.destage_ius)
 		return;
-	printf("note: %s, %s: no destage in the measured window (log %.0f%% used at "
-	       "the end): these are the figures of a cache that has not filled, not of the steady "
-	       "state; raise runtime and ramp_time (or replay a longer trace)\n",
-	       name, qs_report_label(&r->rep),
-	       r->eng.log_blocks ? 100.0 * (double)r->eng.log_used_blocks / (double)r->eng.log_blocks
-				 : 0.0);
+	fprintf(f, "note: %s, %s: no destage in the measured window (log %.0f%% used at "
+		   "the end): these are the figures of a cache that has not filled, not of the "
+		   "steady state; raise runtime and ramp_time (or replay a longer trace)\n",
+		name, qs_report_label(&r->rep),
+		r->eng.log_blocks
+			? 100.0 * (double)r->eng.log_used_blocks / (double)r->eng.log_blocks
+			: 0.0);
 }
 
 /*
@@ -824,19 +895,20 @@ static void rc_note_steady(const struct rc_opts *o, const struct qs_bench_result
 static void rc_note_dirty(const struct rc_opts *o, const struct qs_bench_result *r,
 			  const char *name)
 {
+	FILE *f = o->note;
 	double grew = qs_report_dirty_growth(&r->rep);
-	if (o->quiet || !r->rep.shaping || !(grew >= QS_REPORT_DIRTY_NOTE_PCT))
+	if (!o->note || !r->rep.shaping || !(grew >= QS_REPORT_DIRTY_NOTE_PCT))
 		return;
-	printf("note: %s, shaping on %s: %.1f MB still dirty in the log when the window closed, "
-	       "%.1f MB more than when it opened (%.0f%% of the window's %.1f MB of client "
-	       "writes): WAF host and the wear figures count only what reached the QLC and are a "
-	       "lower bound; lengthen the run (ramp_time and runtime, or steadystate, or a "
-	       "longer trace) until the log is full before the window opens and the window "
-	       "writes many times the %.1f MB log\n",
-	       name, qs_report_label(&r->rep), (double)r->rep.dirty_end_bytes / 1e6,
-	       ((double)r->rep.dirty_end_bytes - (double)r->rep.dirty_start_bytes) / 1e6, grew,
-	       (double)r->rep.client_write_bytes / 1e6,
-	       (double)r->eng.log_blocks * QS_BLOCK_SIZE / 1e6);
+	fprintf(f, "note: %s, shaping on %s: %.1f MB still dirty in the log when the window "
+		   "closed, %.1f MB more than when it opened (%.0f%% of the window's %.1f MB of "
+		   "client writes): WAF host and the wear figures count only what reached the QLC "
+		   "and are a lower bound; lengthen the run (ramp_time and runtime, or "
+		   "steadystate, or a longer trace) until the log is full before the window opens "
+		   "and the window writes many times the %.1f MB log\n",
+		name, qs_report_label(&r->rep), (double)r->rep.dirty_end_bytes / 1e6,
+		((double)r->rep.dirty_end_bytes - (double)r->rep.dirty_start_bytes) / 1e6, grew,
+		(double)r->rep.client_write_bytes / 1e6,
+		(double)r->eng.log_blocks * QS_BLOCK_SIZE / 1e6);
 }
 
 /*
@@ -847,7 +919,7 @@ static void rc_note_dirty(const struct rc_opts *o, const struct qs_bench_result 
 static void rc_note_late(const struct rc_opts *o, const struct qs_rt_late *q,
 			 const struct qs_rt_late *f, const char *name, const char *variant)
 {
-	if (o->quiet || o->mode != RC_EMU)
+	if (!o->note || o->mode != RC_EMU)
 		return;
 	const struct qs_rt_late *l[2] = {q, f};
 	char part[2][160];
@@ -864,7 +936,8 @@ static void rc_note_late(const struct rc_opts *o, const struct qs_rt_late *q,
 			 (double)l[i]->late_ns_sum / (double)l[i]->requests / 1000,
 			 (double)l[i]->late_ns_max / 1e6);
 	}
-	printf("emu timing: %s, %s: QLC %s; fast tier %s\n", name, variant, part[0], part[1]);
+	fprintf(o->note, "emu timing: %s, %s: QLC %s; fast tier %s\n", name, variant, part[0],
+		part[1]);
 }
 
 static const char *rc_variant_name(const struct qs_report_run *r)
@@ -881,25 +954,28 @@ static const char *rc_variant_name(const struct qs_report_run *r)
 static void rc_print_recovery(const struct rc_opts *o, const struct rc_world *w,
 			      const struct qs_bench_result *res, size_t n)
 {
-	if (o->quiet || !o->recovery)
+	FILE *f = o->txt;
+	if (!o->txt || !o->recovery)
 		return;
 	double scale = qs_bench_world_scale(w->sim);
-	printf("\nrecovery after a power cut at the end of the window (device time simulated, "
-	       "CPU measured here; the real drive is %.0fx the model):\n", scale);
-	printf("%-24s %-12s %10s %12s %11s %9s %9s %12s %21s\n", "job", "variant", "log used",
-	       "map pages", "cached", "devices", "CPU", "real drive", "clean: devices, CPU");
+	fprintf(f, "\nrecovery after a power cut at the end of the window (device time "
+		   "simulated, CPU measured here; the real drive is %.0fx the model):\n", scale);
+	fprintf(f, "%-24s %-12s %10s %12s %11s %9s %9s %12s %21s\n", "job", "variant",
+		"log used", "map pages", "cached", "devices", "CPU", "real drive",
+		"clean: devices, CPU");
 	for (size_t i = 0; i < n; i++) {
 		const struct qs_bench_recovery *r = &res[i].rec;
 		if (!r->measured)
 			continue;
 		double dirty = (double)r->dirty_ns / 1e9 + r->dirty_cpu_s;
 		double clean = (double)r->clean_ns / 1e9 + r->clean_cpu_s;
-		printf("%-24s %-12s %8.1f MB %9.1f MB %11llu %7.3f s %7.3f s %10.1f s %7.3f s, "
-		       "%.3f s (real drive %.1f s)\n",
-		       res[i].rep.job, rc_variant_name(&res[i].rep), (double)r->log_used_bytes / 1e6,
-		       (double)r->map_region_bytes / 1e6, (unsigned long long)r->cached_blocks,
-		       (double)r->dirty_ns / 1e9, r->dirty_cpu_s, dirty * scale,
-		       (double)r->clean_ns / 1e9, r->clean_cpu_s, clean * scale);
+		fprintf(f, "%-24s %-12s %8.1f MB %9.1f MB %11llu %7.3f s %7.3f s %10.1f s "
+			   "%7.3f s, %.3f s (real drive %.1f s)\n",
+			res[i].rep.job, rc_variant_name(&res[i].rep),
+			(double)r->log_used_bytes / 1e6, (double)r->map_region_bytes / 1e6,
+			(unsigned long long)r->cached_blocks, (double)r->dirty_ns / 1e9,
+			r->dirty_cpu_s, dirty * scale, (double)r->clean_ns / 1e9, r->clean_cpu_s,
+			clean * scale);
 	}
 }
 
@@ -920,7 +996,31 @@ struct rc_tasks {
 	const struct qs_job_file *jf;
 	const struct rc_task *t;
 	struct qs_rt_late (*late)[2]; /* per task (real-time modes, in process) */
+	/* a task's output: maxgn results, then (maxc > 0, fio's JSON asked
+	 * for) room for maxc of fio's entries and their count */
+	size_t maxgn, maxc;
 };
+
+/* Bytes of one task's output. */
+static size_t rc_out_size(const struct rc_tasks *c)
+{
+	size_t n = c->maxgn * sizeof(struct qs_bench_result);
+	return c->maxc ? n + c->maxc * sizeof(struct qs_report_run) + sizeof(size_t) : n;
+}
+
+/* fio's entries in task output out (NULL when not asked for). */
+static struct qs_report_run *rc_out_fio(const struct rc_tasks *c, void *out)
+{
+	return c->maxc ? (void *)((char *)out + c->maxgn * sizeof(struct qs_bench_result))
+		       : NULL;
+}
+
+/* Their count in task output out (NULL when not asked for). */
+static size_t *rc_out_nfio(const struct rc_tasks *c, void *out)
+{
+	return c->maxc ? (void *)((char *)rc_out_fio(c, out) +
+				  c->maxc * sizeof(struct qs_report_run)) : NULL;
+}
 
 /* Variant k: shaping off first (if run), then each placement with each policy. */
 static struct qs_bench_variant rc_variant(const struct rc_opts *o, size_t k)
@@ -957,7 +1057,8 @@ static int rc_task_run(void *ctx, size_t i, void *out, char *err, size_t errlen)
 		one.rate_iops = t->rate;
 		jobs = &one;
 	}
-	int rc = rc_group(c->w, jobs, t->gn, &v, c->o->seed, out, err, errlen);
+	int rc = rc_group(c->w, jobs, t->gn, &v, c->o->seed, out, rc_out_fio(c, out),
+			  rc_out_nfio(c, out), err, errlen);
 	if (t->curve)
 		((struct qs_bench_result *)out)->rep.job = NULL;
 	if (!rc && c->w->rt) /* the group's, kept at its first job */
@@ -996,6 +1097,50 @@ static double rc_cpu(void)
 	return t;
 }
 
+/*
+ * fio's JSON of the runs (--output-format json) to o->out: fio's entries of
+ * every task, variant by variant (each variant as one fio run of the whole
+ * file), their groups numbered on from the previous variant's so that no
+ * two variants share a groupid; the wear figures' common rates from the
+ * bench's entries reps. 0, or exit status 1.
+ */
+static int rc_fio_json(const struct rc_opts *o, const struct rc_tasks *c, char *outs,
+		       size_t ntask, const struct qs_report_run *reps, size_t nreps)
+{
+	const struct qs_job_file *jf = c->jf;
+	size_t per = rc_variants(o), n = 0, cap = 0;
+	unsigned groups = jf->jobs[jf->njobs - 1].groupid + 1;
+	for (size_t i = 0; i < ntask; i++)
+		cap += *rc_out_nfio(c, outs + i * rc_out_size(c));
+	struct qs_report_run *runs = calloc(cap ? cap : 1, sizeof(*runs));
+	if (!runs) {
+		fprintf(stderr, "qlcshape %s: out of memory for fio's JSON\n", o->cmd);
+		return 1;
+	}
+	for (size_t k = 0; k < per; k++) {
+		for (size_t i = 0; i < ntask; i++) {
+			char *out = outs + i * rc_out_size(c);
+			if (c->t[i].k != k)
+				continue;
+			for (size_t e = 0; e < *rc_out_nfio(c, out); e++) {
+				runs[n] = rc_out_fio(c, out)[e];
+				runs[n++].groupid += (unsigned)k * groups;
+			}
+		}
+	}
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now); /* fio's timestamp: when the runs ended */
+	struct qs_report_fio_doc doc = {RC_FIO_VERSION,
+					(int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000,
+					jf->gopts, jf->ngopts, runs, n, reps, nreps};
+	int rc = qs_report_fio_json(o->out, &doc);
+	free(runs);
+	if (!rc)
+		return 0;
+	fprintf(stderr, "qlcshape %s: writing fio's JSON: %s\n", o->cmd, strerror(-rc));
+	return 1;
+}
+
 static int rc_run(struct rc_opts *o)
 {
 	struct rc_world w;
@@ -1006,21 +1151,23 @@ static int rc_run(struct rc_opts *o)
 	size_t per = rc_variants(o);
 	/* jobs between stonewalls run together, as in fio: one task a group
 	 * and variant, variants of a group next to each other */
-	size_t ntask = 0, maxgn = 1;
+	size_t ntask = 0, maxgn = 1, maxc = 1;
 	struct rc_task *tasks = calloc(jf->njobs * per, sizeof(*tasks));
 	for (size_t g = 0; tasks && g < jf->njobs;) {
-		size_t gn = 1;
+		size_t gn = 1, clones = jf->jobs[g].numjobs;
 		while (g + gn < jf->njobs && !jf->jobs[g + gn].stonewall)
-			gn++;
+			clones += jf->jobs[g + gn++].numjobs;
 		for (size_t k = 0; k < per; k++)
 			tasks[ntask++] = (struct rc_task){g, gn, k, false, 0, 0};
-		if (gn > maxgn)
-			maxgn = gn;
+		maxgn = gn > maxgn ? gn : maxgn;
+		maxc = clones > maxc ? clones : maxc;
 		g += gn;
 	}
+	struct rc_tasks ctx = {o, &w, jf, tasks, NULL, maxgn,
+			       o->formats & RC_FMT_JSON ? maxc : 0};
 	struct qs_bench_result *res = calloc(jf->njobs * per, sizeof(*res));
 	struct qs_report_run *reps = calloc(jf->njobs * per, sizeof(*reps));
-	struct qs_bench_result *tmp = calloc(ntask * maxgn, sizeof(*tmp));
+	char *tmp = calloc(ntask ? ntask : 1, rc_out_size(&ctx));
 	struct qs_rt_late (*late)[2] = calloc(jf->njobs * per, sizeof(*late));
 	struct qs_rt_late (*tlate)[2] = calloc(ntask ? ntask : 1, sizeof(*tlate));
 	size_t n = 0;
@@ -1033,8 +1180,8 @@ static int rc_run(struct rc_opts *o)
 		goto out;
 	}
 	unsigned workers = rc_workers(o, ntask);
-	struct rc_tasks ctx = {o, &w, jf, tasks, tlate};
-	if (qs_par_run(ntask, workers, rc_task_run, &ctx, tmp, maxgn * sizeof(*tmp), err,
+	ctx.late = tlate;
+	if (qs_par_run(ntask, workers, rc_task_run, &ctx, tmp, rc_out_size(&ctx), err,
 		       sizeof(err), NULL)) {
 		fprintf(stderr, "qlcshape %s: %s\n", o->cmd, err);
 		st = 1;
@@ -1042,7 +1189,7 @@ static int rc_run(struct rc_opts *o)
 	}
 	for (size_t i = 0; i < ntask; i++) {
 		const struct rc_task *t = &tasks[i];
-		const struct qs_bench_result *r = &tmp[i * maxgn];
+		const struct qs_bench_result *r = (void *)(tmp + i * rc_out_size(&ctx));
 		for (size_t j = 0; j < t->gn; j++) {
 			res[(t->g + j) * per + t->k] = r[j];
 			ios += r[j].ios;
@@ -1050,26 +1197,35 @@ static int rc_run(struct rc_opts *o)
 		memcpy(late[t->g * per + t->k], tlate[i], sizeof(tlate[i]));
 		sim_ns += r[0].sim_ns;
 	}
-	n = jf->njobs * per;
+	/* the report's entries: a job group_reporting sums into an earlier
+	 * job's entry has none of its own */
+	for (size_t i = 0; i < jf->njobs * per; i++) {
+		if (!res[i].rep.members)
+			continue;
+		memmove(late[n], late[i], sizeof(late[i]));
+		res[n++] = res[i];
+	}
 	for (size_t i = 0; i < n; i++)
 		reps[i] = res[i].rep;
 	double wall = rc_wall() - wall0, cpu = rc_cpu() - cpu0;
-	if (!o->quiet) {
-		printf("\n");
-		qs_report_table(stdout, reps, n);
-		for (size_t i = 0; i < n; i++) {
-			rc_note_steady(o, &res[i], res[i].rep.job);
-			rc_note_dirty(o, &res[i], res[i].rep.job);
-		}
-		for (size_t i = 0; i < n; i++)
-			if (late[i][0].requests || late[i][1].requests)
-				rc_note_late(o, &late[i][0], &late[i][1], res[i].rep.job,
-					     rc_variant_name(&res[i].rep));
-		rc_print_recovery(o, &w, res, n);
+	if (o->txt) {
+		fprintf(o->txt, "\n");
+		qs_report_table(o->txt, reps, n);
 	}
+	for (size_t i = 0; i < n; i++) {
+		rc_note_steady(o, &res[i], res[i].rep.job);
+		rc_note_dirty(o, &res[i], res[i].rep.job);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (late[i][0].requests || late[i][1].requests)
+			rc_note_late(o, &late[i][0], &late[i][1], res[i].rep.job,
+				     rc_variant_name(&res[i].rep));
+	rc_print_recovery(o, &w, res, n);
 	struct rc_runs rr = {reps, n, "qlcshape bench: shaping off vs on", NULL, 0};
 	st |= rc_outputs(o, &rr, rc_bars);
 	rc_speed(o, ios, (double)sim_ns / 1e9, wall, cpu, ntask, workers);
+	if (ctx.maxc)
+		st |= rc_fio_json(o, &ctx, tmp, ntask, reps, n);
 out:
 	free(tasks);
 	free(res);
@@ -1105,6 +1261,7 @@ static double rc_p99_us(const struct qs_job *j, const struct qs_report_run *r)
  */
 static int rc_curve(struct rc_opts *o)
 {
+	FILE *f = o->txt;
 	struct rc_world w;
 	struct qs_job_file *jf;
 	int st = rc_setup(o, &w, &jf);
@@ -1134,7 +1291,7 @@ static int rc_curve(struct rc_opts *o)
 	 * nvar + x * RC_CURVE_STEPS + s - 1 */
 	for (size_t x = 0; x < nvar; x++)
 		tasks[x] = (struct rc_task){x / per, 1, x % per, true, 0, 0};
-	struct rc_tasks ctx = {o, &w, jf, tasks, late};
+	struct rc_tasks ctx = {o, &w, jf, tasks, late, 1, 0};
 	size_t ntask = nvar;
 	if (qs_par_run(nvar, workers, rc_task_run, &ctx, res, sizeof(*res), err, sizeof(err),
 		       NULL))
@@ -1165,10 +1322,10 @@ static int rc_curve(struct rc_opts *o)
 	if (qs_par_run(nrated, rated_workers, rc_task_run, &ctx, res + nvar, sizeof(*res), err,
 		       sizeof(err), NULL))
 		goto failed;
-	if (!o->quiet)
-		printf("\n%-24s %-8s %6s %12s %12s %10s %10s %10s %10s %10s\n", "job", "variant",
-		       "rate", "target IOPS", "IOPS", "MB/s", "mean us", "p50 us", "p99 us",
-		       "p99.9 us");
+	if (o->txt)
+		fprintf(f, "\n%-24s %-8s %6s %12s %12s %10s %10s %10s %10s %10s\n", "job",
+			"variant", "rate", "target IOPS", "IOPS", "MB/s", "mean us", "p50 us",
+			"p99 us", "p99.9 us");
 	size_t r = nvar; /* next rated result */
 	for (size_t x = 0; x < nvar; x++) {
 		const struct qs_job *job = &jf->jobs[x / per];
@@ -1199,16 +1356,15 @@ static int rc_curve(struct rc_opts *o)
 			const struct qs_report_dir *d = qs_job_writes(job) ? &q->rep.write : &q->rep.read;
 			char rate[16];
 			snprintf(rate, sizeof(rate), step ? "%u%%" : "max", pct);
-			if (!o->quiet)
-				printf("%-24s %-8s %6s %12.0f %12.0f %10.1f %10.1f %10.1f %10.1f "
-				       "%10.1f\n",
-				       job->name, v.shaping ? qs_policy_order_name(v.order) : "off", rate,
-				       step ? (double)tasks[i].rate * job->numjobs : 0,
-				       rc_total_iops(&q->rep),
-				       (double)(q->rep.read.bw_bytes + q->rep.write.bw_bytes) / 1e6,
-				       d->lat_mean_ns / 1000,
-				       (double)d->lat_p50_ns / 1000, (double)d->lat_p99_ns / 1000,
-				       (double)d->lat_p999_ns / 1000);
+			if (o->txt)
+				fprintf(f, "%-24s %-8s %6s %12.0f %12.0f %10.1f %10.1f %10.1f "
+					   "%10.1f %10.1f\n", job->name,
+					v.shaping ? qs_policy_order_name(v.order) : "off", rate,
+					step ? (double)tasks[i].rate * job->numjobs : 0,
+					rc_total_iops(&q->rep),
+					(double)(q->rep.read.bw_bytes + q->rep.write.bw_bytes) / 1e6,
+					d->lat_mean_ns / 1000, (double)d->lat_p50_ns / 1000,
+					(double)d->lat_p99_ns / 1000, (double)d->lat_p999_ns / 1000);
 			rc_note_steady(o, q, names[n]);
 			rc_note_dirty(o, q, names[n]);
 			if (late[i][0].requests || late[i][1].requests)
@@ -1251,6 +1407,39 @@ out:
 	return st;
 }
 
+/*
+ * Where the reports go (fio's --output): stdout, or the file F. The normal
+ * text goes there when asked for and not --quiet; its notes go to stderr
+ * when only JSON is written (stdout then holds nothing but the JSON).
+ * 0, or exit status 1.
+ */
+static int rc_streams_open(struct rc_opts *o)
+{
+	o->out = stdout;
+	if (o->output && !(o->out = fopen(o->output, "w"))) {
+		fprintf(stderr, "qlcshape %s: --output '%s': cannot create: %s\n", o->cmd, o->output,
+			strerror(errno));
+		return 1;
+	}
+	bool normal = o->formats & RC_FMT_NORMAL;
+	o->txt = normal && !o->quiet ? o->out : NULL;
+	o->note = o->quiet ? NULL : normal ? o->out : stderr;
+	return 0;
+}
+
+/* Close --output's file; 0, or exit status 1 when it could not be written. */
+static int rc_streams_close(struct rc_opts *o)
+{
+	int bad = ferror(o->out);
+	if (o->out != stdout && fclose(o->out))
+		bad = 1;
+	if (!bad)
+		return 0;
+	fprintf(stderr, "qlcshape %s: writing %s failed\n", o->cmd,
+		o->output ? o->output : "the standard output");
+	return 1;
+}
+
 static int rc_main(enum rc_kind kind, const char *cmd, int argc, char **argv)
 {
 	struct rc_opts o;
@@ -1260,7 +1449,10 @@ static int rc_main(enum rc_kind kind, const char *cmd, int argc, char **argv)
 	int st = rc_parse(argc, argv, &o);
 	if (st)
 		return st < 0 ? 0 : st;
-	return kind == RC_CURVE ? rc_curve(&o) : rc_run(&o);
+	if ((st = rc_streams_open(&o)))
+		return st;
+	st = kind == RC_CURVE ? rc_curve(&o) : rc_run(&o);
+	return rc_streams_close(&o) ? (st ? st : 1) : st;
 }
 
 int qs_cmd_bench_run(int argc, char **argv)

@@ -117,12 +117,15 @@ struct qs_wl {
 	struct qs_wl_rng rng;
 	/* sequential: next block per direction (fio keeps one per direction);
 	 * with rw=...:N (seq_skip) the next 4 KiB page instead */
-	uint64_t seq_pos[2];
+	uint64_t seq_pos[QS_JOB_DIRS];
 	/* rw=rand...:N: I/Os left before the next random offset, the last block */
 	uint64_t rand_left, rand_last, rand_len; /* rand_len: grains of the last */
-	bool seq_started[2];
+	bool seq_started[QS_JOB_DIRS];
 	/* zonemode=strided: the current zone's start and the bytes done in it */
-	uint64_t zone_start[2], zone_done[2];
+	uint64_t zone_start[QS_JOB_DIRS], zone_done[QS_JOB_DIRS];
+	/* trimwrite: the write of the blocks the last trim trimmed is next */
+	bool tw_pending;
+	uint64_t tw_rel, tw_len, tw_req;
 	/* uniform with random map */
 	struct perm pass_perm;
 	uint64_t pass_idx, pass_no, perm_seed;
@@ -285,10 +288,11 @@ static uint64_t pareto_rank(struct qs_wl *w)
 	return r < w->nblocks ? r : w->nblocks - 1;
 }
 
-/* A size for the next I/O of direction d (0 reads, 1 writes) from the
- * job's bs=R,W, bsrange or bssplit list (bssplit's shares; bsrange's
- * multiples of its low end, uniform). */
-static uint64_t wl_pick_len(struct qs_wl *w, int d)
+/* A size for the next I/O of direction d (0 reads, 1 writes, 2 trims)
+ * from the job's bs=R,W,T, bsrange or bssplit list (bssplit's shares;
+ * bsrange's multiples of its low end, uniform); *req: the bytes asked
+ * for, when that is not whole 4 KiB blocks (else 0). */
+static uint64_t wl_pick_len(struct qs_wl *w, int d, uint64_t *req)
 {
 	const struct qs_job *j = w->job;
 	const struct qs_job_bss *e = j->bss[d];
@@ -300,6 +304,7 @@ static uint64_t wl_pick_len(struct qs_wl *w, int d)
 			i++;
 		}
 	}
+	*req = e[i].req;
 	if (e[i].lo == e[i].hi)
 		return e[i].lo;
 	return e[i].lo * (1 + qs_wl_rng_below(&w->rng, e[i].hi / e[i].lo));
@@ -390,6 +395,33 @@ static int wl_trace_next(struct qs_wl *w, struct qs_io *io)
 	return qs_trace_next(w->trace, io, w->err, sizeof(w->err));
 }
 
+static int wl_emit(struct qs_wl *w, struct qs_io *io, enum qs_io_op op, uint64_t rel,
+		   uint64_t len, uint64_t req);
+
+/* The direction of the next generated I/O: 0 reads, 1 writes, 2 trims;
+ * the mixes draw with rwmixread. */
+static int wl_direction(struct qs_wl *w)
+{
+	const struct qs_job *j = w->job;
+	switch (j->rw) {
+	case QS_RW_READ:
+	case QS_RW_RANDREAD:
+		return 0;
+	case QS_RW_WRITE:
+	case QS_RW_RANDWRITE:
+		return 1;
+	case QS_RW_TRIM:
+	case QS_RW_RANDTRIM:
+	case QS_RW_TRIMWRITE: /* the trim; its write follows (tw_pending) */
+	case QS_RW_RANDTRIMWRITE:
+		return 2;
+	case QS_RW_RW:
+	case QS_RW_RANDRW:
+		break;
+	}
+	return qs_wl_rng_below(&w->rng, 100) < j->rwmixread ? 0 : 1;
+}
+
 int qs_wl_next(struct qs_wl *w, struct qs_io *io)
 {
 	const struct qs_job *j = w->job;
@@ -401,27 +433,17 @@ int qs_wl_next(struct qs_wl *w, struct qs_io *io)
 	if (j->number_ios && w->ios >= j->number_ios)
 		return 0;
 
-	bool read;
-	bool random = false;
-	switch (j->rw) {
-	case QS_RW_READ: read = true; break;
-	case QS_RW_WRITE: read = false; break;
-	case QS_RW_RANDREAD: read = true; random = true; break;
-	case QS_RW_RANDWRITE: read = false; random = true; break;
-	case QS_RW_RANDRW:
-		random = true;
-		__attribute__((fallthrough));
-	case QS_RW_RW:
-	default:
-		read = qs_wl_rng_below(&w->rng, 100) < j->rwmixread;
-		break;
-	}
+	if (w->tw_pending) /* trimwrite: the write after the trim */
+		return wl_emit(w, io, QS_IO_WRITE, w->tw_rel, w->tw_len, w->tw_req);
+	int d = wl_direction(w);
+	bool random = qs_job_rw_random(j->rw);
 	uint64_t rel; /* byte offset in the span */
-	uint64_t len = j->nbss[!read] ? wl_pick_len(w, !read) : j->bs;
+	uint64_t req = 0;
+	uint64_t len = j->nbss[d] ? wl_pick_len(w, d, &req) : j->bs;
 	uint64_t grains = len / j->bs; /* bs is the smallest size, the grid */
 	/* fio's percentage_random: this one follows the last I/O */
-	bool follow = random && j->pct_seq[!read] && w->ios &&
-		      qs_wl_rng_below(&w->rng, 100) < j->pct_seq[!read];
+	bool follow = random && j->pct_seq[d] && w->ios &&
+		      qs_wl_rng_below(&w->rng, 100) < j->pct_seq[d];
 	if (follow || (random && j->rand_seq_nr > 1 && w->rand_left)) {
 		/* fio's randread:N: sequential between new random offsets */
 		if (w->rand_left)
@@ -433,10 +455,8 @@ int qs_wl_next(struct qs_wl *w, struct qs_io *io)
 		w->rand_left = j->rand_seq_nr > 1 ? j->rand_seq_nr - 1 : 0;
 		rel = w->rand_last * j->bs;
 	} else if (j->seq_skip) {
-		rel = seq_skip_page(w, &w->seq_pos[read ? 0 : 1], &w->seq_started[read ? 0 : 1],
-				    len) * 4096;
+		rel = seq_skip_page(w, &w->seq_pos[d], &w->seq_started[d], len) * 4096;
 	} else if (j->zone_size) {
-		int d = !read;
 		if (w->zone_done[d] + len > j->zone_size) {
 			w->zone_start[d] += j->zone_size + j->zone_skip;
 			w->zone_done[d] = 0;
@@ -449,13 +469,13 @@ int qs_wl_next(struct qs_wl *w, struct qs_io *io)
 		rel = w->zone_start[d] + w->zone_done[d];
 		w->zone_done[d] += len;
 	} else if (grains > 1) {
-		uint64_t *pos = &w->seq_pos[read ? 0 : 1];
+		uint64_t *pos = &w->seq_pos[d];
 		if (*pos + grains > w->nblocks)
 			*pos = 0; /* wrap within the span */
 		rel = *pos * j->bs;
 		*pos = (*pos + grains) % w->nblocks;
 	} else {
-		uint64_t *pos = &w->seq_pos[read ? 0 : 1];
+		uint64_t *pos = &w->seq_pos[d];
 		rel = *pos * j->bs;
 		*pos = (*pos + 1) % w->nblocks; /* wrap within the span */
 	}
@@ -465,12 +485,34 @@ int qs_wl_next(struct qs_wl *w, struct qs_io *io)
 		if (rel + len > w->span_len)
 			rel = w->span_len - len;
 	}
+	if (j->rw == QS_RW_TRIMWRITE || j->rw == QS_RW_RANDTRIMWRITE) {
+		w->tw_pending = true;
+		w->tw_rel = rel;
+		w->tw_len = len;
+		w->tw_req = req;
+	}
+	static const enum qs_io_op ops[QS_JOB_DIRS] = {QS_IO_READ, QS_IO_WRITE, QS_IO_TRIM};
+	return wl_emit(w, io, ops[d], rel, len, req);
+}
+
+/*
+ * io: an I/O of op at byte rel of the span, len bytes submitted (whole 4
+ * KiB blocks) for req asked (0: len; a size of fio's that is not whole
+ * blocks: the rounding is len - req, the driver's report says so), issued
+ * at the rate's next time. Counts it against the job's budget; returns 1.
+ */
+static int wl_emit(struct qs_wl *w, struct qs_io *io, enum qs_io_op op, uint64_t rel,
+		   uint64_t len, uint64_t req)
+{
+	const struct qs_job *j = w->job;
+	if (op == QS_IO_WRITE)
+		w->tw_pending = false;
 	memset(io, 0, sizeof(*io));
-	io->op = read ? QS_IO_READ : QS_IO_WRITE;
+	io->op = op;
 	io->off = w->span_off + rel;
 	io->len = len;
 	io->orig_off = io->off;
-	io->orig_len = io->len;
+	io->orig_len = req ? req : len;
 	if (j->rate_iops) {
 		double gap = 1e9 / (double)j->rate_iops;
 		io->timed = true;
@@ -479,7 +521,7 @@ int qs_wl_next(struct qs_wl *w, struct qs_io *io)
 			gap = -log1p(-qs_wl_rng_double(&w->rng)) * gap;
 		w->t_ns += gap;
 	}
-	w->bytes_done += len;
+	w->bytes_done += io->orig_len;
 	w->ios++;
 	return 1;
 }

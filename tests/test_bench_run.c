@@ -322,6 +322,82 @@ static struct qs_job_file *load_job_text(const struct qs_bench_world *w, const c
 }
 
 /*
+ * fio's reporting groups: [b] (group_reporting, same group as [a]) is
+ * summed into [a]'s entry, [c] (new_group) is a group of its own whose
+ * three clones are one entry. fio's own entries (qs_bench_run_group_fio)
+ * split [a]'s clones, which have no group_reporting, and sum [b] into the
+ * last of them (fio's rule); either way the I/Os add up, and every
+ * latency has its N, zero submission latencies on the simulator's clock
+ * and ordered percentiles.
+ */
+static void test_group_reporting(void **state)
+{
+	(void)state;
+	struct qs_bench_world *w = tiny_world();
+	char path[64];
+	struct qs_job_file *jf = load_job_text(w,
+		"[global]\nsize=10%\niodepth=4\nruntime=30ms\ntime_based\nrw=randwrite\n"
+		"[a]\nnumjobs=2\n[b]\ngroup_reporting\n"
+		"[c]\nnew_group\ngroup_reporting\nrw=randread\nnumjobs=3\n"
+		"unified_rw_reporting=both\n", path, sizeof(path));
+	struct qs_bench_result g[3];
+	struct qs_report_run fio[6];
+	size_t nfio = 99;
+	char err[512];
+	struct qs_bench_variant v = {.shaping = true, .order = QS_ORDER_FIFO};
+	assert_int_equal(qs_bench_run_group_fio(w, jf->jobs, 3, &v, 1, g, fio, &nfio, err,
+						sizeof(err)), 0);
+	assert_int_equal(g[0].rep.members, 2);
+	assert_int_equal(g[1].rep.members, 0);
+	assert_string_equal(g[1].rep.job, "b");
+	assert_int_equal(g[2].rep.members, 1);
+	assert_int_equal(g[2].rep.groupid, 1);
+	assert_int_equal(g[2].rep.unified, QS_UNIFIED_BOTH);
+	assert_int_equal(nfio, 3); /* a.0 | a.1 + b | c.0 + c.1 + c.2 */
+	const struct qs_report_fdir *ab = &g[0].rep.fio[QS_DDIR_WRITE];
+	assert_true(fio[0].fio[QS_DDIR_WRITE].total_ios > 0);
+	assert_int_equal(fio[0].fio[QS_DDIR_WRITE].total_ios +
+			 fio[1].fio[QS_DDIR_WRITE].total_ios, ab->total_ios);
+	assert_int_equal(fio[0].fio[QS_DDIR_WRITE].io_bytes +
+			 fio[1].fio[QS_DDIR_WRITE].io_bytes, ab->io_bytes);
+	assert_int_equal(fio[2].fio[QS_DDIR_READ].total_ios,
+			 g[2].rep.fio[QS_DDIR_READ].total_ios);
+	assert_string_equal(fio[1].job, "a");
+	assert_string_equal(fio[2].job, "c");
+	/* the entry's IOPS are its jobs' I/Os together over the longest of
+	 * their windows (fio's runtime of a group) */
+	assert_true(g[0].rep.write.iops ==
+		    (double)ab->total_ios / ((double)g[0].rep.runtime_ns / 1e9));
+	for (size_t e = 0; e < nfio; e++) {
+		for (int d = 0; d < QS_DDIR_N; d++) {
+			const struct qs_report_fdir *f = &fio[e].fio[d];
+			const struct qs_report_lat *sl = &f->lat[QS_LAT_SUBMIT],
+						   *cl = &f->lat[QS_LAT_COMPLETE],
+						   *tl = &f->lat[QS_LAT_TOTAL];
+			assert_int_equal(tl->n, f->total_ios);
+			assert_int_equal(sl->n, f->total_ios);
+			assert_int_equal(sl->max, 0); /* the simulator submits in no time */
+			assert_true(cl->mean == tl->mean && cl->max == tl->max);
+			for (unsigned i = 1; i < QS_REPORT_NPCT; i++)
+				assert_true(tl->pct[i - 1] <= tl->pct[i]);
+			assert_true(!f->total_ios || (tl->min <= tl->pct[0] &&
+						     tl->pct[QS_REPORT_NPCT - 1] <= tl->max));
+		}
+		const struct qs_report_fdir *m = &fio[e].fio_mixed;
+		assert_int_equal(m->total_ios, fio[e].fio[0].total_ios + fio[e].fio[1].total_ios +
+						       fio[e].fio[2].total_ios);
+	}
+	/* without fio's entries the bench's are the same */
+	struct qs_bench_result h[3];
+	assert_int_equal(qs_bench_run_group(w, jf->jobs, 3, &v, 1, h, err, sizeof(err)), 0);
+	assert_int_equal(h[0].rep.fio[QS_DDIR_WRITE].total_ios, ab->total_ios);
+	assert_int_equal(h[0].rep.members, 2);
+	unlink(path);
+	qs_job_file_free(jf);
+	qs_bench_world_free(w);
+}
+
+/*
  * fio's wait_for and startdelay: a 1 MiB sequential read that waits for a
  * random fill of its span starts when the fill's last clone is done, so no
  * drive write falls in its window (shaping off: every client write is a
@@ -699,6 +775,24 @@ static void test_arg_errors(void **state)
 	assert_int_equal(run_args(13, a22), 2);
 	char *a12[] = {"ab", "extra", NULL};
 	assert_int_equal(qs_cmd_bench_ab(2, a12), 2);
+	/* fio's --output-format: normal and json; json+ and terse refused
+	 * saying why; curve writes no fio JSON; --output a file it can make */
+	const char *const bad_formats[][2] = {{"xml", "allowed normal, json"},
+					      {"json+", "bins"},
+					      {"normal,terse", "terse"},
+					      {",", "allowed"}};
+	for (size_t i = 0; i < 4; i++) {
+		char *af[] = {"run", job_path, "--output-format", (char *)bad_formats[i][0], NULL};
+		char *e;
+		assert_int_equal(run_stderr(af, &e), 2);
+		if (!strstr(e, bad_formats[i][1]))
+			fail_msg("--output-format %s: %s", bad_formats[i][0], e);
+		free(e);
+	}
+	char *a23[] = {"curve", job_path, "--output-format", "json", NULL};
+	assert_int_equal(qs_cmd_bench_curve(4, a23), 2);
+	char *a24[] = {"run", job_path, "--output", "/nonexistent/dir/out.json", NULL};
+	assert_int_equal(run_args(4, a24), 1);
 	/* a bad job file: named key and line come from the loader */
 	char bad[64];
 	ttmp_file(bad, sizeof(bad), "br", ".fio", "[j]\nrw=sideways\n");
@@ -706,6 +800,45 @@ static void test_arg_errors(void **state)
 		       "--quiet", NULL};
 	assert_int_equal(run_args(9, a13), 2);
 	unlink(bad);
+}
+
+/*
+ * fio's flow (flow.fio, butterfly.fio): weights 1 and 8 give the clones
+ * I/O counts of about 1:8 (fio 3.33 on a file here: 3,319 writes and
+ * 26,545 reads in 2 s), with and without flow_sleep; equal weights give
+ * equal counts. Without flow the same jobs run at their own speeds.
+ */
+static void test_flow(void **state)
+{
+	(void)state;
+	struct qs_bench_world *w = tiny_world();
+	static const char *const texts[] = {
+		"[global]\nsize=10%\niodepth=64\nruntime=40ms\ntime_based\nnorandommap\n"
+		"bs=8k\nflow_sleep=100\n[w]\nrw=write\nflow=1\n[r]\nrw=randread\nflow=8\n",
+		"[global]\nsize=10%\niodepth=64\nruntime=40ms\ntime_based\nnorandommap\n"
+		"bs=8k\n[w]\nrw=write\nflow=1\n[r]\nrw=randread\nflow=8\n",
+		"[global]\nsize=10%\nruntime=40ms\ntime_based\nbs=4k\n[f]\nrw=read\nflow=2\n"
+		"[b]\nrw=read:-8k\nflow=2\n",
+		"[global]\nsize=10%\niodepth=64\nruntime=40ms\ntime_based\nnorandommap\n"
+		"bs=8k\n[w]\nrw=write\n[r]\nrw=randread\n",
+	};
+	const double lo[] = {7.5, 7.5, 0.98, 0}, hi[] = {8.5, 8.5, 1.02, 7.5};
+	for (size_t t = 0; t < 4; t++) {
+		char path[64], err[512];
+		struct qs_job_file *jf = load_job_text(w, texts[t], path, sizeof(path));
+		struct qs_bench_result g[2];
+		struct qs_bench_variant v = {.shaping = false};
+		assert_int_equal(qs_bench_run_group(w, jf->jobs, 2, &v, 1, g, err, sizeof(err)), 0);
+		uint64_t a = g[0].rep.fio[0].total_ios + g[0].rep.fio[1].total_ios;
+		uint64_t b = g[1].rep.fio[0].total_ios + g[1].rep.fio[1].total_ios;
+		double ratio = (double)b / (double)a;
+		print_message("flow test %zu: %llu and %llu I/Os, %.3f\n", t, (unsigned long long)a,
+			      (unsigned long long)b, ratio);
+		assert_true(a > 50 && ratio >= lo[t] && ratio <= hi[t]);
+		unlink(path);
+		qs_job_file_free(jf);
+	}
+	qs_bench_world_free(w);
 }
 
 /*
@@ -753,6 +886,7 @@ int main(void)
 		cmocka_unit_test(test_recovery),
 		cmocka_unit_test(test_wait_for),
 		cmocka_unit_test(test_group),
+		cmocka_unit_test(test_group_reporting),
 		cmocka_unit_test(test_life_rating),
 		cmocka_unit_test(test_curve),
 		cmocka_unit_test(test_runtime_bounds_ramp),
@@ -762,6 +896,7 @@ int main(void)
 		cmocka_unit_test(test_steadystate_run),
 		cmocka_unit_test(test_rated_write_rate),
 		cmocka_unit_test(test_thinktime),
+		cmocka_unit_test(test_flow),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

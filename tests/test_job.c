@@ -232,8 +232,8 @@ static void test_errors(void **state)
 		     (const char *[]){":2:", "'rw'", "'side\\x1b[2Jways'", NULL});
 	expect_error("[a]\nrw=write\nr\x0c" "e\n",
 		     (const char *[]){":3:", "'r\\x0ce'", NULL});
-	expect_error("[a]\nbs=3k\n",
-		     (const char *[]){":2:", "'bs'", "'3k'", "multiple of 4k", NULL});
+	expect_error("[a]\nbs=3000\n",
+		     (const char *[]){":2:", "'bs'", "'3000'", "multiple of 512", NULL});
 	expect_error("[global]\nbs=6000\n[a]\n",
 		     (const char *[]){":2:", "[global]", "'bs'", "'6000'", NULL});
 	expect_error("[a]\nrwmixread=101\n",
@@ -343,13 +343,16 @@ static void test_fio_syntax(void **state)
 	assert_true(b->stonewall);
 	assert_false(a->stonewall);
 	assert_non_null(f->ignored);
-	assert_string_equal(f->ignored,
-			    "thread, group_reporting, exitall, direct, ioengine, write_bw_log");
+	assert_string_equal(f->ignored, "thread, exitall, direct, ioengine, write_bw_log");
+	/* group_reporting is fio's report option now, not an ignored one */
+	assert_true(a->group_reporting && b->group_reporting);
+	assert_int_equal(a->groupid, 0);
+	assert_int_equal(b->groupid, 1); /* stonewall starts a group */
 	qs_job_file_free(f);
 	unsetenv("QS_TEST_JOB_SIZE");
 
 	/* an error in an included file names that file and line */
-	ttmp_file(inc, sizeof(inc), "inc", NULL, "rw=write\nbs=3k\n");
+	ttmp_file(inc, sizeof(inc), "inc", NULL, "rw=write\nbs=3000\n");
 	snprintf(text, sizeof(text), "[a]\ninclude %s\n", strrchr(inc, '/') + 1);
 	write_file(text);
 	f = (void *)0x1;
@@ -357,7 +360,7 @@ static void test_fio_syntax(void **state)
 	unlink(inc);
 	assert_null(f);
 	char want[128];
-	snprintf(want, sizeof(want), "%s:2: [a] key 'bs' value '3k'", inc);
+	snprintf(want, sizeof(want), "%s:2: [a] key 'bs' value '3000'", inc);
 	if (!strstr(err, want))
 		fail_msg("error '%s' lacks '%s'", err, want);
 
@@ -580,8 +583,8 @@ static void test_fio_workload_options(void **state)
 	for (int k = 1; k <= 4; k++)
 		assert_true(seen[k] > 600);
 	qs_job_file_free(f);
-	expect_error("[b]\nbssplit=512/10:4k/90\n",
-		     (const char *[]){":2:", "'bssplit'", "4 KiB", NULL});
+	expect_error("[b]\nbssplit=500/10:4k/90\n",
+		     (const char *[]){":2:", "'bssplit'", "multiples of 512", NULL});
 	expect_error("[b]\nbssplit=4k/10:8k/80\n",
 		     (const char *[]){":2:", "'bssplit'", "summing to 100", NULL});
 	expect_error("[b]\nbsrange=16k-4k\n", (const char *[]){":2:", "'bsrange'", NULL});
@@ -602,8 +605,70 @@ static void test_fio_workload_options(void **state)
 	qs_job_file_free(f);
 	expect_error("[p]\npercentage_random=101\n",
 		     (const char *[]){":2:", "'percentage_random'", "0 (sequential)", NULL});
-	expect_error("[t]\nrw=randtrim\n",
-		     (const char *[]){":2:", "'rw'", "trim patterns", NULL});
+	/* fio's trim patterns as engine discards, trims' sizes by fio's rule
+	 * (bs=R,W gives trims W; a trailing comma keeps their default) */
+	load_ok("[t]\nrw=randtrim\nsize=8m\nbs=4k,64k\nnumber_ios=64\n"
+		"[u]\nrw=trim\nsize=1m\nbs=8k,64k,\n"
+		"[v]\nrw=randtrimwrite\nsize=4m\nbs=16k\nnumber_ios=64\n", &f);
+	assert_true(qs_job_trims(&f->jobs[0]) && !qs_job_reads(&f->jobs[0]) &&
+		    !qs_job_writes(&f->jobs[0]));
+	assert_true(qs_job_rw_random(f->jobs[0].rw));
+	assert_int_equal(f->jobs[0].bs, 65536); /* the grid: trims' size alone */
+	assert_int_equal(f->jobs[1].bs, 4096);
+	assert_int_equal(qs_wl_open(&f->jobs[0], 0, 3, &w, err, sizeof(err)), 0);
+	n = 0;
+	while (qs_wl_next(w, &io) == 1) {
+		assert_int_equal(io.op, QS_IO_TRIM);
+		assert_int_equal(io.len, 65536);
+		n++;
+	}
+	qs_wl_close(w);
+	assert_int_equal(n, 64);
+	assert_int_equal(stream_offsets(&f->jobs[1], off, 4), 4);
+	assert_int_equal(off[1], 4096); /* sequential trims of 4k */
+	/* randtrimwrite: every trim, then a write of the same blocks */
+	assert_int_equal(qs_wl_open(&f->jobs[2], 0, 3, &w, err, sizeof(err)), 0);
+	n = 0;
+	struct qs_io prev = {0};
+	while (qs_wl_next(w, &io) == 1) {
+		assert_int_equal(io.op, n % 2 ? QS_IO_WRITE : QS_IO_TRIM);
+		if (n % 2)
+			assert_true(io.off == prev.off && io.len == prev.len && io.len == 16384);
+		prev = io;
+		n++;
+	}
+	qs_wl_close(w);
+	assert_int_equal(n, 64);
+	assert_true(qs_job_writes(&f->jobs[2]) && qs_job_trims(&f->jobs[2]));
+	qs_job_file_free(f);
+	/* sizes that are not whole 4 KiB blocks (iometer's, JESD219's bssplit)
+	 * go out as whole blocks; the stream says what was asked for */
+	load_ok("[b]\nrw=randwrite\nsize=1m\nio_size=100m\nbssplit=512/20:1536/30:8k/50\n"
+		"number_ios=4000\nblockalign=4k\n", &f);
+	const struct qs_job *sb = &f->jobs[0];
+	assert_int_equal(sb->bs, 4096);
+	assert_int_equal(sb->bss[1][0].lo, 4096);
+	assert_int_equal(sb->bss[1][0].req, 512);
+	assert_int_equal(sb->bss[1][2].req, 0);
+	assert_true(fabs(qs_job_mean_bs(sb, 1) - (0.2 * 512 + 0.3 * 1536 + 0.5 * 8192)) < 1e-6);
+	assert_int_equal(qs_wl_open(sb, 0, 3, &w, err, sizeof(err)), 0);
+	unsigned asked512 = 0;
+	while (qs_wl_next(w, &io) == 1) {
+		assert_int_equal(io.off % 4096, 0);
+		assert_int_equal(io.len % 4096, 0);
+		assert_true(io.orig_len == 512 || io.orig_len == 1536 || io.orig_len == 8192);
+		assert_true(io.len == (io.orig_len + 4095) / 4096 * 4096);
+		asked512 += io.orig_len == 512;
+	}
+	qs_wl_close(w);
+	assert_true(asked512 > 700 && asked512 < 900);
+	qs_job_file_free(f);
+	expect_error("[t]\nrw=randtrim\nbs=512\n",
+		     (const char *[]){":3:", "'bs'", "trims of 512 bytes", "whole 4 KiB", NULL});
+	expect_error("[a]\nrw=randread\nbs=64k\nblockalign=4k\n",
+		     (const char *[]){":4:", "'blockalign'", "4096", "65536", NULL});
+	expect_error("[a]\nbsrange=512-8k\n",
+		     (const char *[]){":2:", "'bsrange'", "multiples of 4k", NULL});
 	expect_error("[t]\nnrfiles=4\n", (const char *[]){":2:", "'nrfiles'", "one span", NULL});
 
 	/* zonemode=strided (disk-zone-profile.fio): zonesize bytes, then skip
@@ -620,9 +685,19 @@ static void test_fio_workload_options(void **state)
 		     (const char *[]){":3:", "'zonemode'", "only with zonemode=strided", NULL});
 
 	/* fio options the bench knows and refuses say why */
-	expect_error("[global]\nflow=2\n[a]\n",
-		     (const char *[]){":2:", "[global]", "'flow'", "'2'", "refused",
-				      "not simulated", NULL});
+	expect_error("[global]\nflow_watermark=2\n[a]\n",
+		     (const char *[]){":2:", "[global]", "'flow_watermark'", "'2'", "refused",
+				      "a weight", NULL});
+	/* fio's flow: a weight, its flow's number and the sleep of a held
+	 * clone; a paced job keeps its schedule, so it takes no flow */
+	load_ok("[a]\nflow=8\nflow_id=3\nflow_sleep=1000\n", &f);
+	assert_int_equal(f->jobs[0].flow, 8);
+	assert_int_equal(f->jobs[0].flow_id, 3);
+	assert_int_equal(f->jobs[0].flow_sleep_ns, 1000000); /* microseconds, fio's unit */
+	qs_job_file_free(f);
+	expect_error("[a]\nrw=write\nflow=2\nrate_iops=100\n",
+		     (const char *[]){":3:", "'flow'", "paced", NULL});
+	expect_error("[a]\nflow=1001\n", (const char *[]){":2:", "'flow'", "1000", NULL});
 	load_ok("[t]\nthinktime=2000\nthinktime_blocks=8\nthinktime_spin=100\n", &f);
 	assert_int_equal(f->jobs[0].thinktime_ns, 2000000); /* microseconds, fio's unit */
 	assert_int_equal(f->jobs[0].thinktime_blocks, 8);
@@ -641,6 +716,63 @@ static void test_fio_workload_options(void **state)
 	expect_error("[s]\nrw=write:3k\n",
 		     (const char *[]){":2:", "'rw'", "'write:3k'", "multiple of 4k", NULL});
 	expect_error("[s]\nrw=randwrite:0\n", (const char *[]){":2:", "'rw'", NULL});
+}
+
+/* The option value of key among n options as written, NULL if absent. */
+static const char *opt_val(const struct qs_report_opt *o, size_t n, const char *key)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(o[i].key, key))
+			return o[i].val;
+	return NULL;
+}
+
+/* fio's reporting options: groups numbered by fio's rule (stonewall or
+ * new_group starts one), group_reporting and unified_rw_reporting kept per
+ * job, name= as fio's job name, and the options as written for fio's
+ * JSON ("job options", "global options": key=value only, the last value
+ * of a repeated key). */
+static void test_fio_report_options(void **state)
+{
+	(void)state;
+	write_file("[global]\nbs=8k\ngroup_reporting\nbs=16k\n"
+		   "[a]\nrw=randwrite\nname=alpha\n"
+		   "[b]\nrw=randread\nunified_rw_reporting=mixed\n"
+		   "[c]\nnew_group\nunified_rw_reporting=2\nnumjobs=2\nnumjobs=3\n"
+		   "[d]\nstonewall\ngroup_reporting=0\n[e]\nnew_group\n");
+	struct qs_job_file *f;
+	char err[512] = "";
+	if (qs_job_file_load(path, CAP, &f, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_int_equal(f->njobs, 5);
+	const unsigned gid[] = {0, 0, 1, 2, 3};
+	const bool gr[] = {true, true, true, false, true};
+	const enum qs_report_unified un[] = {QS_UNIFIED_NONE, QS_UNIFIED_MIXED, QS_UNIFIED_BOTH,
+					  QS_UNIFIED_NONE, QS_UNIFIED_NONE};
+	for (size_t i = 0; i < 5; i++) {
+		assert_int_equal(f->jobs[i].groupid, gid[i]);
+		assert_int_equal(f->jobs[i].group_reporting, gr[i]);
+		assert_int_equal(f->jobs[i].unified, un[i]);
+	}
+	assert_string_equal(f->jobs[0].fio_name, "alpha");
+	assert_string_equal(f->jobs[0].name, "a");
+	assert_string_equal(f->jobs[1].fio_name, "");
+	assert_int_equal(f->ngopts, 1); /* bs once; the bare flag is not listed */
+	assert_string_equal(f->gopts[0].key, "bs");
+	assert_string_equal(f->gopts[0].val, "16k");
+	const struct qs_job *c = &f->jobs[2];
+	assert_int_equal(c->nopts, 2); /* unified_rw_reporting, numjobs */
+	assert_string_equal(opt_val(c->opts, c->nopts, "numjobs"), "3");
+	assert_string_equal(opt_val(c->opts, c->nopts, "unified_rw_reporting"), "2");
+	assert_null(opt_val(c->opts, c->nopts, "new_group"));
+	assert_string_equal(opt_val(f->jobs[0].opts, f->jobs[0].nopts, "name"), "alpha");
+	assert_int_equal(f->jobs[3].nopts, 1); /* group_reporting=0 */
+	assert_null(f->ignored);
+	qs_job_file_free(f);
+	expect_error("[a]\nunified_rw_reporting=3\n",
+		     (const char *[]){":2:", "'unified_rw_reporting'", "mixed", NULL});
+	expect_error("[a]\ngroup_reporting=maybe\n",
+		     (const char *[]){":2:", "'group_reporting'", "0 or 1", NULL});
 }
 
 /* Issue 12: a line starting with a NUL byte was skipped without a word
@@ -912,6 +1044,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_time_based_runtime, teardown),
 		cmocka_unit_test_teardown(test_nul_byte, teardown),
 		cmocka_unit_test_teardown(test_fio_syntax, teardown),
+		cmocka_unit_test_teardown(test_fio_report_options, teardown),
 		cmocka_unit_test_teardown(test_fio_workload_options, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -90,6 +90,12 @@ static void test_hist_percentiles(void **state)
 	assert_int_equal(h->min, v[0]);
 	assert_int_equal(h->max, v[n - 1]);
 	assert_true(fabs(qs_hist_mean(h) - (double)(sum / n)) < 1e-6 * qs_hist_mean(h));
+	/* the sample standard deviation, two-pass over the values */
+	long double m = sum / n, ss = 0;
+	for (size_t i = 0; i < n; i++)
+		ss += ((long double)v[i] - m) * ((long double)v[i] - m);
+	double sd = (double)sqrtl(ss / (n - 1));
+	assert_true(fabs(qs_hist_stddev(h) - sd) < 1e-6 * sd);
 
 	/* merge of the two halves is the whole */
 	qs_hist_merge(a, b);
@@ -98,13 +104,20 @@ static void test_hist_percentiles(void **state)
 	assert_int_equal(a->max, h->max);
 	assert_memory_equal(a->bucket, h->bucket, sizeof(h->bucket));
 	assert_true(fabs(qs_hist_mean(a) - qs_hist_mean(h)) < 1e-6);
+	assert_true(fabs(qs_hist_stddev(a) - qs_hist_stddev(h)) < 1e-6 * sd);
 
 	/* exact small values; empty histogram */
 	struct qs_hist *s = qs_hist_new();
 	assert_int_equal(qs_hist_percentile(s, 50), 0);
 	assert_true(qs_hist_mean(s) == 0);
+	assert_true(qs_hist_stddev(s) == 0);
+	qs_hist_add(s, 7);
+	assert_true(qs_hist_stddev(s) == 0); /* one value: no deviation */
+	qs_hist_reset(s);
 	for (uint64_t i = 1; i <= 100; i++)
 		qs_hist_add(s, i);
+	/* 1..100: variance n(n+1)/12 = 841.666... */
+	assert_true(fabs(qs_hist_stddev(s) - sqrt(101.0 * 100 / 12)) < 1e-9);
 	assert_int_equal(qs_hist_percentile(s, 50), 50);
 	assert_int_equal(qs_hist_percentile(s, 99), 99);
 	assert_int_equal(qs_hist_percentile(s, 99.9), 100);
@@ -515,6 +528,99 @@ static size_t csv_split(const char *line, char fields[][64], size_t max)
 	}
 }
 
+/*
+ * fio's JSON: fio's layout and key spelling (" : ", the percentile keys
+ * printed with "%f"), a direction without I/O has runtime 0 and no
+ * percentiles, bw is bw_bytes / 1024, runtime is in ms, unified mixed
+ * prints "mixed" alone, the bench's figures sit in "qlcshape" with null
+ * for what does not exist.
+ */
+static void test_fio_json(void **state)
+{
+	(void)state;
+	struct qs_report_run r[3];
+	sample_runs(r);
+	const struct qs_report_opt go[] = {{"size", "5%"}}, jo[] = {{"rw", "randwrite"}};
+	r[0].opts = jo;
+	r[0].nopts = 1;
+	r[0].runtime_ns = 2500000; /* 2.5 ms: runtime 3 (rounded), rates in ns */
+	struct qs_report_fdir *w = &r[0].fio[QS_DDIR_WRITE];
+	w->io_bytes = 40960;
+	w->total_ios = 10;
+	struct qs_hist *h = qs_hist_new();
+	for (uint64_t v = 1000; v <= 10000; v += 1000)
+		qs_hist_add(h, v);
+	qs_report_lat_fill(&w->lat[QS_LAT_TOTAL], h);
+	w->lat[QS_LAT_COMPLETE] = w->lat[QS_LAT_TOTAL];
+	w->lat[QS_LAT_SUBMIT].n = 10;
+	free(h);
+	r[1].fio_name = "alias";
+	r[1].placement = "log";
+	r[1].groupid = 3;
+	r[2].unified = QS_UNIFIED_MIXED;
+	struct qs_report_fio_doc doc = {"fio-3.33-qlcshape", 1700000000123, go, 1, r, 3, r, 3};
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	assert_int_equal(qs_report_fio_json(f, &doc), 0);
+	fclose(f);
+	assert_non_null(strstr(out, "{\n  \"fio version\" : \"fio-3.33-qlcshape\",\n"));
+	assert_non_null(strstr(out, "\"99.990000\" : 10000"));
+	struct jp p = {out, false};
+	struct jv *root = jvalue(&p);
+	jws(&p);
+	if (p.bad || *p.s)
+		fail_msg("invalid JSON near '%.40s' in:\n%s", p.s, out);
+	jkeys(root, (const char *[]){"fio version", "timestamp", "timestamp_ms", "time",
+				     "global options", "jobs", NULL});
+	assert_true(jget(root, "timestamp_ms", J_NUM)->num == 1700000000123.0);
+	assert_true(jget(root, "timestamp", J_NUM)->num == 1700000000.0);
+	assert_string_equal(jget(jget(root, "global options", J_OBJ), "size", J_STR)->str, "5%");
+	const struct jv *jobs = jget(root, "jobs", J_ARR);
+	assert_int_equal(jobs->n, 3);
+	const struct jv *j0 = jobs->items[0];
+	jkeys(j0, (const char *[]){"jobname", "groupid", "error", "job options", "read", "write",
+				   "trim", "job_runtime", "qlcshape", NULL});
+	assert_string_equal(jget(j0, "jobname", J_STR)->str, "4k-randwrite (shaping off)");
+	const struct jv *wr = jget(j0, "write", J_OBJ);
+	jkeys(wr, (const char *[]){"io_bytes", "io_kbytes", "bw_bytes", "bw", "iops", "runtime",
+				   "total_ios", "short_ios", "drop_ios", "slat_ns", "clat_ns",
+				   "lat_ns", NULL});
+	assert_true(jget(wr, "io_kbytes", J_NUM)->num == 40);
+	assert_true(jget(wr, "bw_bytes", J_NUM)->num == 16384000); /* 40960 B / 2.5 ms */
+	assert_true(jget(wr, "bw", J_NUM)->num == 16000);
+	assert_true(jget(wr, "iops", J_NUM)->num == 4000);
+	assert_true(jget(wr, "runtime", J_NUM)->num == 3);
+	const struct jv *lat = jget(wr, "lat_ns", J_OBJ);
+	jkeys(lat, (const char *[]){"min", "max", "mean", "stddev", "N", "percentile", NULL});
+	assert_true(jget(lat, "N", J_NUM)->num == 10 && jget(lat, "mean", J_NUM)->num == 5500);
+	assert_true(fabs(jget(lat, "stddev", J_NUM)->num - 3027.650354) < 1e-3);
+	const struct jv *pct = jget(lat, "percentile", J_OBJ);
+	assert_int_equal(pct->n, QS_REPORT_NPCT);
+	assert_string_equal(pct->keys[13], "99.500000");
+	/* a bucket's midpoint: within 1/256 */
+	assert_true(fabs(jget(pct, "50.000000", J_NUM)->num - 5000) <= 5000 / 256.0);
+	const struct jv *rd = jget(j0, "read", J_OBJ);
+	assert_true(jget(rd, "runtime", J_NUM)->num == 0 && jget(rd, "iops", J_NUM)->num == 0);
+	jkeys(jget(rd, "clat_ns", J_OBJ), (const char *[]){"min", "max", "mean", "stddev", "N",
+							   NULL});
+	jkeys(jget(j0, "qlcshape", J_OBJ), (const char *[]){"job", "shaping", "policy",
+				"placement", "mode", "members", "qlc", "client", "log",
+				"steadystate", "wear", "fast", NULL});
+	const struct jv *j1 = jobs->items[1];
+	assert_string_equal(jget(j1, "jobname", J_STR)->str, "alias (shaping on, sweep, log)");
+	assert_true(jget(j1, "groupid", J_NUM)->num == 3);
+	assert_string_equal(jget(jget(j1, "qlcshape", J_OBJ), "mode", J_STR)->str, "dev");
+	const struct jv *j2 = jobs->items[2];
+	jkeys(j2, (const char *[]){"jobname", "groupid", "error", "job options", "mixed",
+				   "job_runtime", "qlcshape", NULL});
+	const struct jv *q2 = jget(jget(j2, "qlcshape", J_OBJ), "qlc", J_OBJ);
+	jget(q2, "waf_host", J_NULL);
+	jget(q2, "life_years", J_NULL); /* infinite: JSON has no inf */
+	jfree(root);
+	free(out);
+}
+
 static void test_csv(void **state)
 {
 	(void)state;
@@ -619,6 +725,27 @@ static void test_table(void **state)
 	/* the first job shows no read rows */
 	char *r1 = strstr(out, "read IOPS");
 	assert_true(r1 > j2);
+	assert_null(strstr(out, "trim IOPS"));
+	assert_null(strstr(out, "mixed IOPS"));
+	free(out);
+
+	/* trims get rows of their own; fio's unified_rw_reporting=mixed shows
+	 * the directions together only, both after each one */
+	r[0].trim = (struct qs_report_dir){1234, 5054464, 800, 700, 900, 1000};
+	r[1].trim = r[0].trim;
+	r[2].unified = QS_UNIFIED_MIXED;
+	r[2].mixed = r[2].read;
+	out = capture(qs_report_table, r, 3);
+	j2 = strstr(out, "job 64k");
+	row = strstr(out, "trim IOPS");
+	assert_true(row && row < j2 && strstr(row, "1234") < strchr(row, '\n'));
+	assert_non_null(strstr(j2, "mixed IOPS"));
+	assert_null(strstr(j2, "read IOPS"));
+	free(out);
+	r[2].unified = QS_UNIFIED_BOTH;
+	out = capture(qs_report_table, r, 3);
+	j2 = strstr(out, "job 64k");
+	assert_true(strstr(j2, "read IOPS") && strstr(j2, "read IOPS") < strstr(j2, "mixed IOPS"));
 	free(out);
 }
 
@@ -778,6 +905,7 @@ int main(void)
 		cmocka_unit_test(test_hist_buckets),
 		cmocka_unit_test(test_hist_percentiles),
 		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_fio_json),
 		cmocka_unit_test(test_csv),
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_svg),
