@@ -772,8 +772,8 @@ static int rc_prepare(struct rc_opts *o, struct rc_world *w, struct qs_job_file 
 		return st;
 	}
 	rc_describe(o, w, *jf);
-	if (!o->quiet && sum)
-		fputs(sum, stdout);
+	if (o->note && sum) /* with the notes: stderr when only JSON is written */
+		fputs(sum, o->note);
 	free(sum);
 	return 0;
 }

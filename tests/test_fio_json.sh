@@ -12,7 +12,9 @@
 #      variant, and stdout holds nothing but the JSON;
 #   3. group_reporting sums a group into one fio job, unified_rw_reporting
 #      gives fio's "mixed", normal,json writes the table and then the JSON,
-#      json+ is refused saying why.
+#      json+ is refused saying why;
+#   4. a trace replay's summary line goes to stderr with the notes, and
+#      stdout stays fio's JSON.
 #
 # The Makefile copies this script to BUILD/tests/test_fio_json; the tool is
 # BUILD/qlcshape next to it. Prints the reader's lines and PASS or FAIL with
@@ -176,6 +178,21 @@ if $tool bench run "$tmp/grp.fio" --output-format=json+ >/dev/null 2>"$tmp/plus.
 	bad "json+ accepted"
 else
 	grep -q "json+.*bins" "$tmp/plus.err" || bad "json+ refused without the reason: $(cat "$tmp/plus.err")"
+fi
+
+# 4. a trace replay: its summary line goes with the notes (stderr), not into
+#    the JSON on stdout
+# (libCacheSim's layout, 3,000 requests 10 us apart: 30 ms, a runtime in ms)
+awk 'BEGIN { print "version,time,op,size,lbn"
+	for (i = 1; i <= 3000; i++) printf "1,%.6f,%s,4096,%d\n", i * 1e-5, i % 2 ? "0x2a" : "0x28", i * 8 }' \
+	>"$tmp/t.csv"
+printf '[t]\ntrace=%s\n' "$tmp/t.csv" >"$tmp/trace.fio"
+if ! $tool bench run "$tmp/trace.fio" --runtime 20ms --ramp-time 0 --shaping off \
+	--output-format=json >"$tmp/trace.json" 2>"$tmp/trace.err"; then
+	bad "trace replay with json failed: $(head -3 "$tmp/trace.err")"
+else
+	$reader "$tmp/trace.json" >/dev/null || bad "trace replay: stdout is not fio JSON"
+	grep -q '^trace \[t\]' "$tmp/trace.err" || bad "trace replay: no summary line on stderr"
 fi
 
 if [ "$fails" -eq 0 ]; then
