@@ -351,7 +351,8 @@ static int scan_check(struct qs_engine *e, const unsigned char *seg)
 	/* The record fits in its segment (qs_fmt_rec_check): its data follows
 	 * in the buffer. After a clean shutdown it was checked when written. */
 	if (!e->scan_clean && !(h->flags & QS_REC_VOID) && h->nblocks &&
-	    qs_crc32c(0, h + 1, (size_t)h->nblocks * QS_BLOCK_SIZE) != h->data_crc) {
+	    qs_crc32c(0, (const unsigned char *)h + QS_BLOCK_SIZE,
+		      (size_t)h->nblocks * QS_BLOCK_SIZE) != h->data_crc) {
 		eng_log(e, QS_LOG_INFO, "recovery: record %llu has a torn data area; log ends there",
 			(unsigned long long)h->seq);
 		return 1;
@@ -382,6 +383,13 @@ static void scan_run(struct qs_engine *e)
 		scan_request(e);
 		uint64_t seg = e->scan_pos / e->seg_blocks;
 		uint32_t k = (uint32_t)(seg % e->scan_ahead);
+		if (e->scan_seg[k] != seg) {
+			/* scan_request covers [seg, seg + scan_ahead): cannot happen */
+			eng_log(e, QS_LOG_ERR, "recovery: segment %llu was not read",
+				(unsigned long long)seg);
+			scan_stop(e, -EIO);
+			break;
+		}
 		if (e->scan_res[k] == 1)
 			break; /* scan_rd_cb goes on */
 		if (e->scan_res[k] < 0) {
