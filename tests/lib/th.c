@@ -120,12 +120,19 @@ int th_io(struct th *h, char op, uint64_t off, uint64_t len, void *buf, unsigned
 
 int th_close(struct th *h)
 {
+	return th_close_stats(h, NULL);
+}
+
+int th_close_stats(struct th *h, struct qs_engine_stats *st)
+{
 	struct sync_io s = {0};
 	int rc = qs_engine_close(h->e, sync_cb, &s);
 	if (!rc) {
 		th_wait(h, &s.done);
 		rc = s.done ? s.res : -ETIMEDOUT;
 	}
+	if (st)
+		qs_engine_get_stats(h->e, st);
 	qs_engine_free(h->e);
 	h->e = NULL;
 	return rc;

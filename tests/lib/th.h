@@ -30,6 +30,9 @@ void th_run_idle(struct th *h);
 int th_io(struct th *h, char op, uint64_t off, uint64_t len, void *buf, unsigned flags);
 /* Close (clean superblock) and free the engine. */
 int th_close(struct th *h);
+/* th_close, with the engine's statistics taken once the close is done,
+ * before the engine is freed (st may be NULL). */
+int th_close_stats(struct th *h, struct qs_engine_stats *st);
 /* Crash: volumes lose what they would, the engine is torn down. */
 void th_crash(struct th *h, bool power);
 
