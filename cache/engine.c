@@ -663,7 +663,6 @@ void qs_engine_free(struct qs_engine *e)
 	eng_free(e, e->seg_pins);
 	eng_free(e, e->seg_first_seq);
 	eng_free(e, e->sb_buf);
-	eng_free(e, e->scan_hdr);
 	eng_free(e, e->scan_data);
 	eng_free(e, e->sb_read[0]);
 	eng_free(e, e->sb_read[1]);

@@ -273,7 +273,6 @@ struct qs_engine {
 	struct plc *plc; /* log placement; NULL in place */
 
 	/* recovery scan state: segments read RCV_SCAN_AHEAD at a time */
-	struct qs_fmt_rec *scan_hdr;
 	unsigned char *scan_data;	   /* scan_ahead segment buffers */
 	uint64_t scan_pos, scan_seq, scan_epoch;
 	bool scan_tried_next, scan_clean;

@@ -269,10 +269,9 @@ static void scan_end(struct qs_engine *e)
 	recovered_seal(e);
 }
 
-/* Take the record in e->scan_hdr, at scan_pos: apply it and move past it. */
-static void scan_apply(struct qs_engine *e)
+/* Take the record h, at scan_pos: apply it and move past it. */
+static void scan_apply(struct qs_engine *e, const struct qs_fmt_rec *h)
 {
-	const struct qs_fmt_rec *h = e->scan_hdr;
 	if (e->scan_pos % e->seg_blocks == 0)
 		e->seg_first_seq[(e->scan_pos / e->seg_blocks) % e->nsegs] = h->seq;
 	if (!(h->flags & QS_REC_VOID))
@@ -329,13 +328,11 @@ static void scan_request(struct qs_engine *e)
 }
 
 /*
- * Check the record at scan_pos in its segment's buffer: 0 taken (copied to
- * scan_hdr), 1 the log ends there, 2 retry at the next segment, -errno.
+ * Check the record h at scan_pos, in its segment's buffer: 0 to take it,
+ * 1 the log ends there, 2 retry at the next segment, -errno.
  */
-static int scan_check(struct qs_engine *e, const unsigned char *seg)
+static int scan_check(struct qs_engine *e, const struct qs_fmt_rec *h)
 {
-	const struct qs_fmt_rec *h =
-		(const void *)(seg + (size_t)(e->scan_pos % e->seg_blocks) * QS_BLOCK_SIZE);
 	enum qs_fmt_status st = qs_fmt_rec_check(h, &e->sb, e->scan_pos);
 	bool ok = st == QS_FMT_OK && h->seq == e->scan_seq && h->epoch >= e->scan_epoch &&
 		  h->epoch <= e->sb.epoch;
@@ -357,7 +354,6 @@ static int scan_check(struct qs_engine *e, const unsigned char *seg)
 			(unsigned long long)h->seq);
 		return 1;
 	}
-	memcpy(e->scan_hdr, h, QS_BLOCK_SIZE);
 	return 0;
 }
 
@@ -399,14 +395,18 @@ static void scan_run(struct qs_engine *e)
 			scan_stop(e, e->scan_res[k]);
 			break;
 		}
-		int rc = scan_check(e, e->scan_data + (size_t)k * e->seg_blocks * QS_BLOCK_SIZE);
+		/* The buffer stays put while its records are applied: slot k
+		 * is read again only once the scan has left segment seg. */
+		const struct qs_fmt_rec *h = (const void *)(e->scan_data +
+			((size_t)k * e->seg_blocks + e->scan_pos % e->seg_blocks) * QS_BLOCK_SIZE);
+		int rc = scan_check(e, h);
 		if (rc == 2) {
 			e->scan_tried_next = true;
 			e->scan_pos += e->seg_blocks - e->scan_pos % e->seg_blocks;
 		} else if (rc) {
 			scan_stop(e, rc);
 		} else {
-			scan_apply(e);
+			scan_apply(e, h);
 			if (e->failed)
 				scan_stop(e, -ENOMEM);
 		}
@@ -558,8 +558,7 @@ void rcv_start(struct qs_engine *e)
 		return;
 	}
 	e->sb_buf = eng_alloc(e, QS_BLOCK_SIZE, QS_BLOCK_SIZE);
-	e->scan_hdr = eng_alloc(e, QS_BLOCK_SIZE, QS_BLOCK_SIZE);
-	if (!e->sb_buf || !e->scan_hdr) {
+	if (!e->sb_buf) {
 		open_done(e, -ENOMEM);
 		return;
 	}
