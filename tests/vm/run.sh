@@ -40,6 +40,8 @@ bash tests/vm/kernels.sh "${kernels[@]}"
 # The stand-in for systemd's notify socket (guest.sh's sd_notify step).
 mkdir -p "$VM"
 ${CC:-cc} -O2 -Wall -Werror -o "$VM/notify-sink" tests/vm/notify_sink.c
+# The power cut's client-side checker (tests/vm/pcut.c).
+${CC:-cc} -O2 -Wall -Werror -pthread -o "$VM/pcut" tests/vm/pcut.c
 
 # Copy a program and every library ldd lists into root, keeping paths.
 add_prog() { # root src dest
@@ -62,7 +64,7 @@ build_initramfs() { # kernel -> build/vm/initramfs-K.cpio
 	install -m 0755 tests/vm/init "$root/init"
 	cp tests/vm/common.sh tests/vm/guest.sh tests/vm/powerloss.sh tests/vm/ram.ini tests/vm/engine.ini \
 		tests/vm/engine-recovery.ini tests/vm/powerloss.ini tests/vm/powerloss-log.ini \
-		tests/vm/killstop.sh \
+		tests/vm/killstop.sh tests/vm/powercut.sh tests/vm/powercut.ini tests/vm/powercut-log.ini \
 		tests/vm/killstop.ini tests/vm/restart-time.sh "$root/qs/"
 	# The emulated QLC's steps, configs and drive profile (emu:/qs/p5316-30t.ini).
 	cp tests/vm/emu.sh tests/vm/emu-bare.ini tests/vm/emu-shaped.ini tests/vm/emu-log.ini \
@@ -75,6 +77,7 @@ build_initramfs() { # kernel -> build/vm/initramfs-K.cpio
 	add_prog "$root" build/qlcshape /usr/bin/qlcshape
 	add_prog "$root" "$(command -v fio)" /usr/bin/fio
 	add_prog "$root" "$VM/notify-sink" /usr/bin/notify-sink
+	add_prog "$root" "$VM/pcut" /usr/bin/pcut
 	# ext4 and xfs tools for the file system step (busybox has only mke2fs).
 	add_prog "$root" "$(command -v mke2fs)" /usr/local/sbin/mkfs.ext4
 	add_prog "$root" "$(command -v dumpe2fs)" /usr/local/sbin/dumpe2fs
@@ -124,6 +127,148 @@ powerloss() { # kernel conf -> 0 if passed
 	grep -q '^QS-VM-RESULT: PASS' "$VM/console-$k-$c-2.log"
 }
 
+# Power cut (tests/vm/powercut.sh, tests/vm/vcnbd.py, tests/vm/pcut.c): the
+# guest's two disks are served by vcnbd, an NBD server on this host with a
+# volatile write cache; qemu is killed with SIGKILL once the guest announces
+# the cut, while pcut's writes are in flight, and vcnbd keeps, drops or
+# tears each unflushed write. A chain of N cuts is N+1 boots over the same
+# images: boot i checks what cut i-1 left, then formats and writes until
+# cut i; the last boot only checks. Console logs:
+# build/vm/console-KERNEL-pc-NAME-I.log, vcnbd's lines in the same
+# directory's pc-NAME.stats.
+pc_boot() { # kernel log stats fastopt qlcopt -- kernel args; 0 if qemu was cut
+	local k=$1 log=$2 stats=$3 fastopt=$4 qlcopt=$5 append="console=ttyS0 panic=-1 quiet loglevel=4 rdinit=/init"
+	shift 6
+	append="$append $*"
+	local s d srv=() qpid cut=1 t0=$SECONDS
+	for d in fast qlc; do
+		rm -f "$VM/pc-$d.sock" "$VM/pc-$d.stat"
+		local opt=$fastopt
+		[ $d = qlc ] && opt=$qlcopt
+		/usr/bin/python3 tests/vm/vcnbd.py --socket "$VM/pc-$d.sock" --image "$VM/pc-$d.img" \
+			--seed "$RANDOM" --stats "$VM/pc-$d.stat" $opt &
+		srv+=($!)
+	done
+	for s in fast qlc; do
+		local i=0
+		until [ -S "$VM/pc-$s.sock" ]; do
+			i=$((i + 1))
+			[ $i -gt 100 ] && { echo "run.sh: vcnbd did not bind $VM/pc-$s.sock" >&2; kill "${srv[@]}"; return 2; }
+			sleep 0.1
+		done
+	done
+	qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 1536 -nographic -no-reboot -nic none \
+		-kernel "$VM/k$k/vmlinuz" -initrd "$VM/initramfs-$k.cpio" -append "$append" \
+		-drive "file=nbd+unix:///?socket=$VM/pc-fast.sock,if=virtio,format=raw,discard=unmap" \
+		-drive "file=nbd+unix:///?socket=$VM/pc-qlc.sock,if=virtio,format=raw,discard=unmap" \
+		-drive "file=$VM/pc-log.img,if=virtio,format=raw,cache=writethrough" \
+		</dev/null >"$log" 2>&1 &
+	qpid=$!
+	while kill -0 $qpid 2>/dev/null; do
+		if grep -q '^qs-vm: power cut now' "$log"; then
+			kill -9 $qpid
+			cut=0
+			break
+		fi
+		if [ $((SECONDS - t0)) -gt "$TIMEOUT" ]; then
+			echo "run.sh: $log: no power cut announced within $TIMEOUT s" >&2
+			kill -9 $qpid
+			break
+		fi
+		sleep 0.1
+	done
+	wait $qpid 2>/dev/null || true
+	wait "${srv[@]}" || true
+	tr -d '\r' <"$log" >"$log.tmp" && mv "$log.tmp" "$log"
+	cat "$VM/pc-fast.stat" "$VM/pc-qlc.stat" 2>/dev/null | sed 's/^/vcnbd: /' | tee -a "$stats"
+	return $cut
+}
+
+# A chain of cuts. name: for the logs; conf: the daemon's config in the
+# guest (powercut or powercut-log); fastopt/qlcopt: vcnbd options per disk
+# ("" loses the cache, --keep-cache keeps it, --lie-flush lies); cuts: how
+# many; raw=1: the checker's self-test (no daemon, pcut on the QLC disk,
+# must find violations). Seeds and cut moments come from QS_VM_PC_SEED.
+pc_chain() { # kernel name conf fastopt qlcopt cuts raw -> 0 if passed
+	local k=$1 name=$2 conf=$3 fastopt=$4 qlcopt=$5 n=$6 raw=$7 i log seed at check=0 args
+	local stats=$VM/pc-$k-$name.stats
+	rm -f "$VM"/pc-{fast,qlc,log}.img "$stats"
+	truncate -s 16M "$VM/pc-fast.img"
+	truncate -s 256M "$VM/pc-qlc.img"
+	truncate -s 1M "$VM/pc-log.img"
+	for ((i = 1; i <= n + 1; i++)); do
+		log=$VM/console-$k-pc-$name-$i.log
+		args="qs_test=pc qs_pcconf=$conf qs_pccheck=$check qs_pcraw=$raw"
+		if [ $i -le "$n" ]; then
+			seed=$((PC_SEED * 1000 + i))
+			# Cut moments from 300 to 2299 operations: after the 16 MiB
+			# log has wrapped (about 480 operations of 34 KiB on average).
+			at=$((300 + (seed * 7919) % 2000))
+			args="$args qs_pcseed=$seed qs_pcat=$at"
+		fi
+		echo "power cut $name $i/$n: ${seed:+seed $seed, cut after $at operations}" >>"$stats"
+		if pc_boot "$k" "$log" "$stats" "$fastopt" "$qlcopt" -- $args; then
+			[ $i -le "$n" ] || { echo "$log: the check-only boot was cut?" >>"$stats"; return 1; }
+		elif [ $i -le "$n" ]; then
+			show "$k" "$log"
+			return 1
+		fi
+		grep -E '^qs-vm: pcut:' "$log" | tee -a "$stats"
+		if [ "$raw" = 1 ] && [ $check = 1 ]; then
+			# The self-test: the drive lied about flushes, the checker
+			# must say so.
+			grep -q '^qs-vm: pcut: .* [1-9][0-9]* violations$' "$log" || { show "$k" "$log"; return 1; }
+		elif [ $check = 1 ]; then
+			grep -q '^qs-vm: pcut: .* 0 violations$' "$log" || { show "$k" "$log"; return 1; }
+		fi
+		if [ $i -gt "$n" ] && [ "$raw" != 1 ]; then
+			grep -q '^QS-VM-RESULT: PASS' "$log" || { show "$k" "$log"; return 1; }
+		fi
+		check=1
+	done
+	rm -f "$VM"/pc-{fast,qlc,log}.img
+}
+PC_SEED=${QS_VM_PC_SEED:-1}
+# Cuts per chain for in place and log placement (the QLC-only and fast-only
+# chains have half as many, the self-test one): QS_VM_PC_CUTS, or make
+# vmtest PC_CUTS=N.
+PC_CUTS=${QS_VM_PC_CUTS:-8}
+
+# All the power-cut chains on one kernel; sets verdict[K-pc-NAME].
+pc_all() { # kernel -> 0 if all passed
+	local k=$1 name conf fo qo n raw start rc=0 half=$(((PC_CUTS + 1) / 2))
+	while read -r name conf fo qo n raw; do
+		[ "$fo" = - ] && fo=
+		[ "$qo" = - ] && qo=
+		# QS_VM_PC_ONLY=NAME: that chain alone (development).
+		[ -n "${QS_VM_PC_ONLY:-}" ] && [ "$QS_VM_PC_ONLY" != "$name" ] && continue
+		start=$(date +%s)
+		if pc_chain "$k" "$name" "$conf" "$fo" "$qo" "$n" "$raw"; then
+			verdict[$k-pc-$name]="PASS ($(($(date +%s) - start)) s, $n cuts; $VM/pc-$k-$name.stats)"
+		else
+			verdict[$k-pc-$name]="FAIL (see $VM/pc-$k-$name.stats, consoles $VM/console-$k-pc-$name-*.log)"
+			rc=1
+		fi
+		echo "vmtest kernel $k power cut $name: ${verdict[$k-pc-$name]}"
+	done <<-EOT
+	inplace powercut - - $PC_CUTS 0
+	log powercut-log - - $PC_CUTS 0
+	qlc-only powercut --keep-cache - $half 0
+	fast-only powercut - --keep-cache $half 0
+	selftest powercut - --lie-flush 1 1
+	EOT
+	return $rc
+}
+
+declare -A verdict
+if [ "${QS_VM_ONLY:-}" = pc ]; then
+	failed=0
+	for k in "${kernels[@]}"; do
+		build_initramfs "$k"
+		pc_all "$k" || failed=1
+	done
+	exit $failed
+fi
 if [ -n "${QS_VM_ONLY:-}" ]; then
 	failed=0
 	for k in "${kernels[@]}"; do
@@ -142,7 +287,6 @@ if [ -n "${QS_VM_ONLY:-}" ]; then
 	exit $failed
 fi
 
-declare -A verdict
 failed=0
 for k in "${kernels[@]}"; do
 	start=$(date +%s)
