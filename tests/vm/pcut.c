@@ -5,7 +5,8 @@
  *   pcut write DEV LOGDEV SEED BLOCKS CUTAT   issue writes until killed
  *   pcut check DEV LOGDEV                     check DEV against LOGDEV
  *
- * write: a stream of operations over the first BLOCKS 4 KiB blocks of DEV
+ * write: discard the region and flush (so what was never written reads as
+ * zeroes), then a stream of operations over the first BLOCKS 4 KiB blocks of DEV
  * (O_DIRECT): writes of 1 to 16 blocks and, one in ten, discards, from 8
  * threads, so up to 8 are in flight; two in flight never overlap, so the
  * operations touching one block are ordered by their sequence number.
@@ -230,6 +231,15 @@ static int do_write(uint64_t at)
 	pthread_t t[THREADS];
 
 	cutat = at;
+	/* The region's prior content (a format leaves the QLC's data, in
+	 * place) becomes zeroes: discard it all and flush before the run is
+	 * recorded, so "never written" means zeroes and any earlier run's
+	 * data found by the check is a violation. */
+	uint64_t range[2] = {0, blocks * BLK};
+	if (ioctl(fd, BLKDISCARD, range))
+		die("discard (BLKDISCARD) of the region");
+	if (fdatasync(fd))
+		die("flush (fdatasync) of the device after the discard");
 	put_log(1, 0, 0);
 	put_log(2, 0, 0);
 	put_log(0, 0, 0);	/* the run's header last: a check finds it only once the rest is reset */

@@ -11,6 +11,9 @@
 #                                       (tests/vm/restart-time.sh; QS_VM_ARGS
 #                                       adds kernel arguments, e.g.
 #                                       "qs_kills=20 qs_mode=passthrough")
+#   QS_VM_ONLY=pc tests/vm/run.sh 612   the power-cut chains only
+#                                       (QS_VM_PC_ONLY=NAME: one chain,
+#                                       QS_VM_PC_CUTS, QS_VM_PC_SEED)
 #   QS_VM_DAEMON=FILE                   put FILE in the image as qlcshaped
 #                                       (e.g. a build of another commit, for
 #                                       a before/after comparison)
@@ -22,8 +25,10 @@
 # prints. qemu exits 0 even after a guest panic, so only a
 # "QS-VM-RESULT: PASS" line on the console counts. Then the power-loss test:
 # two boots over two virtio disks (tests/vm/powerloss.sh). Console logs:
-# build/vm/console-KERNEL[-pl1|-pl2].log. Prints PASS/FAIL per kernel and
-# test; exits non-zero if any failed.
+# build/vm/console-KERNEL[-pl1|-pl2].log. Then, on the first kernel only,
+# the power cuts: chains of boots over NBD disks with volatile caches, cut
+# by SIGKILL of qemu (pc_all below; QS_VM_PC_CUTS=N cuts per chain, default
+# 8). Prints PASS/FAIL per kernel and test; exits non-zero if any failed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 VM=$PWD/build/vm
@@ -127,7 +132,7 @@ powerloss() { # kernel conf -> 0 if passed
 	grep -q '^QS-VM-RESULT: PASS' "$VM/console-$k-$c-2.log"
 }
 
-# Power cut (tests/vm/powercut.sh, tests/vm/vcnbd.py, tests/vm/pcut.c): the
+# Power cut, docs/DAEMON.md "Power cut" (tests/vm/powercut.sh, tests/vm/vcnbd.py, tests/vm/pcut.c): the
 # guest's two disks are served by vcnbd, an NBD server on this host with a
 # volatile write cache; qemu is killed with SIGKILL once the guest announces
 # the cut, while pcut's writes are in flight, and vcnbd keeps, drops or
@@ -136,17 +141,17 @@ powerloss() { # kernel conf -> 0 if passed
 # cut i; the last boot only checks. Console logs:
 # build/vm/console-KERNEL-pc-NAME-I.log, vcnbd's lines in the same
 # directory's pc-NAME.stats.
-pc_boot() { # kernel log stats fastopt qlcopt -- kernel args; 0 if qemu was cut
-	local k=$1 log=$2 stats=$3 fastopt=$4 qlcopt=$5 append="console=ttyS0 panic=-1 quiet loglevel=4 rdinit=/init"
-	shift 6
+pc_boot() { # kernel log stats fastopt qlcopt delay -- kernel args; 0 if qemu was cut
+	local k=$1 log=$2 stats=$3 fastopt=$4 qlcopt=$5 delay=$6 append="console=ttyS0 panic=-1 quiet loglevel=4 rdinit=/init"
+	shift 7
 	append="$append $*"
 	local s d srv=() qpid cut=1 t0=$SECONDS
 	for d in fast qlc; do
 		rm -f "$VM/pc-$d.sock" "$VM/pc-$d.stat"
-		local opt=$fastopt
-		[ $d = qlc ] && opt=$qlcopt
+		local opt=$fastopt vseed=$((PC_VSEED * 2))
+		[ $d = qlc ] && opt=$qlcopt vseed=$((PC_VSEED * 2 + 1))
 		/usr/bin/python3 tests/vm/vcnbd.py --socket "$VM/pc-$d.sock" --image "$VM/pc-$d.img" \
-			--seed "$RANDOM" --stats "$VM/pc-$d.stat" $opt &
+			--seed $vseed --stats "$VM/pc-$d.stat" $opt &
 		srv+=($!)
 	done
 	for s in fast qlc; do
@@ -166,6 +171,9 @@ pc_boot() { # kernel log stats fastopt qlcopt -- kernel args; 0 if qemu was cut
 	qpid=$!
 	while kill -0 $qpid 2>/dev/null; do
 		if grep -q '^qs-vm: power cut now' "$log"; then
+			# The cut moment: the announcement, plus a seeded delay
+			# (0 to 0.8 s) while the writes go on.
+			sleep "$delay"
 			kill -9 $qpid
 			cut=0
 			break
@@ -189,8 +197,8 @@ pc_boot() { # kernel log stats fastopt qlcopt -- kernel args; 0 if qemu was cut
 # ("" loses the cache, --keep-cache keeps it, --lie-flush lies); cuts: how
 # many; raw=1: the checker's self-test (no daemon, pcut on the QLC disk,
 # must find violations). Seeds and cut moments come from QS_VM_PC_SEED.
-pc_chain() { # kernel name conf fastopt qlcopt cuts raw -> 0 if passed
-	local k=$1 name=$2 conf=$3 fastopt=$4 qlcopt=$5 n=$6 raw=$7 i log seed at check=0 args
+pc_chain() { # kernel name conf fastopt qlcopt cuts raw chain# -> 0 if passed
+	local k=$1 name=$2 conf=$3 fastopt=$4 qlcopt=$5 n=$6 raw=$7 c=$8 i log seed at check=0 args delay
 	local stats=$VM/pc-$k-$name.stats
 	rm -f "$VM"/pc-{fast,qlc,log}.img "$stats"
 	truncate -s 16M "$VM/pc-fast.img"
@@ -199,15 +207,22 @@ pc_chain() { # kernel name conf fastopt qlcopt cuts raw -> 0 if passed
 	for ((i = 1; i <= n + 1; i++)); do
 		log=$VM/console-$k-pc-$name-$i.log
 		args="qs_test=pc qs_pcconf=$conf qs_pccheck=$check qs_pcraw=$raw"
+		seed= at= delay=
 		if [ $i -le "$n" ]; then
-			seed=$((PC_SEED * 1000 + i))
+			seed=$((PC_SEED * 10000 + c * 1000 + i))
 			# Cut moments from 300 to 2299 operations: after the 16 MiB
 			# log has wrapped (about 480 operations of 34 KiB on average).
 			at=$((300 + (seed * 7919) % 2000))
 			args="$args qs_pcseed=$seed qs_pcat=$at"
+			delay=0.$((seed % 5 * 2))
 		fi
-		echo "power cut $name $i/$n: ${seed:+seed $seed, cut after $at operations}" >>"$stats"
-		if pc_boot "$k" "$log" "$stats" "$fastopt" "$qlcopt" -- $args; then
+		if [ -n "$seed" ]; then
+			echo "power cut $name boot $i of $((n + 1)): seed $seed, cut $delay s after $at operations" >>"$stats"
+		else
+			echo "power cut $name boot $i of $((n + 1)): check only" >>"$stats"
+		fi
+		PC_VSEED=${seed:-0}
+		if pc_boot "$k" "$log" "$stats" "$fastopt" "$qlcopt" "${delay:-0}" -- $args; then
 			[ $i -le "$n" ] || { echo "$log: the check-only boot was cut?" >>"$stats"; return 1; }
 		elif [ $i -le "$n" ]; then
 			show "$k" "$log"
@@ -236,14 +251,15 @@ PC_CUTS=${QS_VM_PC_CUTS:-8}
 
 # All the power-cut chains on one kernel; sets verdict[K-pc-NAME].
 pc_all() { # kernel -> 0 if all passed
-	local k=$1 name conf fo qo n raw start rc=0 half=$(((PC_CUTS + 1) / 2))
+	local k=$1 name conf fo qo n raw start rc=0 half=$(((PC_CUTS + 1) / 2)) c=0
 	while read -r name conf fo qo n raw; do
+		c=$((c + 1))
 		[ "$fo" = - ] && fo=
 		[ "$qo" = - ] && qo=
 		# QS_VM_PC_ONLY=NAME: that chain alone (development).
 		[ -n "${QS_VM_PC_ONLY:-}" ] && [ "$QS_VM_PC_ONLY" != "$name" ] && continue
 		start=$(date +%s)
-		if pc_chain "$k" "$name" "$conf" "$fo" "$qo" "$n" "$raw"; then
+		if pc_chain "$k" "$name" "$conf" "$fo" "$qo" "$n" "$raw" $c; then
 			verdict[$k-pc-$name]="PASS ($(($(date +%s) - start)) s, $n cuts; $VM/pc-$k-$name.stats)"
 		else
 			verdict[$k-pc-$name]="FAIL (see $VM/pc-$k-$name.stats, consoles $VM/console-$k-pc-$name-*.log)"
@@ -311,10 +327,16 @@ for k in "${kernels[@]}"; do
 		fi
 	done
 done
+# The power cut on the first kernel only (6.12 by default): CI's time.
+pk=${kernels[0]}
+pc_all "$pk" || failed=1
 echo
 for k in "${kernels[@]}"; do
 	echo "vmtest kernel $k: ${verdict[$k]}"
 	echo "vmtest kernel $k power loss: ${verdict[$k-powerloss]}"
 	echo "vmtest kernel $k power loss (log placement): ${verdict[$k-powerloss-log]}"
+done
+for name in inplace log qlc-only fast-only selftest; do
+	echo "vmtest kernel $pk power cut $name: ${verdict[$pk-pc-$name]}"
 done
 exit $failed
