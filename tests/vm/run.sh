@@ -249,6 +249,21 @@ PC_SEED=${QS_VM_PC_SEED:-1}
 # vmtest PC_CUTS=N.
 PC_CUTS=${QS_VM_PC_CUTS:-8}
 
+# A chain's totals from its stats file: cuts, vcnbd's unflushed writes
+# kept/dropped/torn, pcut's blocks checked and violations.
+pc_sum() { # stats
+	awk '/^vcnbd: .*: cut, .*unflushed writes: / {
+		for (i = 2; i < NF; i++) {
+			if ($(i + 1) == "kept," && $(i - 1) == "writes:") k += $i
+			if ($(i + 1) == "dropped,") d += $i
+			if ($(i + 1) == "torn") t += $i
+		} }
+	/^power cut .* seed / { cuts++ }
+	/^qs-vm: pcut: [0-9]+ blocks checked/ { b += $3; v += $(NF - 1) }
+	END { printf "%d cuts, unflushed writes at the cuts %d kept, %d dropped, %d torn; " \
+		"%d blocks checked, %d violations\n", cuts, k, d, t, b, v }' "$1"
+}
+
 # All the power-cut chains on one kernel; sets verdict[K-pc-NAME].
 pc_all() { # kernel -> 0 if all passed
 	local k=$1 name conf fo qo n raw start rc=0 half=$(((PC_CUTS + 1) / 2)) c=0
@@ -260,7 +275,7 @@ pc_all() { # kernel -> 0 if all passed
 		[ -n "${QS_VM_PC_ONLY:-}" ] && [ "$QS_VM_PC_ONLY" != "$name" ] && continue
 		start=$(date +%s)
 		if pc_chain "$k" "$name" "$conf" "$fo" "$qo" "$n" "$raw" $c; then
-			verdict[$k-pc-$name]="PASS ($(($(date +%s) - start)) s, $n cuts; $VM/pc-$k-$name.stats)"
+			verdict[$k-pc-$name]="PASS ($(($(date +%s) - start)) s: $(pc_sum "$VM/pc-$k-$name.stats"))"
 		else
 			verdict[$k-pc-$name]="FAIL (see $VM/pc-$k-$name.stats, consoles $VM/console-$k-pc-$name-*.log)"
 			rc=1

@@ -75,7 +75,7 @@ class Drive:
         self.size = os.fstat(self.fd).st_size
         self.cache = {}    # 4 KiB block number -> its 4096 bytes, not yet flushed
         self.pending = []  # (offset, length, data or None for zeroes), arrival order
-        self.flushes = 0
+        self.flushes = 0  # NBD_CMD_FLUSH received (acknowledged, honoured or not)
 
     def _block(self, b):
         got = self.cache.get(b)
@@ -121,7 +121,6 @@ class Drive:
             os.pwrite(self.fd, self.cache[b], b * BLK)
         self.cache.clear()
         self.pending.clear()
-        self.flushes += 1
 
     def cut(self, rng):
         """The power cut: each unflushed write kept, dropped or torn at 4 KiB."""
@@ -207,6 +206,7 @@ def serve(conn, drive, lie_flush):
         elif cmd in (CMD_TRIM, CMD_WRITE_ZEROES):
             drive.write(off, length, None)
         elif cmd == CMD_FLUSH:
+            drive.flushes += 1
             if not lie_flush:
                 drive.flush()
         elif cmd == CMD_DISC:
@@ -252,7 +252,7 @@ def main():
         drive.flush()
         line = "%s: %s, %d flushes, %d unflushed writes persisted" % (
             name, "clean disconnect" if clean else "cut, cache kept (--keep-cache)",
-            drive.flushes - 1, n)
+            drive.flushes, n)
     else:
         k, d, t, pk, p = drive.cut(random.Random(a.seed))
         line = ("%s: cut, %d flushes%s, unflushed writes: %d kept, %d dropped, %d torn "
