@@ -186,6 +186,20 @@ pc_boot() { # kernel log stats fastopt qlcopt delay -- kernel args; 0 if qemu wa
 		sleep 0.1
 	done
 	wait $qpid 2>/dev/null || true
+	# A vcnbd whose qemu never connected (qemu failed at start) would wait
+	# in accept for ever: give the others 10 s to write their stats.
+	local i=0 alive=1
+	while [ $alive = 1 ] && [ $i -lt 100 ]; do
+		alive=0
+		for s in "${srv[@]}"; do kill -0 "$s" 2>/dev/null && alive=1; done
+		i=$((i + 1))
+		[ $alive = 1 ] && sleep 0.1
+	done
+	for s in "${srv[@]}"; do
+		kill -0 "$s" 2>/dev/null || continue
+		echo "run.sh: vcnbd (pid $s) still waiting for qemu 10 s after it ended; see $log" >&2
+		kill "$s"
+	done
 	wait "${srv[@]}" || true
 	tr -d '\r' <"$log" >"$log.tmp" && mv "$log.tmp" "$log"
 	cat "$VM/pc-fast.stat" "$VM/pc-qlc.stat" 2>/dev/null | sed 's/^/vcnbd: /' | tee -a "$stats"
