@@ -210,10 +210,13 @@ bench: deps
 	$(Q)$(MAKE) --no-print-directory SAN=0 all
 	$(Q)build/qlcshape bench ab --json build/bench.json --svg build/bench.svg
 
+# PC_CUTS=N: power cuts per chain of the VM power-cut test (in place and log
+# placement; the QLC-only and fast-only chains run half as many). Default 8
+# (tests/vm/run.sh, docs/DAEMON.md "Power cut").
 vmtest: deps
 	$(Q)bash scripts/deps.sh --vm
 	$(Q)$(MAKE) --no-print-directory SAN=0 all
-	$(Q)bash tests/vm/run.sh
+	$(Q)$(if $(PC_CUTS),QS_VM_PC_CUTS=$(PC_CUTS) )bash tests/vm/run.sh
 
 clean:
 	rm -rf build
