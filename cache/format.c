@@ -35,8 +35,11 @@ const char *qs_fmt_status_str(enum qs_fmt_status st)
 	case QS_FMT_BAD_EXTENT_RANGE: return "extent outside the client device";
 	case QS_FMT_BAD_EXTENT_PHYS: return "map extent's QLC blocks out of range";
 	case QS_FMT_BAD_LENGTH: return "bad record length";
-	case QS_FMT_BAD_PAGE: return "map page number, width or count wrong";
-	case QS_FMT_BAD_ENTRY: return "map entry beyond the QLC";
+	case QS_FMT_BAD_PAGE: return "page number, width or count wrong";
+	case QS_FMT_BAD_ENTRY: return "entry out of range";
+	case QS_FMT_BAD_GENERATION: return "generation is not the superblock's";
+	case QS_FMT_BAD_COUNT: return "band count or mapped blocks out of range";
+	case QS_FMT_BAD_OPEN: return "open band or write pointer out of range";
 	}
 	return "unknown status";
 }
@@ -84,11 +87,14 @@ static enum qs_fmt_status sb_check_map(const struct qs_fmt_sb *sb, uint64_t fast
 			       sb->map_gen ? QS_FMT_BAD_MAP : QS_FMT_OK;
 	uint64_t phys = sb->qlc_phys_size / QS_BLOCK_SIZE;
 	uint32_t width = qs_fmt_map_width(phys);
+	/* The map region, then the clean state (sb_check_band came first:
+	 * band_blocks is not zero). */
+	uint64_t after = 2 * sb->map_pages + qs_fmt_clean_blocks(phys, sb->band_blocks, width);
 	if (sb->map_width != width ||
 	    sb->map_pages != qs_fmt_map_pages(sb->qlc_size / QS_BLOCK_SIZE, width) ||
 	    sb->map_start < sb->log_start + sb->log_blocks ||
 	    sb->map_start > fast_size / QS_BLOCK_SIZE ||
-	    2 * sb->map_pages > fast_size / QS_BLOCK_SIZE - sb->map_start ||
+	    after > fast_size / QS_BLOCK_SIZE - sb->map_start ||
 	    sb->map_seq >= QS_FMT_MAX_POS || sb->map_gen >= QS_FMT_MAX_POS ||
 	    sb->map_seq < sb->tail_seq)
 		return QS_FMT_BAD_MAP;
@@ -145,7 +151,11 @@ enum qs_fmt_status qs_fmt_sb_check(const struct qs_fmt_sb *sb, uint64_t fast_siz
 		return st;
 	if ((st = sb_check_map(sb, fast_size)) != QS_FMT_OK)
 		return st;
-	if (sb->flags & ~QS_SB_CLEAN)
+	/* The clean state exists in log placement only, and means something
+	 * only in a clean shutdown's copy. */
+	if ((sb->flags & ~(QS_SB_CLEAN | QS_SB_CLEAN_STATE)) ||
+	    ((sb->flags & QS_SB_CLEAN_STATE) &&
+	     (!(sb->flags & QS_SB_CLEAN) || sb->placement != QS_FMT_PLACE_LOG)))
 		return QS_FMT_BAD_FLAGS;
 	if ((st = sb_check_positions(sb)) != QS_FMT_OK)
 		return st;
@@ -278,5 +288,99 @@ enum qs_fmt_status qs_fmt_map_check(const struct qs_fmt_map_page *pg,
 	for (size_t b = (size_t)pg->nentries * pg->width; b < QS_FMT_MAP_BYTES; b++)
 		if (pg->entries[b])
 			return QS_FMT_BAD_RESERVED;
+	return QS_FMT_OK;
+}
+
+void qs_fmt_clean_seal(struct qs_fmt_clean *c, uint32_t seed)
+{
+	c->crc = qs_crc32c(seed, c, offsetof(struct qs_fmt_clean, crc));
+}
+
+enum qs_fmt_status qs_fmt_clean_check(const struct qs_fmt_clean *c, const struct qs_fmt_sb *sb)
+{
+	if (c->magic != QS_FMT_CLEAN_MAGIC)
+		return QS_FMT_BAD_MAGIC;
+	if (c->version != QS_FMT_VERSION)
+		return QS_FMT_BAD_VERSION;
+	if (c->crc != qs_crc32c(qs_fmt_rec_seed(sb), c, offsetof(struct qs_fmt_clean, crc)))
+		return QS_FMT_BAD_CRC;
+	if (c->size != sizeof(*c))
+		return QS_FMT_BAD_SIZE;
+	if (c->generation != sb->generation)
+		return QS_FMT_BAD_GENERATION;
+	uint64_t phys = sb->qlc_phys_size / QS_BLOCK_SIZE;
+	if (!sb->band_blocks || c->nbands != phys / sb->band_blocks ||
+	    c->mapped > sb->qlc_size / QS_BLOCK_SIZE)
+		return QS_FMT_BAD_COUNT;
+	uint32_t iu = sb->iu_bytes / QS_BLOCK_SIZE;
+	for (int s = 0; s < 2; s++) {
+		bool none = c->open[s] == UINT64_MAX;
+		if ((!none && c->open[s] >= c->nbands) || (none && c->wp[s]) ||
+		    c->wp[s] > sb->band_blocks || !iu || c->wp[s] % iu)
+			return QS_FMT_BAD_OPEN;
+	}
+	if (c->open[0] != UINT64_MAX && c->open[0] == c->open[1])
+		return QS_FMT_BAD_OPEN;
+	if (c->reserved)
+		return QS_FMT_BAD_RESERVED;
+	return QS_FMT_OK;
+}
+
+/* What band and reverse-map pages share: magic, version, CRC, page number,
+ * width and count of total entries, generation, zero past the entries. */
+static enum qs_fmt_status tab_check(const struct qs_fmt_map_page *pg, const struct qs_fmt_sb *sb,
+				    const struct qs_fmt_clean *c, uint32_t magic,
+				    uint32_t width, uint64_t total, uint64_t page_no)
+{
+	if (pg->magic != magic)
+		return QS_FMT_BAD_MAGIC;
+	if (pg->version != QS_FMT_VERSION)
+		return QS_FMT_BAD_VERSION;
+	if (pg->crc != qs_crc32c(qs_fmt_rec_seed(sb), pg, offsetof(struct qs_fmt_map_page, crc)))
+		return QS_FMT_BAD_CRC;
+	uint32_t per = QS_FMT_MAP_BYTES / width;
+	if (pg->page != page_no || pg->width != width || page_no * per >= total)
+		return QS_FMT_BAD_PAGE;
+	uint64_t left = total - page_no * per;
+	if (pg->nentries != (left < per ? left : per))
+		return QS_FMT_BAD_PAGE;
+	if (pg->gen != c->generation)
+		return QS_FMT_BAD_GENERATION;
+	for (size_t b = (size_t)pg->nentries * width; b < QS_FMT_MAP_BYTES; b++)
+		if (pg->entries[b])
+			return QS_FMT_BAD_RESERVED;
+	return QS_FMT_OK;
+}
+
+enum qs_fmt_status qs_fmt_band_page_check(const struct qs_fmt_map_page *pg,
+					  const struct qs_fmt_sb *sb,
+					  const struct qs_fmt_clean *c, uint64_t page_no)
+{
+	enum qs_fmt_status st = tab_check(pg, sb, c, QS_FMT_BAND_MAGIC, QS_FMT_BAND_ENTRY,
+					  c->nbands, page_no);
+	if (st != QS_FMT_OK)
+		return st;
+	for (uint32_t i = 0; i < pg->nentries; i++) {
+		uint64_t v;
+		memcpy(&v, pg->entries + (size_t)i * QS_FMT_BAND_ENTRY, sizeof(v));
+		if ((uint32_t)v > sb->band_blocks || (v >> 32) > c->closes)
+			return QS_FMT_BAD_ENTRY;
+	}
+	return QS_FMT_OK;
+}
+
+enum qs_fmt_status qs_fmt_rev_page_check(const struct qs_fmt_map_page *pg,
+					 const struct qs_fmt_sb *sb,
+					 const struct qs_fmt_clean *c, uint64_t page_no)
+{
+	uint64_t phys = sb->qlc_phys_size / QS_BLOCK_SIZE;
+	enum qs_fmt_status st = tab_check(pg, sb, c, QS_FMT_REV_MAGIC, sb->map_width, phys,
+					  page_no);
+	if (st != QS_FMT_OK)
+		return st;
+	/* Unmapped or a client block: the map entries' test with lbas for
+	 * phys (lbas < phys, so a 4-byte entry's none still fits). */
+	if (!map_entries_in(pg, sb->qlc_size / QS_BLOCK_SIZE))
+		return QS_FMT_BAD_ENTRY;
 	return QS_FMT_OK;
 }

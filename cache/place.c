@@ -194,10 +194,11 @@ uint64_t plc_format_geometry(struct qs_engine *e, uint64_t seg)
 	uint64_t phys = e->qlc->size / e->conf.band_bytes * band_blocks;
 	uint32_t width = qs_fmt_map_width(phys);
 	uint64_t pages = qs_fmt_map_pages(e->conf.qlc_size / QS_BLOCK_SIZE, width);
+	uint64_t after = 2 * pages + qs_fmt_clean_blocks(phys, (uint32_t)band_blocks, width);
 	uint64_t blocks = e->fast->size / QS_BLOCK_SIZE;
-	if (blocks < QS_FMT_LOG_START + 2 * pages)
+	if (blocks < QS_FMT_LOG_START + after)
 		return 0;
-	uint64_t log = (blocks - QS_FMT_LOG_START - 2 * pages) / seg * seg;
+	uint64_t log = (blocks - QS_FMT_LOG_START - after) / seg * seg;
 	if (log > (uint64_t)SLOT_MASK / seg * seg)
 		log = (uint64_t)SLOT_MASK / seg * seg;
 	sb->placement = QS_FMT_PLACE_LOG;
@@ -270,6 +271,9 @@ int plc_init(struct qs_engine *e)
 	p->per_page = qs_fmt_map_per_page(p->width);
 	p->map_start = sb->map_start;
 	p->map_pages = sb->map_pages;
+	p->cs_start = p->map_start + 2 * p->map_pages;
+	p->cs_band_pages = qs_fmt_band_pages(p->nbands);
+	p->cs_blocks = qs_fmt_clean_blocks(p->phys, p->band_blocks, p->width);
 	p->open[0] = p->open[1] = PLC_NONE;
 	p->victim = PLC_NONE;
 	p->bands = eng_alloc(e, p->nbands * sizeof(struct band), 64);
@@ -1256,46 +1260,101 @@ static int load_page(struct qs_engine *e, uint64_t pg, const unsigned char *slot
 	return 0;
 }
 
-static void load_next(struct qs_engine *e);
+/* ---- region I/O: the map and the clean state, PLC_LOAD_BLOCKS at a time ---- */
 
-static void load_cb(void *arg, int res)
+static void region_next(struct qs_engine *e);
+
+static uint64_t region_chunk(const struct plc *p)
+{
+	uint64_t left = p->ld_blocks - p->ld_next;
+	return left < PLC_LOAD_BLOCKS ? left : PLC_LOAD_BLOCKS;
+}
+
+static void region_end(struct qs_engine *e, int res)
+{
+	struct plc *p = e->plc;
+	eng_free(e, p->ld_buf);
+	p->ld_buf = NULL;
+	p->ld_done(e, res);
+}
+
+static void region_read_cb(void *arg, int res)
 {
 	struct qs_engine *e = arg;
 	struct plc *p = e->plc;
-	if (res < 0) {
-		eng_log(e, QS_LOG_ERR, "recovery: map read at page %llu failed: %s",
-			(unsigned long long)p->ld_page, strerror(-res));
-		p->ld_cb(p->ld_arg, res);
+	uint64_t n = region_chunk(p);
+	p->ld_rd_failed = res < 0;
+	if (!res)
+		res = p->ld_take(e, p->ld_next, p->ld_buf, n);
+	if (res) {
+		region_end(e, res);
 		return;
 	}
-	uint64_t n = p->map_pages - p->ld_page < PLC_LOAD_PAGES ? p->map_pages - p->ld_page
-								  : PLC_LOAD_PAGES;
-	for (uint64_t i = 0; i < n; i++) {
-		int rc = load_page(e, p->ld_page + i, p->ld_buf + 2 * i * QS_BLOCK_SIZE);
-		if (rc) {
-			p->ld_cb(p->ld_arg, rc);
-			return;
-		}
-	}
-	p->ld_page += n;
-	load_next(e);
+	p->ld_next += n;
+	region_next(e);
 }
 
-static void load_next(struct qs_engine *e)
+static void region_next(struct qs_engine *e)
 {
 	struct plc *p = e->plc;
-	if (p->ld_page >= p->map_pages) {
-		eng_free(e, p->ld_buf);
-		p->ld_buf = NULL;
-		p->ld_cb(p->ld_arg, 0);
+	if (p->ld_next >= p->ld_blocks) {
+		region_end(e, 0);
 		return;
 	}
-	uint64_t n = p->map_pages - p->ld_page < PLC_LOAD_PAGES ? p->map_pages - p->ld_page
-								  : PLC_LOAD_PAGES;
 	p->ld_iov.iov_base = p->ld_buf;
-	p->ld_iov.iov_len = (size_t)(2 * n * QS_BLOCK_SIZE);
-	e->fast->ops->read(e->fast->ctx, (p->map_start + 2 * p->ld_page) * QS_BLOCK_SIZE,
-			   &p->ld_iov, 1, load_cb, e);
+	p->ld_iov.iov_len = (size_t)(region_chunk(p) * QS_BLOCK_SIZE);
+	e->fast->ops->read(e->fast->ctx, (p->ld_start + p->ld_next) * QS_BLOCK_SIZE,
+			   &p->ld_iov, 1, region_read_cb, e);
+}
+
+/* Read blocks [start, start + blocks) of the fast device in order; take
+ * gets each chunk (blk: its first block, relative to start; 0 or -errno to
+ * stop), done the end (0, take's error, or the read's -errno). */
+static void region_read(struct qs_engine *e, uint64_t start, uint64_t blocks,
+			int (*take)(struct qs_engine *, uint64_t, const unsigned char *, uint64_t),
+			void (*done)(struct qs_engine *, int))
+{
+	struct plc *p = e->plc;
+	p->ld_start = start;
+	p->ld_blocks = blocks;
+	p->ld_next = 0;
+	p->ld_take = take;
+	p->ld_done = done;
+	p->ld_rd_failed = false;
+	p->ld_buf = eng_alloc(e, PLC_LOAD_BLOCKS * QS_BLOCK_SIZE, QS_BLOCK_SIZE);
+	if (!p->ld_buf) {
+		done(e, -ENOMEM);
+		return;
+	}
+	region_next(e);
+}
+
+/* Map region chunk: pairs of slots, page blk / 2 first. */
+static int map_take(struct qs_engine *e, uint64_t blk, const unsigned char *buf, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i += 2) {
+		int rc = load_page(e, (blk + i) / 2, buf + i * QS_BLOCK_SIZE);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static void clean_read(struct qs_engine *e);
+
+static void map_done(struct qs_engine *e, int res)
+{
+	struct plc *p = e->plc;
+	if (p->ld_rd_failed)
+		eng_log(e, QS_LOG_ERR, "recovery: map read at page %llu failed: %s",
+			(unsigned long long)(p->ld_next / 2), strerror(-res));
+	/* The superblock of a clean shutdown says whether it left the
+	 * clean state, and only for the map pages at its head. */
+	if (!res && (e->sb.flags & QS_SB_CLEAN_STATE) && e->sb.map_seq == e->sb.head_seq) {
+		clean_read(e);
+		return;
+	}
+	p->ld_cb(p->ld_arg, res);
 }
 
 void plc_load(struct qs_engine *e, qs_io_cb cb, void *arg)
@@ -1303,13 +1362,204 @@ void plc_load(struct qs_engine *e, qs_io_cb cb, void *arg)
 	struct plc *p = e->plc;
 	p->ld_cb = cb;
 	p->ld_arg = arg;
-	p->ld_page = 0;
-	p->ld_buf = eng_alloc(e, 2 * PLC_LOAD_PAGES * QS_BLOCK_SIZE, QS_BLOCK_SIZE);
+	region_read(e, p->map_start, 2 * p->map_pages, map_take, map_done);
+}
+
+/* ---- clean state: written by a clean close, read by the next open ---------- */
+
+/* Block blk of the clean state, as the engine holds it now, sealed. */
+static void clean_fill(struct qs_engine *e, uint64_t blk, unsigned char *b)
+{
+	struct plc *p = e->plc;
+	memset(b, 0, QS_BLOCK_SIZE);
+	if (blk == 0) {
+		struct qs_fmt_clean *c = (void *)b;
+		c->magic = QS_FMT_CLEAN_MAGIC;
+		c->version = QS_FMT_VERSION;
+		c->size = sizeof(*c);
+		c->generation = p->cs_gen;
+		c->nbands = p->nbands;
+		c->closes = p->closes;
+		c->mapped = p->mapped;
+		for (int s = 0; s < 2; s++) {
+			c->open[s] = p->open[s];
+			c->wp[s] = p->open[s] == PLC_NONE ? 0 : (uint32_t)p->wp[s];
+		}
+		qs_fmt_clean_seal(c, e->seed);
+		return;
+	}
+	struct qs_fmt_map_page *pg = (void *)b;
+	pg->version = QS_FMT_VERSION;
+	pg->gen = p->cs_gen;
+	if (blk <= p->cs_band_pages) {
+		uint64_t per = qs_fmt_band_per_page(), first = (blk - 1) * per;
+		pg->magic = QS_FMT_BAND_MAGIC;
+		pg->width = QS_FMT_BAND_ENTRY;
+		pg->page = blk - 1;
+		pg->nentries = (uint32_t)(p->nbands - first < per ? p->nbands - first : per);
+		for (uint32_t i = 0; i < pg->nentries; i++) {
+			const struct band *bd = &p->bands[first + i];
+			uint64_t since = bd->valid && p->closes > bd->age ? p->closes - bd->age : 0;
+			uint64_t v = bd->valid | (since < UINT32_MAX ? since : UINT32_MAX) << 32;
+			memcpy(pg->entries + (size_t)i * QS_FMT_BAND_ENTRY, &v, sizeof(v));
+		}
+	} else {
+		uint64_t first = (blk - 1 - p->cs_band_pages) * p->per_page;
+		pg->magic = QS_FMT_REV_MAGIC;
+		pg->width = (uint16_t)p->width;
+		pg->page = blk - 1 - p->cs_band_pages;
+		pg->nentries = (uint32_t)(p->phys - first < p->per_page ? p->phys - first
+									: p->per_page);
+		memcpy(pg->entries, (const uint8_t *)p->rev + first * p->width,
+		       (size_t)pg->nentries * p->width);
+	}
+	qs_fmt_map_seal(pg, e->seed);
+}
+
+static void clean_write_next(struct qs_engine *e);
+
+static void clean_write_cb(void *arg, int res)
+{
+	struct qs_engine *e = arg;
+	struct plc *p = e->plc;
+	eng_enter(e);
+	if (res < 0) {
+		e->st.fast_errors++;
+		eng_free(e, p->ld_buf);
+		p->ld_buf = NULL;
+		p->ld_cb(p->ld_arg, res);
+	} else {
+		p->ld_next += region_chunk(p);
+		clean_write_next(e);
+	}
+	eng_leave_deliver(e);
+}
+
+static void clean_write_next(struct qs_engine *e)
+{
+	struct plc *p = e->plc;
+	if (p->ld_next >= p->ld_blocks) {
+		eng_free(e, p->ld_buf);
+		p->ld_buf = NULL;
+		p->cs_written = true;
+		p->ld_cb(p->ld_arg, 0);
+		return;
+	}
+	uint64_t n = region_chunk(p);
+	for (uint64_t i = 0; i < n; i++)
+		clean_fill(e, p->ld_next + i, p->ld_buf + i * QS_BLOCK_SIZE);
+	p->ld_iov.iov_base = p->ld_buf;
+	p->ld_iov.iov_len = (size_t)(n * QS_BLOCK_SIZE);
+	e->fast->ops->write(e->fast->ctx, (p->ld_start + p->ld_next) * QS_BLOCK_SIZE, &p->ld_iov,
+			    1, 0, clean_write_cb, e);
+}
+
+void plc_clean_write(struct qs_engine *e, qs_io_cb cb, void *arg)
+{
+	struct plc *p = e->plc;
+	p->cs_written = false;
+	/* Timing-only runs keep no contents to write; nothing would read them. */
+	if (e->no_data) {
+		cb(arg, 0);
+		return;
+	}
+	p->ld_cb = cb;
+	p->ld_arg = arg;
+	/* For the superblock that follows: the close writes no other first. */
+	p->cs_gen = e->sb.generation + 1;
+	p->ld_start = p->cs_start;
+	p->ld_blocks = p->cs_blocks;
+	p->ld_next = 0;
+	p->ld_buf = eng_alloc(e, PLC_LOAD_BLOCKS * QS_BLOCK_SIZE, QS_BLOCK_SIZE);
 	if (!p->ld_buf) {
 		cb(arg, -ENOMEM);
 		return;
 	}
-	load_next(e);
+	clean_write_next(e);
+}
+
+void plc_clean_commit_fields(const struct qs_engine *e, struct qs_fmt_sb *sb)
+{
+	const struct plc *p = e->plc;
+	/* The map pages must be the map at the head: recovery then changes
+	 * nothing the clean state describes. */
+	if (p && p->cs_written && p->cs_gen == sb->generation && sb->map_seq == sb->head_seq)
+		sb->flags |= QS_SB_CLEAN_STATE;
+}
+
+static int clean_bad(struct qs_engine *e, const char *what, uint64_t page,
+		     enum qs_fmt_status st)
+{
+	eng_log(e, QS_LOG_WARN, "recovery: clean state %s %llu: %s; rebuilding the reverse "
+		"map from the map instead", what, (unsigned long long)page, qs_fmt_status_str(st));
+	return -EBADMSG;
+}
+
+/* Clean state chunk: the header, then band pages into the bands, then
+ * reverse-map pages into the reverse map. */
+static int clean_take(struct qs_engine *e, uint64_t blk, const unsigned char *buf, uint64_t n)
+{
+	struct plc *p = e->plc;
+	for (uint64_t i = 0; i < n; i++, blk++) {
+		const unsigned char *b = buf + i * QS_BLOCK_SIZE;
+		const struct qs_fmt_map_page *pg = (const void *)b;
+		enum qs_fmt_status st;
+		if (blk == 0) {
+			memcpy(&p->cs, b, sizeof(p->cs));
+			if ((st = qs_fmt_clean_check(&p->cs, &e->sb)) != QS_FMT_OK)
+				return clean_bad(e, "header at block", p->cs_start, st);
+		} else if (blk <= p->cs_band_pages) {
+			if ((st = qs_fmt_band_page_check(pg, &e->sb, &p->cs, blk - 1)) != QS_FMT_OK)
+				return clean_bad(e, "band page", blk - 1, st);
+			uint64_t first = (blk - 1) * qs_fmt_band_per_page();
+			for (uint32_t k = 0; k < pg->nentries; k++) {
+				uint64_t v;
+				memcpy(&v, pg->entries + (size_t)k * QS_FMT_BAND_ENTRY, sizeof(v));
+				p->bands[first + k].valid = (uint32_t)v;
+				p->bands[first + k].age = p->cs.closes - (v >> 32);
+			}
+		} else {
+			uint64_t pgno = blk - 1 - p->cs_band_pages;
+			if ((st = qs_fmt_rev_page_check(pg, &e->sb, &p->cs, pgno)) != QS_FMT_OK)
+				return clean_bad(e, "reverse-map page", pgno, st);
+			memcpy((uint8_t *)p->rev + pgno * p->per_page * p->width, pg->entries,
+			       (size_t)pg->nentries * p->width);
+		}
+	}
+	return 0;
+}
+
+static void clean_done(struct qs_engine *e, int res)
+{
+	struct plc *p = e->plc;
+	uint64_t valid = 0;
+	for (uint64_t b = 0; !res && b < p->nbands; b++)
+		valid += p->bands[b].valid;
+	if (!res && valid != p->cs.mapped) {
+		eng_log(e, QS_LOG_WARN, "recovery: clean state: bands hold %llu valid blocks, the "
+			"header says %llu mapped; rebuilding the reverse map from the map instead",
+			(unsigned long long)valid, (unsigned long long)p->cs.mapped);
+		res = -EBADMSG;
+	}
+	if (p->ld_rd_failed || res == -ENOMEM)
+		eng_log(e, QS_LOG_WARN, "recovery: clean state read at block %llu failed: %s; "
+			"rebuilding the reverse map from the map instead",
+			(unsigned long long)(p->cs_start + p->ld_next), strerror(-res));
+	p->cs_loaded = !res;
+	if (res) {
+		/* What was taken goes: the rebuild starts from nothing. */
+		memset(p->rev, 0xff, (size_t)p->phys * p->width);
+		memset(p->bands, 0, p->nbands * sizeof(struct band));
+	}
+	/* The clean state only saves the rebuild's time: without it the open
+	 * goes on and rebuilds. */
+	p->ld_cb(p->ld_arg, 0);
+}
+
+static void clean_read(struct qs_engine *e)
+{
+	struct plc *p = e->plc;
+	region_read(e, p->cs_start, p->cs_blocks, clean_take, clean_done);
 }
 
 /* First IU of band b past its last mapped block (band_blocks: none left). */
@@ -1424,9 +1674,38 @@ static void rebuild_valid(struct qs_engine *e)
 	}
 }
 
+/*
+ * The clean state was read: bands and reverse map are as the clean close
+ * left them (bands[].valid and age set by clean_take), and so are the
+ * streams' open bands and write pointers. Every band without a valid block
+ * is free: the close made every record durable.
+ */
+static void clean_resume(struct qs_engine *e)
+{
+	struct plc *p = e->plc;
+	p->mapped = p->cs.mapped;
+	p->closes = p->cs.closes;
+	p->free_n = p->free_head = 0;
+	for (uint64_t b = 0; b < p->nbands; b++) {
+		struct band *bd = &p->bands[b];
+		bool open = b == p->cs.open[0] || b == p->cs.open[1];
+		bd->state = open ? BAND_OPEN : bd->valid ? BAND_FULL : BAND_FREE;
+		if (bd->state == BAND_FREE)
+			p->freeq[p->free_n++] = b;
+	}
+	for (int s = 0; s < 2; s++) {
+		p->open[s] = p->cs.open[s] == UINT64_MAX ? PLC_NONE : p->cs.open[s];
+		p->wp[s] = p->cs.wp[s];
+	}
+}
+
 int plc_rebuild(struct qs_engine *e)
 {
 	struct plc *p = e->plc;
+	if (p->cs_loaded) {
+		clean_resume(e);
+		return 0;
+	}
 	p->mapped = 0;
 	for (uint64_t b = 0; b < p->nbands; b++)
 		memset(&p->bands[b], 0, sizeof(p->bands[b]));
@@ -1466,4 +1745,5 @@ void plc_stats(const struct qs_engine *e, struct qs_engine_stats *s)
 	s->map_bytes = (p->lbas + p->phys) * p->width;
 	s->map_page_writes = p->map_page_writes;
 	s->mapped_blocks = p->mapped;
+	s->clean_state = p->cs_loaded;
 }

@@ -33,7 +33,7 @@ struct req;
 #define PLC_NONE UINT64_MAX  /* map/rev: nothing there */
 #define PLC_GC_RESERVE 2u    /* free bands only GC may open */
 #define PLC_MAP_QD 16u	     /* map page writes in flight */
-#define PLC_LOAD_PAGES 128u  /* map pages read at once in recovery (both slots) */
+#define PLC_LOAD_BLOCKS 256u /* blocks read (recovery) or written (clean state) at once */
 
 enum band_state {
 	BAND_FREE = 0,	/* in the free queue */
@@ -121,12 +121,22 @@ struct plc {
 	void *mf_arg;
 	struct plc_mfw { struct qs_engine *e; uint64_t page; uint32_t slot; bool busy;
 			 struct qs_fmt_map_page *buf; struct iovec iov; } mfw[PLC_MAP_QD];
-	/* map load (recovery) */
+	/* region reads in recovery (the map, the clean state) and the clean
+	 * state's write at close: PLC_LOAD_BLOCKS at a time through ld_buf */
 	unsigned char *ld_buf;
-	uint64_t ld_page;
+	uint64_t ld_start, ld_blocks, ld_next; /* the region, the next block of it */
 	struct iovec ld_iov;
-	qs_io_cb ld_cb;
+	int (*ld_take)(struct qs_engine *e, uint64_t blk, const unsigned char *buf, uint64_t n);
+	void (*ld_done)(struct qs_engine *e, int res);
+	bool ld_rd_failed;	/* the region read ended on a read error */
+	qs_io_cb ld_cb;		/* plc_load's or plc_clean_write's caller */
 	void *ld_arg;
+	/* clean state (docs/FORMAT.md): header, band pages, reverse-map pages */
+	uint64_t cs_start, cs_band_pages, cs_blocks;
+	uint64_t cs_gen;	/* written for the superblock of this generation */
+	bool cs_written;	/* written in full (close) */
+	bool cs_loaded;		/* read and valid (recovery): plc_rebuild takes it */
+	struct qs_fmt_clean cs; /* the header read, while the pages are checked */
 	/* statistics */
 	uint64_t gc_victims, gc_read_bytes, gc_write_bytes, gc_moved, map_page_writes, mapped;
 };
@@ -170,8 +180,19 @@ void plc_apply(struct qs_engine *e, const struct qs_fmt_extent *x,
 	       const struct qs_fmt_ext_phys *py, bool runtime);
 /* Recovery: the map region is read into the map; cb(arg, 0 or -errno). */
 void plc_load(struct qs_engine *e, qs_io_cb cb, void *arg);
-/* Recovery done: reverse map, band validity and free bands from the map. */
+/* Recovery done: reverse map, band validity and free bands from the map,
+ * or from the clean state if plc_load took it. */
 int plc_rebuild(struct qs_engine *e);
+/*
+ * Clean close, after the last map flush: write the clean state (what
+ * plc_rebuild would otherwise compute from the whole map) for the
+ * superblock about to be written; cb(arg, 0 or -errno) once written (not
+ * flushed). On error the close goes on without it: the next open rebuilds.
+ */
+void plc_clean_write(struct qs_engine *e, qs_io_cb cb, void *arg);
+/* Into the clean superblock about to be written: QS_SB_CLEAN_STATE if the
+ * clean state was written for it. */
+void plc_clean_commit_fields(const struct qs_engine *e, struct qs_fmt_sb *sb);
 /*
  * Write every dirty map page as the map is now (a snapshot: later changes
  * copy a page still to be written first); cb once they are written (not

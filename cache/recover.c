@@ -71,6 +71,8 @@ void rcv_write_sb(struct qs_engine *e, uint64_t tail_pos, uint64_t tail_seq, boo
 	n->head_pos = clean ? e->done_pos : 0;
 	n->head_seq = clean ? e->done_seq : 0;
 	plc_map_commit_fields(e, n);
+	if (clean)
+		plc_clean_commit_fields(e, n);
 	qs_fmt_sb_seal(n);
 	memset(e->sb_buf, 0, QS_BLOCK_SIZE);
 	memcpy(e->sb_buf, n, sizeof(*n));
@@ -146,7 +148,7 @@ static void format_start(struct qs_engine *e)
 	uint64_t map_blocks = 0;
 	if (e->conf.placement == QS_PLACE_LOG) {
 		log = plc_format_geometry(e, seg);
-		map_blocks = 2 * sb->map_pages;
+		map_blocks = qs_engine_conf_map_bytes(&e->conf, e->qlc->size) / QS_BLOCK_SIZE;
 	}
 	if (log < QS_FMT_MIN_LOG_SEGMENTS * seg) {
 		eng_log(e, QS_LOG_ERR,
@@ -154,7 +156,7 @@ static void format_start(struct qs_engine *e)
 			(unsigned long long)e->fast->size,
 			(unsigned long long)((QS_FMT_LOG_START + QS_FMT_MIN_LOG_SEGMENTS * seg +
 					      map_blocks) * QS_BLOCK_SIZE),
-			map_blocks ? " (the log and the map region of log placement)" : "");
+			map_blocks ? " (the log, and log placement's map region and clean state)" : "");
 		open_done(e, -ENOSPC);
 		return;
 	}
@@ -244,9 +246,11 @@ static void scan_end(struct qs_engine *e)
 			open_done(e, rc);
 			return;
 		}
-		eng_log(e, QS_LOG_INFO, "recovered map: %llu blocks mapped, %llu of %llu bands free",
+		eng_log(e, QS_LOG_INFO, "recovered map: %llu blocks mapped, %llu of %llu bands free%s",
 			(unsigned long long)e->plc->mapped, (unsigned long long)e->plc->free_n,
-			(unsigned long long)e->plc->nbands);
+			(unsigned long long)e->plc->nbands,
+			e->plc->cs_loaded ? " (reverse map and bands from the clean state)"
+					  : " (reverse map rebuilt from the map)");
 	}
 	eng_log(e, QS_LOG_INFO,
 		"recovered log: records %llu..%llu, %llu cached blocks in %u dirty IUs%s",
@@ -586,6 +590,7 @@ void rcv_start(struct qs_engine *e)
 /* ---- close ------------------------------------------------------------------------ */
 
 static void close_mapped_cb(void *arg, int res);
+static void close_cleaned_cb(void *arg, int res);
 static void close_begin(struct qs_engine *e);
 
 static void close_cb(void *arg, int res)
@@ -652,8 +657,21 @@ static void close_mapped_cb(void *arg, int res)
 		e->close_stage = 4;
 		close_cb(e, res);
 	} else {
-		close_begin(e);
+		plc_clean_write(e, close_cleaned_cb, e);
 	}
+	leave(e);
+}
+
+/* The clean state is written, or not (the superblock then leaves it out,
+ * and the next open rebuilds what it holds): the close goes on. */
+static void close_cleaned_cb(void *arg, int res)
+{
+	struct qs_engine *e = arg;
+	eng_enter(e);
+	if (res < 0)
+		eng_log(e, QS_LOG_WARN, "close: clean state write failed: %s; the next open "
+			"rebuilds the reverse map from the map", strerror(-res));
+	close_begin(e);
 	leave(e);
 }
 

@@ -226,6 +226,9 @@ static void pw_engine(struct qs_out *w, struct pfam *f, const char *cfg,
 	pw_u64(w, f, cfg, "qlcshape_op_percent", "gauge",
 	       "Log placement: the share of the QLC kept from the client for GC.", NULL, NULL,
 	       e->op_pct);
+	pw_u64(w, f, cfg, "qlcshape_map_from_clean_state", "gauge",
+	       "Log placement: 1 when this start read the reverse map and bands a clean stop "
+	       "wrote, 0 when it rebuilt them from the map.", NULL, NULL, e->clean_state);
 	for (size_t i = 0; i < sizeof(engine_metrics) / sizeof(engine_metrics[0]); i++) {
 		const struct pmetric *m = &engine_metrics[i];
 		uint64_t v;

@@ -56,11 +56,12 @@ static void st_json_engine(struct qs_out *o, const struct qs_stats_view *v)
 		       "\"full\": %llu, \"bytes\": %llu, \"op_pct\": %u},\n"
 		       " \"gc\": {\"victims\": %llu, \"read_bytes\": %llu, \"write_bytes\": %llu, "
 		       "\"moved_blocks\": %llu, \"waf\": %.3f},\n"
-		       " \"map\": {\"bytes\": %llu, \"mapped_blocks\": %llu, \"page_writes\": %llu},\n",
+		       " \"map\": {\"bytes\": %llu, \"mapped_blocks\": %llu, \"page_writes\": %llu, "
+		       "\"from_clean_state\": %s},\n",
 		       U(e->bands), U(e->bands_free), U(e->bands_open), U(e->bands_full),
 		       U(e->band_bytes), e->op_pct, U(e->gc_victims), U(e->gc_read_bytes),
 		       U(e->gc_write_bytes), U(e->gc_moved_blocks), st_gc_waf(e), U(e->map_bytes),
-		       U(e->mapped_blocks), U(e->map_page_writes));
+		       U(e->mapped_blocks), U(e->map_page_writes), e->clean_state ? "true" : "false");
 	qs_out_printf(o, " \"errors\": {\"fast\": %llu, \"qlc\": %llu, \"client\": %llu, "
 	       "\"failed\": %s}", U(e->fast_errors), U(e->qlc_errors), U(e->client_errors),
 	       e->failed ? "true" : "false");
@@ -120,11 +121,13 @@ static void st_text_engine(struct qs_out *o, const struct qs_stats_view *v)
 		       "each, op %u%%\n"
 		       "gc               %llu victims, %llu bytes read, %llu written, %llu blocks "
 		       "moved, write amplification %.3f\n"
-		       "map              %llu bytes of DRAM, %llu blocks mapped, %llu page writes\n",
+		       "map              %llu bytes of DRAM, %llu blocks mapped, %llu page writes; "
+		       "reverse map %s at start\n",
 		       U(e->bands_free), U(e->bands), U(e->bands_open), U(e->bands_full),
 		       U(e->band_bytes), e->op_pct, U(e->gc_victims), U(e->gc_read_bytes),
 		       U(e->gc_write_bytes), U(e->gc_moved_blocks), st_gc_waf(e), U(e->map_bytes),
-		       U(e->mapped_blocks), U(e->map_page_writes));
+		       U(e->mapped_blocks), U(e->map_page_writes),
+		       e->clean_state ? "read from the clean state" : "rebuilt from the map");
 	qs_out_printf(o, "errors           fast %llu, qlc %llu, client %llu%s\n", U(e->fast_errors),
 	       U(e->qlc_errors), U(e->client_errors),
 	       e->failed ? "; LOG FAILED: writes return EIO" : "");

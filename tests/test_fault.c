@@ -44,7 +44,7 @@ static void setup(struct th *h, uint64_t n)
 		assert_int_equal(th_init(h, (2 + 96) * 4096ull, 1ull << 20, n), 0);
 		h->conf.bypass_min_bytes = 65536;
 	} else {
-		assert_int_equal(th_init(h, (2 + 256 + 2) * 4096ull, 20ull * 4 * 65536, n), 0);
+		assert_int_equal(th_init(h, (2 + 256 + 2 + 4) * 4096ull, 20ull * 4 * 65536, n), 0); /* log, map, clean state */
 		h->conf.placement = QS_PLACE_LOG;
 		h->conf.op_pct = 40;
 		h->conf.band_bytes = 4 * 65536;

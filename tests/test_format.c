@@ -174,7 +174,9 @@ static void test_rec_branches(void **st)
 
 /*
  * A log-placement superblock: a 64 MiB QLC in 16 bands of 4 MiB (1024
- * blocks), 12 MiB... of client space; the map region after the log.
+ * blocks), 48 MiB of client space; the map region after the log (26
+ * blocks), then the clean state (header, 1 band page, 17 reverse-map
+ * pages): 2 + 464 + 26 + 19 = 511 of the device's 512 blocks.
  */
 static struct qs_fmt_sb good_log_sb(void)
 {
@@ -185,8 +187,8 @@ static struct qs_fmt_sb good_log_sb(void)
 	sb.band_blocks = 1024;
 	sb.map_width = 4;
 	sb.map_pages = qs_fmt_map_pages((48ull << 20) / 4096, 4);
-	sb.log_blocks = 480;
-	sb.map_start = QS_FMT_LOG_START + 480;
+	sb.log_blocks = 464;
+	sb.map_start = QS_FMT_LOG_START + 464;
 	sb.map_seq = sb.tail_seq;
 	qs_fmt_sb_seal(&sb);
 	return sb;
@@ -208,7 +210,21 @@ static void test_log_sb_branches(void **st)
 	LSB(x.map_start = 100, QS_FMT_BAD_MAP);		 /* inside the log */
 	LSB(x.map_start = FAST / 4096 - 1, QS_FMT_BAD_MAP); /* past the device */
 	LSB(x.map_seq = x.tail_seq - 1, QS_FMT_BAD_MAP);   /* records lost between */
+	assert_int_equal(qs_fmt_clean_blocks(16384, 1024, 4), 19);
+	LSB(x.map_start += 2, QS_FMT_BAD_MAP);		 /* no room for the clean state */
+	LSB(x.map_start += 1, QS_FMT_OK);		 /* the last block used */
+	/* The clean state: log placement, a clean shutdown's copy only. */
+	LSB((x.flags = QS_SB_CLEAN | QS_SB_CLEAN_STATE, x.head_pos = x.tail_pos,
+	     x.head_seq = x.tail_seq), QS_FMT_OK);
+	LSB(x.flags = QS_SB_CLEAN_STATE, QS_FMT_BAD_FLAGS);
+	LSB(x.flags = 0x4, QS_FMT_BAD_FLAGS);
 #undef LSB
+	struct qs_fmt_sb ip = good_sb();
+	ip.flags = QS_SB_CLEAN | QS_SB_CLEAN_STATE;
+	ip.head_pos = ip.tail_pos;
+	ip.head_seq = ip.tail_seq;
+	qs_fmt_sb_seal(&ip);
+	assert_int_equal(qs_fmt_sb_check(&ip, FAST), QS_FMT_BAD_FLAGS); /* in place: none */
 }
 
 static void test_log_rec_branches(void **st)
@@ -287,6 +303,81 @@ static void test_map_page_branches(void **st)
 	qs_fmt_map_seal(&c, qs_fmt_rec_seed(&sb));
 	assert_int_equal(qs_fmt_map_check(&c, &sb, last), QS_FMT_BAD_RESERVED);
 #undef PG
+	free(pg);
+}
+
+/* The clean state's header, band pages and reverse-map pages. */
+static void test_clean_state_branches(void **st)
+{
+	struct qs_fmt_sb sb = good_log_sb();
+	uint32_t seed = qs_fmt_rec_seed(&sb);
+	struct qs_fmt_clean h = {.magic = QS_FMT_CLEAN_MAGIC, .version = QS_FMT_VERSION,
+				 .size = sizeof(h), .generation = sb.generation, .nbands = 16,
+				 .closes = 40, .mapped = 100, .open = {3, UINT64_MAX},
+				 .wp = {32, 0}};
+	struct qs_fmt_clean c;
+#define CS(expr, want) do { c = h; expr; qs_fmt_clean_seal(&c, seed); \
+		assert_int_equal(qs_fmt_clean_check(&c, &sb), want); } while (0)
+	CS((void)0, QS_FMT_OK);
+	CS(c.magic = QS_FMT_MAP_MAGIC, QS_FMT_BAD_MAGIC);
+	CS(c.version = 2, QS_FMT_BAD_VERSION);
+	c = h;
+	qs_fmt_clean_seal(&c, seed + 1); /* an earlier format's */
+	assert_int_equal(qs_fmt_clean_check(&c, &sb), QS_FMT_BAD_CRC);
+	CS(c.size = 64, QS_FMT_BAD_SIZE);
+	CS(c.generation--, QS_FMT_BAD_GENERATION); /* an earlier shutdown's */
+	CS(c.nbands = 15, QS_FMT_BAD_COUNT);
+	CS(c.mapped = 12289, QS_FMT_BAD_COUNT);	   /* more than the client's 12288 */
+	CS(c.mapped = 12288, QS_FMT_OK);
+	CS(c.open[1] = 16, QS_FMT_BAD_OPEN);	   /* no such band */
+	CS(c.open[1] = 3, QS_FMT_BAD_OPEN);	   /* both streams in one */
+	CS(c.wp[0] = 33, QS_FMT_BAD_OPEN);	   /* not whole IUs */
+	CS(c.wp[0] = 1040, QS_FMT_BAD_OPEN);	   /* past the band */
+	CS(c.wp[0] = 1024, QS_FMT_OK);		   /* full */
+	CS(c.wp[1] = 16, QS_FMT_BAD_OPEN);	   /* no band, a write pointer */
+	CS(c.reserved = 1, QS_FMT_BAD_RESERVED);
+#undef CS
+	struct qs_fmt_map_page *pg = calloc(1, sizeof(*pg)), p;
+	pg->magic = QS_FMT_BAND_MAGIC;
+	pg->version = QS_FMT_VERSION;
+	pg->width = QS_FMT_BAND_ENTRY;
+	pg->gen = h.generation;
+	pg->nentries = 16;
+	uint64_t v = 1024 | 40ull << 32; /* full, filled 40 bands ago */
+	memcpy(pg->entries + 8, &v, 8);
+#define BP(expr, want) do { p = *pg; expr; qs_fmt_map_seal(&p, seed); \
+		assert_int_equal(qs_fmt_band_page_check(&p, &sb, &h, 0), want); } while (0)
+	BP((void)0, QS_FMT_OK);
+	BP(p.magic = QS_FMT_REV_MAGIC, QS_FMT_BAD_MAGIC);
+	BP(p.version = 2, QS_FMT_BAD_VERSION);
+	BP(p.page = 1, QS_FMT_BAD_PAGE);
+	BP(p.width = 4, QS_FMT_BAD_PAGE);
+	BP(p.nentries = 15, QS_FMT_BAD_PAGE);
+	BP(p.gen++, QS_FMT_BAD_GENERATION);
+	BP(p.entries[16 * 8] = 1, QS_FMT_BAD_RESERVED);
+	v = 1025;
+	BP(memcpy(p.entries, &v, 8), QS_FMT_BAD_ENTRY); /* more than a band holds */
+	v = 41ull << 32;
+	BP(memcpy(p.entries, &v, 8), QS_FMT_BAD_ENTRY); /* filled before the first fill */
+	pg->magic = QS_FMT_REV_MAGIC;
+	pg->width = 4;
+	pg->nentries = 1016;
+	memset(pg->entries, 0xff, 1016 * 4);
+	uint32_t l = 12287; /* the last client block */
+	memcpy(pg->entries + 20, &l, 4);
+#undef BP
+#define RP(no, expr, want) do { p = *pg; p.page = no; expr; qs_fmt_map_seal(&p, seed); \
+		assert_int_equal(qs_fmt_rev_page_check(&p, &sb, &h, no), want); } while (0)
+	RP(3, (void)0, QS_FMT_OK);
+	RP(3, p.magic = QS_FMT_BAND_MAGIC, QS_FMT_BAD_MAGIC);
+	RP(3, p.page = 4, QS_FMT_BAD_PAGE);
+	RP(17, (void)0, QS_FMT_BAD_PAGE);	/* 16384 blocks: pages 0 to 16 */
+	RP(16, (void)0, QS_FMT_BAD_PAGE);	/* the last page holds 128 */
+	RP(16, (p.nentries = 128, memset(p.entries + 512, 0, QS_FMT_MAP_BYTES - 512)), QS_FMT_OK);
+	RP(3, p.gen = 0, QS_FMT_BAD_GENERATION);
+	l = 12288;
+	RP(3, memcpy(p.entries + 20, &l, 4), QS_FMT_BAD_ENTRY); /* past the client */
+#undef RP
 	free(pg);
 }
 
@@ -393,6 +484,7 @@ int main(void)
 		cmocka_unit_test(test_log_sb_branches),
 		cmocka_unit_test(test_log_rec_branches),
 		cmocka_unit_test(test_map_page_branches),
+		cmocka_unit_test(test_clean_state_branches),
 		cmocka_unit_test(test_recovery_corruption),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "qlcshape/format.h"
 #include "twork.h"
 
 #define IU 65536u
@@ -23,7 +24,8 @@
 /* A QLC of 64 bands of 4 IUs, op 25%: 48 bands' worth of client blocks. */
 static void setup_log(struct th *h, uint64_t seed)
 {
-	assert_int_equal(th_init(h, (2 + 512 + 8) * 4096ull, 64ull * BAND, seed), 0);
+	/* a log of 512 blocks, 8 map pages, the clean state's 7 blocks */
+	assert_int_equal(th_init(h, (2 + 512 + 8 + 7) * 4096ull, 64ull * BAND, seed), 0);
 	h->conf.placement = QS_PLACE_LOG;
 	h->conf.op_pct = 25;
 	h->conf.band_bytes = BAND;
@@ -163,6 +165,145 @@ static void test_restarts(void **st)
 	qs_engine_get_stats(h.e, &s);
 	assert_true(s.gc_victims > 0);
 	expect_shaped(&h);
+	assert_int_equal(th_close(&h), 0);
+	twork_fini(&w);
+	th_fini(&h);
+}
+
+/* The first block of the clean state, from the newest superblock on the fast tier. */
+static uint64_t clean_start(const struct th *h)
+{
+	const struct qs_fmt_sb *a = (const void *)h->fast.cur,
+			       *b = (const void *)(h->fast.cur + 4096);
+	const struct qs_fmt_sb *sb = qs_fmt_sb_check(b, h->fast.size) == QS_FMT_OK &&
+					     b->generation > a->generation ? b : a;
+	assert_int_equal(qs_fmt_sb_check(sb, h->fast.size), QS_FMT_OK);
+	return sb->map_start + 2 * sb->map_pages;
+}
+
+/* Flip a byte of block blk of the fast tier, now and after any crash. */
+static void fast_spoil(struct th *h, uint64_t blk, size_t at)
+{
+	h->fast.cur[blk * 4096 + at] ^= 0x40;
+	h->fast.durable[blk * 4096 + at] ^= 0x40;
+}
+
+/* Open after a clean close; the data and the clean state's use checked. */
+static void clean_reopen(struct th *h, struct twork *w, bool want_clean, const char *warning)
+{
+	h->env.warnings[0] = 0;
+	assert_int_equal(th_open(h, false), 0);
+	struct qs_engine_stats s;
+	qs_engine_get_stats(h->e, &s);
+	if (s.clean_state != want_clean || (warning && !strstr(h->env.warnings, warning)))
+		fprintf(stderr, "clean state %d, wanted %d; warnings: %s\n", s.clean_state,
+			want_clean, h->env.warnings);
+	assert_int_equal(s.clean_state, want_clean);
+	if (warning)
+		assert_non_null(strstr(h->env.warnings, warning));
+	assert_int_equal(twork_verify_all(w, false), 0);
+}
+
+/* Run the workload on (GC included) and check every block. */
+static void clean_work(struct th *h, struct twork *w, uint64_t n)
+{
+	struct qs_engine_stats a, b;
+	qs_engine_get_stats(h->e, &a);
+	twork_run(w, n);
+	twork_quiesce(w);
+	assert_int_equal(w->inflight, 0);
+	assert_int_equal(w->read_mismatch, 0);
+	assert_int_equal(twork_verify_all(w, false), 0);
+	qs_engine_get_stats(h->e, &b);
+	assert_true(b.gc_victims > a.gc_victims);
+	expect_shaped(h);
+}
+
+/*
+ * A clean close writes the reverse map and the bands (the clean state),
+ * and the open after it takes them instead of rebuilding them from the
+ * whole map. Its GC then works from what it read: a wrong valid count or
+ * reverse entry would free a band still holding data, which the workload's
+ * checks would see. A spoiled or unreadable clean state, one whose write
+ * failed, or one left before a crash is never taken: those opens rebuild.
+ */
+static void test_clean_state(void **st)
+{
+	struct th h;
+	struct twork w;
+	setup_log(&h, 9);
+	h.conf.op_pct = 15;
+	assert_int_equal(th_open(&h, true), 0);
+	twork_init(&w, &h, qs_engine_size(h.e) / 4096, 91);
+	clean_work(&h, &w, 20000);
+	struct qs_engine_stats c, o;
+	assert_int_equal(th_close_stats(&h, &c), 0);
+	clean_reopen(&h, &w, true, NULL);
+	qs_engine_get_stats(h.e, &o);
+	assert_int_equal(o.mapped_blocks, c.mapped_blocks);
+	assert_int_equal(o.bands_open, c.bands_open);
+	assert_true(o.bands_free >= c.bands_free); /* drained at the close: free now */
+	clean_work(&h, &w, 20000);
+	/* Spoiled: the header, a band page, a reverse-map page. */
+	const char *what[] = {"clean state header", "clean state band page 0",
+			      "clean state reverse-map page 2"};
+	uint64_t blk[] = {0, 1, 4};
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(th_close(&h), 0);
+		fast_spoil(&h, clean_start(&h) + blk[i], i ? 100 : 20); /* header: nbands */
+		clean_reopen(&h, &w, false, what[i]);
+		clean_work(&h, &w, 3000);
+	}
+	/* Left before a crash: the superblock after it is not a clean one. */
+	for (int power = 0; power < 2; power++) {
+		assert_int_equal(th_close(&h), 0);
+		clean_reopen(&h, &w, true, NULL);
+		th_crash(&h, power);
+		assert_int_equal(th_open(&h, false), 0);
+		qs_engine_get_stats(h.e, &o);
+		assert_false(o.clean_state);
+		assert_int_equal(twork_verify_all(&w, true), 0);
+		twork_after_crash(&w);
+		clean_work(&h, &w, 3000);
+	}
+	/* Each of the close's first 24 fast-tier I/Os fails in turn: the
+	 * open after it takes the clean state only if it was written. */
+	int unwritten = 0, unread = 0;
+	for (uint64_t k = 1; k <= 24; k++) {
+		h.fast.fail_at = h.fast.ios + k;
+		h.env.warnings[0] = 0;
+		int rc = th_close(&h);
+		bool cs_failed = strstr(h.env.warnings, "clean state write failed") != NULL;
+		h.fast.fail_at = 0;
+		assert_int_equal(th_open(&h, false), 0);
+		qs_engine_get_stats(h.e, &o);
+		assert_true(!o.clean_state || (!rc && !cs_failed));
+		unwritten += !rc && cs_failed && !o.clean_state;
+		assert_int_equal(twork_verify_all(&w, false), 0);
+		clean_work(&h, &w, 500);
+	}
+	assert_true(unwritten > 0);
+	/* Each of the open's first 12 I/Os fails in turn: an open that fails
+	 * there fails as it would without the clean state; a failed read of
+	 * the clean state only makes the open rebuild. */
+	for (uint64_t k = 1; k <= 12; k++) {
+		assert_int_equal(th_close(&h), 0);
+		h.fast.fail_at = h.fast.ios + k;
+		h.env.warnings[0] = 0;
+		int rc = th_open(&h, false);
+		h.fast.fail_at = 0;
+		if (rc) {
+			assert_int_equal(rc, -EIO);
+			clean_reopen(&h, &w, true, NULL);
+		} else {
+			qs_engine_get_stats(h.e, &o);
+			unread += !o.clean_state &&
+				  strstr(h.env.warnings, "clean state read at block") != NULL;
+			assert_int_equal(twork_verify_all(&w, false), 0);
+		}
+		clean_work(&h, &w, 500);
+	}
+	assert_true(unread > 0);
 	assert_int_equal(th_close(&h), 0);
 	twork_fini(&w);
 	th_fini(&h);
@@ -327,6 +468,7 @@ int main(void)
 		cmocka_unit_test(test_workload_gc),
 		cmocka_unit_test(test_discard),
 		cmocka_unit_test(test_restarts),
+		cmocka_unit_test(test_clean_state),
 		cmocka_unit_test(test_placement_mismatch),
 		cmocka_unit_test(test_conf_checks),
 		cmocka_unit_test(test_fast_too_small),

@@ -149,9 +149,11 @@ int qs_engine_conf_check_qlc(const struct qs_engine_conf *conf, uint64_t qlc_byt
 			     struct qs_conf_err *err);
 
 /*
- * Bytes of the fast device that log placement's map region takes beyond
- * the log (two 4 KiB slots per map page), for a QLC of qlc_bytes; 0 in
- * place. A host sizing a fast device for a given log adds this.
+ * Bytes of the fast device that log placement takes beyond the log, for a
+ * QLC of qlc_bytes: the map region (two 4 KiB slots per map page) and the
+ * clean state (the reverse map and the bands, written by a clean
+ * shutdown); 0 in place. A host sizing a fast device for a given log adds
+ * this.
  */
 uint64_t qs_engine_conf_map_bytes(const struct qs_engine_conf *conf, uint64_t qlc_bytes);
 
@@ -272,6 +274,8 @@ struct qs_engine_stats {
 	uint64_t map_bytes;	   /* DRAM of the map and its reverse */
 	uint64_t map_page_writes;  /* map pages written to the fast tier */
 	uint64_t mapped_blocks;	   /* client blocks with a QLC copy */
+	bool clean_state;	   /* this open took the clean state a clean close wrote
+				      (reverse map and bands), not a rebuild from the map */
 };
 
 void qs_engine_get_stats(const struct qs_engine *e, struct qs_engine_stats *s);

@@ -16,6 +16,10 @@
  *   map_start ..       log placement only: the map region, two copies (slots)
  *                      of each of map_pages map pages, page p at
  *                      map_start + 2p + slot
+ *   map_start + 2 map_pages ..
+ *                      log placement only: the clean state, written by a
+ *                      clean shutdown (struct qs_fmt_clean, then the band
+ *                      pages, then the reverse-map pages)
  */
 #ifndef QLCSHAPE_FORMAT_H
 #define QLCSHAPE_FORMAT_H
@@ -28,14 +32,20 @@
 #error "qlcshape's on-disk format is little-endian; big-endian hosts are not supported"
 #endif
 
-#define QS_FMT_VERSION 2u
+#define QS_FMT_VERSION 3u
 #define QS_FMT_SB_MAGIC 0x42535351u  /* "QSSB" */
 #define QS_FMT_REC_MAGIC 0x524c5351u /* "QSLR" */
 #define QS_FMT_MAP_MAGIC 0x504d5351u /* "QSMP" */
+#define QS_FMT_CLEAN_MAGIC 0x53435351u /* "QSCS" */
+#define QS_FMT_BAND_MAGIC 0x50425351u  /* "QSBP" */
+#define QS_FMT_REV_MAGIC 0x50525351u   /* "QSRP" */
 #define QS_FMT_SB_COPIES 2u
 #define QS_FMT_LOG_START 2u /* first log block */
 
 #define QS_SB_CLEAN 0x1u /* written by a clean shutdown; head_* are valid */
+/* With QS_SB_CLEAN, log placement only: the clean state region holds the
+ * reverse map and the bands as of this superblock's generation. */
+#define QS_SB_CLEAN_STATE 0x2u
 
 /* Where destaged data goes on the QLC (struct qs_fmt_sb.placement). */
 #define QS_FMT_PLACE_INPLACE 0u /* each LBA at its home: the QLC is the client's image */
@@ -142,6 +152,45 @@ static_assert(sizeof(struct qs_fmt_map_page) == 4096, "map page size");
 static_assert(offsetof(struct qs_fmt_map_page, entries) == 28, "map page layout");
 static_assert(offsetof(struct qs_fmt_map_page, crc) == 4092, "map page layout");
 
+/*
+ * Clean state (log placement): what recovery would otherwise rebuild from
+ * the whole map, written by a clean shutdown after its last map pages and
+ * before the superblock that names it (QS_SB_CLEAN_STATE), at the start of
+ * the region after the map region. Block 0 is this header (the rest of the
+ * block zero); then band_pages band pages and rev_pages reverse-map pages,
+ * both with the map page's layout (struct qs_fmt_map_page) under their own
+ * magic, gen = the header's generation:
+ *   band page p: entries for bands [p * 508, + nentries), 8 bytes each,
+ *     valid blocks (bits 0-31) and bands filled since it was (bits 32-63);
+ *   reverse-map page p: entries for QLC blocks [p * per_page, + nentries),
+ *     map_width bytes each, the LBA the block was written for or all ones.
+ *     An entry may be stale (the LBA since moved on); GC checks every one
+ *     against the map, as it does at runtime.
+ * Only the superblock of the same generation makes it current, so a
+ * region left by an earlier shutdown, or torn by a crash before the
+ * superblock was written, is never taken.
+ */
+struct qs_fmt_clean {
+	uint32_t magic;	     /* QS_FMT_CLEAN_MAGIC */
+	uint16_t version;    /* QS_FMT_VERSION */
+	uint16_t size;	     /* sizeof(struct qs_fmt_clean) */
+	uint64_t generation; /* the superblock generation that commits it */
+	uint64_t nbands;     /* qlc_phys_size / band bytes */
+	uint64_t closes;     /* bands filled so far (GC's clock for band age) */
+	uint64_t mapped;     /* client blocks the map points at */
+	uint64_t open[2];    /* the client and GC streams' open bands, or all ones */
+	uint32_t wp[2];	     /* their next block, whole IUs, at most band_blocks */
+	uint32_t reserved;   /* zero */
+	uint32_t crc;	     /* CRC32C of bytes [0, offsetof(crc)), seeded as records */
+};
+static_assert(sizeof(struct qs_fmt_clean) == 72, "clean state header size");
+static_assert(offsetof(struct qs_fmt_clean, generation) == 8, "clean state layout");
+static_assert(offsetof(struct qs_fmt_clean, open) == 40, "clean state layout");
+static_assert(offsetof(struct qs_fmt_clean, wp) == 56, "clean state layout");
+static_assert(offsetof(struct qs_fmt_clean, crc) == 68, "clean state layout");
+
+#define QS_FMT_BAND_ENTRY 8u /* bytes per band page entry */
+
 #define QS_FMT_REC_MAX_EXTENTS 252u
 
 #define QS_REC_VOID 0x1u /* stands in for a record whose write failed */
@@ -206,9 +255,15 @@ enum qs_fmt_status {
 	QS_FMT_BAD_EXTENT_PHYS,	   /* rec: a MAP or MOVE payload missing or out of range */
 	QS_FMT_BAD_LENGTH,	   /* rec.nblocks: not the DATA extents' total, or past the segment */
 	QS_FMT_BAD_PAGE,	   /* map page: number, width or entry count */
-	QS_FMT_BAD_ENTRY,	   /* map page: an entry past the QLC's bands */
+	QS_FMT_BAD_ENTRY,	   /* map page: an entry past the QLC's bands; reverse-map
+				      page: past the client device; band page: more
+				      valid blocks than a band holds, or an age past
+				      the bands filled */
+	QS_FMT_BAD_GENERATION,	   /* clean state: not the superblock's generation */
+	QS_FMT_BAD_COUNT,	   /* clean state: nbands, or mapped past the client device */
+	QS_FMT_BAD_OPEN,	   /* clean state: an open band or write pointer out of range */
 };
-#define QS_FMT_STATUS_LAST QS_FMT_BAD_ENTRY
+#define QS_FMT_STATUS_LAST QS_FMT_BAD_OPEN
 
 const char *qs_fmt_status_str(enum qs_fmt_status st);
 
@@ -271,5 +326,44 @@ void qs_fmt_map_seal(struct qs_fmt_map_page *pg, uint32_t seed);
  */
 enum qs_fmt_status qs_fmt_map_check(const struct qs_fmt_map_page *pg,
 				    const struct qs_fmt_sb *sb, uint64_t page_no);
+
+/* Band entries per band page, and the clean state's blocks (header, band
+ * pages, reverse-map pages) for a QLC of phys blocks in bands of
+ * band_blocks, map entries of width bytes. */
+static inline uint32_t qs_fmt_band_per_page(void)
+{
+	return QS_FMT_MAP_BYTES / QS_FMT_BAND_ENTRY;
+}
+
+static inline uint64_t qs_fmt_band_pages(uint64_t nbands)
+{
+	return (nbands + qs_fmt_band_per_page() - 1) / qs_fmt_band_per_page();
+}
+
+static inline uint64_t qs_fmt_clean_blocks(uint64_t phys, uint32_t band_blocks, uint32_t width)
+{
+	return 1 + qs_fmt_band_pages(phys / band_blocks) + qs_fmt_map_pages(phys, width);
+}
+
+void qs_fmt_clean_seal(struct qs_fmt_clean *c, uint32_t seed);
+
+/*
+ * Validate a clean state header against the superblock sb that names it:
+ * magic, version, CRC (seeded as records), size, generation, band count
+ * and mapped, open bands and write pointers, reserved.
+ */
+enum qs_fmt_status qs_fmt_clean_check(const struct qs_fmt_clean *c, const struct qs_fmt_sb *sb);
+
+/*
+ * Validate band page page_no (magic QS_FMT_BAND_MAGIC) or reverse-map page
+ * page_no (QS_FMT_REV_MAGIC) of the clean state c, already checked: magic,
+ * version, CRC, page number, width and count, generation, then every entry.
+ */
+enum qs_fmt_status qs_fmt_band_page_check(const struct qs_fmt_map_page *pg,
+					  const struct qs_fmt_sb *sb,
+					  const struct qs_fmt_clean *c, uint64_t page_no);
+enum qs_fmt_status qs_fmt_rev_page_check(const struct qs_fmt_map_page *pg,
+					 const struct qs_fmt_sb *sb,
+					 const struct qs_fmt_clean *c, uint64_t page_no);
 
 #endif

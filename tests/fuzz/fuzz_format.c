@@ -18,7 +18,8 @@
  * mutation at a CRC: both superblock copies (unless FZ_RAW_SB*), every
  * block of the log that carries a record's magic (its data CRC over the
  * blocks after it, unless FZ_RAW_DATA, then its header CRC, seeded with the
- * newest superblock's uuid) and every map page copy of the map region.
+ * newest superblock's uuid), every map page copy of the map region, and the
+ * clean state's header and pages.
  *
  * An open must complete (else: a hang, a finding). When it succeeds, the
  * harness reads the whole client device, writes a few blocks, flushes,
@@ -132,10 +133,15 @@ static void fz_reseal(unsigned char *img, uint64_t fast, unsigned flags)
 	}
 	if (s.placement != QS_FMT_PLACE_LOG || s.map_start >= nblk)
 		return;
+	/* The map region and the clean state after it: map, band and
+	 * reverse-map pages share one layout. */
 	for (uint64_t b = s.map_start; b < nblk; b++) {
 		struct qs_fmt_map_page *pg = (void *)(img + b * QS_BLOCK_SIZE);
-		if (pg->magic == QS_FMT_MAP_MAGIC)
+		if (pg->magic == QS_FMT_MAP_MAGIC || pg->magic == QS_FMT_BAND_MAGIC ||
+		    pg->magic == QS_FMT_REV_MAGIC)
 			qs_fmt_map_seal(pg, seed);
+		else if (pg->magic == QS_FMT_CLEAN_MAGIC)
+			qs_fmt_clean_seal((struct qs_fmt_clean *)pg, seed);
 	}
 }
 

@@ -138,6 +138,23 @@ int th_close_stats(struct th *h, struct qs_engine_stats *st)
 	return rc;
 }
 
+int th_close_or_crash(struct th *h)
+{
+	/* Not on the stack: a close cut by the crash may still call back,
+	 * from th_crash's last steps. */
+	static struct sync_io s;
+	s.done = false;
+	int rc = qs_engine_close(h->e, sync_cb, &s);
+	if (rc)
+		return rc;
+	th_wait(h, &s.done);
+	if (h->w.crashed)
+		return 1;
+	qs_engine_free(h->e);
+	h->e = NULL;
+	return s.done ? s.res : -ETIMEDOUT;
+}
+
 void th_crash(struct th *h, bool power)
 {
 	tvol_crash(&h->fast, power);

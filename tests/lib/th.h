@@ -33,6 +33,10 @@ int th_close(struct th *h);
 /* th_close, with the engine's statistics taken once the close is done,
  * before the engine is freed (st may be NULL). */
 int th_close_stats(struct th *h, struct qs_engine_stats *st);
+/* Close with the world's crash point armed: 1 if the crash point came
+ * during the close (the engine is left for th_crash), else the close's
+ * result (0 or -errno, the engine freed). */
+int th_close_or_crash(struct th *h);
 /* Crash: volumes lose what they would, the engine is torn down. */
 void th_crash(struct th *h, bool power);
 
