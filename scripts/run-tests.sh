@@ -3,6 +3,9 @@
 # limit, and print one closing line: "N passed, N failed".
 set -u
 dir=${1:-build/san}/tests
+# The shell tests read the source tree (man pages, includes, helpers).
+QS_SRCDIR=$(cd "$(dirname "$0")/.." && pwd)
+export QS_SRCDIR
 pass=0; fail=0; failed=()
 for t in "$dir"/test_*; do
 	[ -x "$t" ] || continue

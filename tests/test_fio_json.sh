@@ -27,17 +27,10 @@ bad() {
 	fails=$((fails + 1))
 }
 
-src=${QS_SRCDIR:-}
-if [ -z "$src" ]; then
-	for start in "$(cd "$(dirname "$0")" && pwd)" "$(pwd)"; do
-		d=$start
-		while [ "$d" != / ]; do
-			[ -f "$d/tests/fio_json_read.py" ] && { src=$d; break 2; }
-			d=$(dirname "$d")
-		done
-	done
-fi
-[ -n "$src" ] || { echo "test_fio_json: FAIL: cannot find tests/fio_json_read.py; set QS_SRCDIR"; exit 1; }
+# The source tree: QS_SRCDIR (scripts/run-tests.sh sets it), else the
+# tree this script is in (bash tests/test_fio_json.sh).
+src=${QS_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+[ -f "$src/tests/fio_json_read.py" ] || { echo "test_fio_json: FAIL: no tests/fio_json_read.py in $src; set QS_SRCDIR to the source tree"; exit 1; }
 tool=${QS_TOOL:-$(cd "$(dirname "$0")/.." && pwd)/qlcshape}
 [ -x "$tool" ] || { echo "test_fio_json: FAIL: no $tool (build it first)"; exit 1; }
 for t in fio python3; do

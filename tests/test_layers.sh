@@ -14,17 +14,10 @@
 # Prints the lines it refuses; exits 0 when there are none, 1 otherwise.
 set -u
 
-src=${QS_SRCDIR:-}
-if [ -z "$src" ]; then
-	for start in "$(cd "$(dirname "$0")" && pwd)" "$(pwd)"; do
-		d=$start
-		while [ "$d" != / ]; do
-			[ -f "$d/include/qlcshape/engine.h" ] && { src=$d; break 2; }
-			d=$(dirname "$d")
-		done
-	done
-fi
-[ -n "$src" ] || { echo "test_layers: FAIL: cannot find include/qlcshape/engine.h; set QS_SRCDIR"; exit 1; }
+# The source tree: QS_SRCDIR (scripts/run-tests.sh sets it), else the
+# tree this script is in (bash tests/test_layers.sh).
+src=${QS_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+[ -f "$src/include/qlcshape/engine.h" ] || { echo "test_layers: FAIL: no include/qlcshape/engine.h in $src; set QS_SRCDIR to the source tree"; exit 1; }
 
 # check ROOT: print each include line a folder may not have; status 1 if any
 check() {

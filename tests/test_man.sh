@@ -17,21 +17,11 @@ bad() {
 	fails=$((fails + 1))
 }
 
-src=${QS_SRCDIR:-}
-if [ -z "$src" ]; then
-	for start in "$(cd "$(dirname "$0")" && pwd)" "$(pwd)"; do
-		d=$start
-		while [ "$d" != / ]; do
-			if [ -f "$d/man/qlcshaped.8.scd" ]; then
-				src=$d
-				break 2
-			fi
-			d=$(dirname "$d")
-		done
-	done
-fi
-if [ -z "$src" ]; then
-	echo "test_man: FAIL: cannot find man/qlcshaped.8.scd above $0 or $(pwd); set QS_SRCDIR"
+# The source tree: QS_SRCDIR (scripts/run-tests.sh sets it), else the
+# tree this script is in (bash tests/test_man.sh).
+src=${QS_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+if [ ! -f "$src/man/qlcshaped.8.scd" ]; then
+	echo "test_man: FAIL: no man/qlcshaped.8.scd in $src; set QS_SRCDIR to the source tree"
 	exit 1
 fi
 for tool in scdoc man; do

@@ -23,22 +23,10 @@ fail() {
 	exit 1
 }
 
-# The source tree: $QS_SRCDIR, or the nearest directory above this script
-# (or above the current directory) that holds the unit.
-src=${QS_SRCDIR:-}
-if [ -z "$src" ]; then
-	for start in "$(cd "$(dirname "$0")" && pwd)" "$(pwd)"; do
-		d=$start
-		while [ "$d" != / ]; do
-			if [ -f "$d/systemd/qlcshaped@.service" ]; then
-				src=$d
-				break 2
-			fi
-			d=$(dirname "$d")
-		done
-	done
-fi
-[ -n "$src" ] || fail "cannot find systemd/qlcshaped@.service above $0 or $(pwd); set QS_SRCDIR"
+# The source tree: QS_SRCDIR (scripts/run-tests.sh sets it), else the
+# tree this script is in (bash tests/test_systemd.sh).
+src=${QS_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+[ -f "$src/systemd/qlcshaped@.service" ] || fail "no systemd/qlcshaped@.service in $src; set QS_SRCDIR to the source tree"
 unit=$src/systemd/qlcshaped@.service
 
 command -v systemd-analyze >/dev/null 2>&1 ||
