@@ -219,7 +219,8 @@ static void sum_counts(const struct qs_trace_summary *s, char *buf, size_t len, 
 	if (s->flushes)
 		sum_put(buf, len, at, ", %" PRIu64 " flushes", s->flushes);
 	if (s->skipped)
-		sum_put(buf, len, at, " (%" PRIu64 " records skipped)", s->skipped);
+		sum_put(buf, len, at, " (%" PRIu64 " records not replayed: no request, or a trim "
+			"under 4 KiB)", s->skipped);
 }
 
 static void sum_hist(const struct qs_trace_summary *s, char *buf, size_t len, size_t *at)
