@@ -38,5 +38,15 @@ if [ $dev = /dev/ublkb0 ]; then
 	step "power cut: format, pcut write (seed $seed)"
 	QS_QUIET=1 run_daemon "$conf" --format
 fi
+if [ $dev = /dev/ublkb0 ]; then
+	# What the engine was doing when the cut came: its counters every
+	# 0.2 s (the host keeps the last line before the cut in the chain's
+	# stats, and counts the cuts with throttled writes and destage).
+	(while sleep 0.2; do
+		/usr/bin/qlcshape stats --config "$conf" 2>/dev/null |
+			awk '/^log / { l = $0 } /^destage / { d = $2 }
+			     END { if (l != "") print "qs-vm: pcstat: " l ", destaged IUs " d }'
+	done) &
+fi
 /usr/bin/pcut write $dev /dev/vdc "$seed" $blocks "$(arg pcat)" || fail "pcut write"
 fail "pcut write ended (it runs until the power cut)"

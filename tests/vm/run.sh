@@ -243,6 +243,8 @@ pc_chain() { # kernel name conf fastopt qlcopt cuts raw chain# -> 0 if passed
 			return 1
 		fi
 		grep -E '^qs-vm: pcut:' "$log" | tee -a "$stats"
+		# The engine's counters last sampled before the cut (powercut.sh).
+		[ $i -le "$n" ] && grep -E '^qs-vm: pcstat:' "$log" | tail -1 | tee -a "$stats"
 		if [ "$raw" = 1 ] && [ $check = 1 ]; then
 			# The self-test: the drive lied about flushes, the checker
 			# must say so.
@@ -274,8 +276,16 @@ pc_sum() { # stats
 		} }
 	/^power cut .* seed / { cuts++ }
 	/^qs-vm: pcut: [0-9]+ blocks checked/ { b += $3; v += $(NF - 1) }
+	/^qs-vm: pcstat: / {
+		for (i = 2; i <= NF; i++) {
+			if ($i ~ /^throttled/ && $(i - 1) > 0) thr++
+			if ($i ~ /^paced/ && $(i - 1) > 0) pac++
+			if ($i == "IUs" && $(i + 1) > 0) dst++
+		} }
 	END { printf "%d cuts, unflushed writes at the cuts %d kept, %d dropped, %d torn; " \
-		"%d blocks checked, %d violations\n", cuts, k, d, t, b, v }' "$1"
+		"%d blocks checked, %d violations; at the cut, destage had run in %d, " \
+		"writes had been throttled in %d, paced in %d\n", cuts, k, d, t, b, v, dst, thr, \
+		pac }' "$1"
 }
 
 # All the power-cut chains on one kernel; sets verdict[K-pc-NAME].
