@@ -29,7 +29,7 @@ static int ctl_usage(const char *cmd, FILE *f)
 		fprintf(f, "usage: qlcshape policy set NAME [KEY=VALUE...] (--config FILE | --socket PATH)\n"
 			   "  Switch the destage policy of a running qlcshaped. NAME: fifo, sweep,\n"
 			   "  fullest; keys: partial (fill|hold), hold_ms, start_pct, urgent_pct,\n"
-			   "  idle_ms, max_age_ms.\n");
+			   "  idle_ms, max_age_ms, pace_pct.\n");
 	else
 		fprintf(f, "usage: qlcshape drain (--config FILE | --socket PATH)\n"
 			   "  Destage everything a running qlcshaped holds; returns when done.\n");

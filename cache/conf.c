@@ -28,6 +28,7 @@ void qs_engine_conf_default(struct qs_engine_conf *c)
 	c->policy.urgent_pct = 85;
 	c->policy.idle_ms = 2000;
 	c->policy.max_age_ms = 0;
+	c->policy.pace_pct = 95;
 	c->placement = QS_PLACE_INPLACE;
 	c->op_pct = 20;
 	c->band_bytes = 1ull << 30;
@@ -75,6 +76,8 @@ int qs_engine_conf_check(const struct qs_engine_conf *c, struct qs_conf_err *err
 		BAD(POLICY_WATERMARKS,
 		    "watermarks start %u%%, urgent %u%%: need 0 <= start <= urgent <= 100",
 		    p->start_pct, p->urgent_pct);
+	if (p->pace_pct > 99)
+		BAD(POLICY_PACE, "pace_pct %u: must be 0 (off) to 99", p->pace_pct);
 	if (c->placement > QS_PLACE_LOG)
 		BAD(PLACEMENT, "placement %d: must be inplace or log", (int)c->placement);
 	if (c->placement == QS_PLACE_LOG) {

@@ -722,6 +722,8 @@ uint64_t dst_next_deadline(struct qs_engine *e)
 		CAND(e->failed_ius[i].retry_at_ns);
 	if (e->ckpt_retry_ns)
 		CAND(e->ckpt_retry_ns);
+	if (e->pace_held)
+		CAND(e->pace_wake_ns > now ? e->pace_wake_ns : now + 1);
 	if (e->plc) {
 		CAND(plc_next_deadline(e));
 		if (e->plc->gc_active || e->plc->ndrained)
@@ -813,6 +815,7 @@ static void ckpt_cb(void *arg, int res)
 			e->ckpt_retry_ns = eng_now(e) + (100000000ull << e->ckpt_fail_streak);
 		}
 	} else if (e->ckpt_stage == 3) {
+		eng_pace_freed(e, e->ckpt_pos - e->tail_pos);
 		e->tail_pos = e->ckpt_pos;
 		e->tail_seq = e->ckpt_seq;
 		e->ckpt_active = false;
@@ -878,7 +881,12 @@ void ckpt_kick(struct qs_engine *e, bool force)
 	uint64_t reclaim = pos - e->tail_pos;
 	uint64_t min = e->log_blocks / 8 > e->seg_blocks ? e->log_blocks / 8 : e->seg_blocks;
 	bool idle = e->conf.policy.idle_ms && eng_idle(e, eng_now(e));
-	if (!force && !(e->space_head && e->log_full) && !e->draining && !idle && reclaim < min)
+	/* Writers waiting for room: any room freed helps now. Paced: a
+	 * quarter of the paced band is worth a checkpoint. */
+	bool pressed = e->space_head && e->log_full;
+	if (e->pace_in && reclaim >= eng_pace_band(e) / 4)
+		pressed = true;
+	if (!force && !pressed && !e->draining && !idle && reclaim < min)
 		return;
 	e->ckpt_active = true;
 	e->ckpt_pos = pos;

@@ -261,7 +261,7 @@ void eng_leave_deliver(struct qs_engine *e)
 static void leave_submit(struct qs_engine *e)
 {
 	e->depth--;
-	if (e->depth == 0 && e->ready_head)
+	if (e->depth == 0 && (e->ready_head || e->pace_held))
 		eng_arm_timer(e);
 }
 
@@ -270,6 +270,8 @@ void qs_engine_timer(struct qs_engine *e)
 	e->timer_at = 0;
 	eng_enter(e);
 	if (e->ready && !e->closed) {
+		if (e->pace_held && eng_now(e) >= e->pace_wake_ns)
+			eng_pace_step(e); /* paced writes' turn */
 		plc_kick(e);
 		dst_kick(e);
 		ckpt_kick(e, false);
@@ -480,7 +482,7 @@ int qs_engine_write(struct qs_engine *e, uint64_t off, uint64_t len, const void 
 		   off % e->conf.iu_bytes == 0 && len % e->conf.iu_bytes == 0) {
 		eng_qop_submit(e, r, off / e->conf.iu_bytes, len / e->conf.iu_bytes);
 		eng_req_part_done(e, r, 0);
-	} else if (e->space_head || !eng_log_append(e, r)) {
+	} else if (e->space_head || !eng_pace_admit(e, r) || !eng_log_append(e, r)) {
 		eng_space_wait(e, r); /* keeps the submission's part until appended */
 		dst_kick(e);
 		ckpt_kick(e, e->log_full);

@@ -62,6 +62,8 @@ struct req {
 	enum qop_stage qop_stage;
 	bool inval_todo;
 	bool waiting;		/* in the space-wait list */
+	bool paced;		/* charged by eng_pace_admit (once) */
+	bool pace_held;		/* counted in paced_writes */
 	bool fua_flushing;	/* FUA: waiting for the log flush */
 	uint32_t inval_pending;	/* INVAL extents in the log, not yet complete */
 	uint64_t inval_done;	/* blocks of INVAL extents appended */
@@ -255,6 +257,16 @@ struct qs_engine {
 	 * writes), which the next record completion ends by itself.
 	 */
 	bool log_full;
+	/* Write pacing (log.c, eng_pace_admit). */
+	double pace_free;	 /* blocks per ns checkpoints free (0: not measured yet) */
+	double pace_tokens;	 /* blocks that may go now */
+	uint64_t pace_last_ns;	 /* last bucket fill */
+	uint64_t pace_win_ns, pace_win_blocks; /* the free rate's current window */
+	uint64_t pace_wake_ns;	 /* when a held write may go */
+	uint64_t pace_step_ns;	 /* when held writes last went */
+	bool pace_stepping;	 /* in eng_pace_step: paced writes may go */
+	bool pace_in;		 /* the log is in the paced band */
+	bool pace_held;		 /* a write waits for its turn */
 	struct req *flush_cur, *flush_next;  /* flush pipeline */
 	bool flush_inflight;
 	uint64_t flush_seq;   /* done_seq when the flush in flight was issued */
@@ -363,6 +375,18 @@ void eng_apply_extent(struct qs_engine *e, const struct qs_fmt_extent *x,
 bool eng_log_append(struct qs_engine *e, struct req *r);
 /* Park r until log room or a record slot frees up (one pending part). */
 void eng_space_wait(struct qs_engine *e, struct req *r);
+/*
+ * Pacing: may r's data be appended now? false: wait (eng_space_wait) for
+ * the timer (pace_wake_ns). A request is charged once; requests without
+ * data, and all of them below the paced band, always may.
+ */
+bool eng_pace_admit(struct qs_engine *e, struct req *r);
+/* A checkpoint freed blocks of the log: the rate pacing admits at follows. */
+void eng_pace_freed(struct qs_engine *e, uint64_t blocks);
+/* The timer: held writes go, as far as the bucket allows. */
+void eng_pace_step(struct qs_engine *e);
+/* Blocks of the paced band (from pace_pct, or urgent_pct, to full). */
+uint64_t eng_pace_band(const struct qs_engine *e);
 void eng_space_kick(struct qs_engine *e);
 void eng_log_kick(struct qs_engine *e);
 /* r completes once everything completed before now is durable on the log. */

@@ -439,6 +439,7 @@ int qs_ctld_policy_parse(const char *args, struct qs_policy *pol, char *out, siz
 			{"urgent_pct", offsetof(struct qs_policy, urgent_pct), 100},
 			{"idle_ms", offsetof(struct qs_policy, idle_ms), 86400000},
 			{"max_age_ms", offsetof(struct qs_policy, max_age_ms), 86400000},
+			{"pace_pct", offsetof(struct qs_policy, pace_pct), 99},
 		};
 		char *eq = strchr(tok, '='), *end;
 		unsigned long v;
@@ -465,7 +466,7 @@ int qs_ctld_policy_parse(const char *args, struct qs_policy *pol, char *out, siz
 				break;
 		if (i == sizeof(keys) / sizeof(keys[0])) {
 			snprintf(out, len, "unknown key '%s'; keys: partial, hold_ms, start_pct, "
-				 "urgent_pct, idle_ms, max_age_ms", tok);
+				 "urgent_pct, idle_ms, max_age_ms, pace_pct", tok);
 			return -EINVAL;
 		}
 		errno = 0;

@@ -70,7 +70,7 @@ void qs_ctld_close(struct qs_ctld *c);
 /*
  * The arguments of "policy set": "NAME [key=value...]" (NAME fifo, sweep or
  * fullest; keys partial, hold_ms, start_pct, urgent_pct, idle_ms,
- * max_age_ms) applied over *p, which keeps the keys not given. 0 with *p
+ * max_age_ms, pace_pct) applied over *p, which keeps the keys not given. 0 with *p
  * updated, or -EINVAL with *p unchanged and a message naming the word,
  * key or value and what is allowed in out. Any thread; reads args only.
  */

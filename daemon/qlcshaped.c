@@ -438,9 +438,9 @@ static int d_ctl_policy(void *ctx, const char *args, char *out, size_t len)
 		return ret;
 	}
 	snprintf(out, len, "policy %s partial=%s hold_ms=%u start_pct=%u urgent_pct=%u idle_ms=%u "
-		 "max_age_ms=%u\n", qs_policy_order_name(p.order),
+		 "max_age_ms=%u pace_pct=%u\n", qs_policy_order_name(p.order),
 		 p.partial == QS_PARTIAL_HOLD ? "hold" : "fill", p.hold_ms, p.start_pct,
-		 p.urgent_pct, p.idle_ms, p.max_age_ms);
+		 p.urgent_pct, p.idle_ms, p.max_age_ms, p.pace_pct);
 	d_log("%s", out);
 	return 0;
 }

@@ -37,9 +37,10 @@ static void st_json_engine(struct qs_out *o, const struct qs_stats_view *v)
 	       U(e->index_bytes));
 	qs_out_printf(o, " \"log\": {\"blocks\": %llu, \"used_blocks\": %llu, \"used_pct\": %.1f, "
 	       "\"appends\": %llu, \"append_bytes\": %llu, \"flushes\": %llu, "
-	       "\"throttled_writes\": %llu},\n", U(e->log_blocks), U(e->log_used_blocks),
-	       st_pct(e->log_used_blocks, e->log_blocks), U(e->log_appends),
-	       U(e->log_append_bytes), U(e->log_flushes), U(e->throttled_writes));
+	       "\"throttled_writes\": %llu, \"paced_writes\": %llu},\n", U(e->log_blocks),
+	       U(e->log_used_blocks), st_pct(e->log_used_blocks, e->log_blocks), U(e->log_appends),
+	       U(e->log_append_bytes), U(e->log_flushes), U(e->throttled_writes),
+	       U(e->paced_writes));
 	qs_out_printf(o, " \"destage\": {\"ius\": %llu, \"full_ius\": %llu, \"partial_ius\": %llu, "
 	       "\"bytes\": %llu, \"mbs\": %.3f, \"retries\": %llu},\n", U(e->destage_ius),
 	       U(e->destage_full_ius), U(e->destage_partial_ius), U(e->destage_bytes),
@@ -104,9 +105,9 @@ static void st_text_engine(struct qs_out *o, const struct qs_stats_view *v)
 	qs_out_printf(o, "cache            %llu cached blocks, %llu dirty IUs, %llu index bytes\n",
 	       U(e->cached_blocks), U(e->dirty_ius), U(e->index_bytes));
 	qs_out_printf(o, "log              %llu of %llu blocks used (%.1f%%), %llu appends, %llu "
-	       "flushes, %llu throttled writes\n", U(e->log_used_blocks), U(e->log_blocks),
-	       st_pct(e->log_used_blocks, e->log_blocks), U(e->log_appends),
-	       U(e->log_flushes), U(e->throttled_writes));
+	       "flushes, %llu throttled writes, %llu paced\n", U(e->log_used_blocks),
+	       U(e->log_blocks), st_pct(e->log_used_blocks, e->log_blocks), U(e->log_appends),
+	       U(e->log_flushes), U(e->throttled_writes), U(e->paced_writes));
 	qs_out_printf(o, "destage          %llu IUs (%llu full, %llu partial), %.3f MB/s (last %.1f s), "
 	       "%llu retries\n", U(e->destage_ius), U(e->destage_full_ius),
 	       U(e->destage_partial_ius), v->rate.destage_mbs, v->interval_s,

@@ -268,6 +268,42 @@ static void test_log_full_throttles(void **st)
 	teardown(h);
 }
 
+/*
+ * Pacing (policy.pace_pct): once the log is in the paced band, writes are
+ * held and let in in steps, several to a record; with pace_pct = 0 none
+ * is held. Every read and every block checks either way.
+ */
+static void test_pacing(void **st)
+{
+	for (int on = 0; on < 2; on++) {
+		struct th *h = setup((2 + 256) * BS, 16 * MiB);
+		h->step_ns = 20000; /* 20 us a step: seconds of workload */
+		h->conf.policy.pace_pct = on ? 90 : 0;
+		assert_int_equal(th_open(h, true), 0);
+		struct twork w;
+		twork_init(&w, h, 4096, 3);
+		twork_run(&w, 40000);
+		twork_quiesce(&w);
+		assert_int_equal(w.read_mismatch, 0);
+		assert_int_equal(twork_verify_all(&w, false), 0);
+		struct qs_engine_stats s;
+		qs_engine_get_stats(h->e, &s);
+		if (getenv("QS_TEST_VERBOSE"))
+			fprintf(stderr, "pace_pct %u: %llu writes, %llu paced, %llu throttled, "
+				"%llu records\n", h->conf.policy.pace_pct,
+				(unsigned long long)s.client_writes, (unsigned long long)s.paced_writes,
+				(unsigned long long)s.throttled_writes, (unsigned long long)s.log_appends);
+		if (on)
+			assert_true(s.paced_writes > 0);
+		else
+			assert_int_equal(s.paced_writes, 0);
+		assert_int_equal(h->qlc.iu_violations, 0);
+		assert_int_equal(th_close(h), 0);
+		twork_fini(&w);
+		teardown(h);
+	}
+}
+
 static void test_bad_requests(void **st)
 {
 	struct th *h = setup(2 * MiB, 16 * MiB);
@@ -529,6 +565,7 @@ int main(void)
 		cmocka_unit_test(test_flush_durable),
 		cmocka_unit_test(test_passthrough),
 		cmocka_unit_test(test_log_full_throttles),
+		cmocka_unit_test(test_pacing),
 		cmocka_unit_test(test_bad_requests),
 		cmocka_unit_test(test_drain),
 		cmocka_unit_test(test_no_data_same_decisions),

@@ -94,7 +94,7 @@ static void test_text_engine(void **st)
 	assert_non_null(strstr(out, "\ncache            21 cached blocks, 22 dirty IUs, 23 index "
 				    "bytes\n"));
 	assert_non_null(strstr(out, "\nlog              50 of 200 blocks used (25.0%), 26 appends, "
-				    "28 flushes, 29 throttled writes\n"));
+				    "28 flushes, 29 throttled writes, 0 paced\n"));
 	assert_non_null(strstr(out, "\ndestage          31 IUs (32 full, 33 partial), 5.750 MB/s "
 				    "(last 2.5 s), 35 retries\n"));
 	assert_non_null(strstr(out, "\nqlc              8 writes (41 bytes), 2 whole-IU (25.00%), "

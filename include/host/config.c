@@ -68,6 +68,7 @@ static const struct cfg_key cfg_keys[] = {
 	{"policy", "urgent_pct", CFG_U32, OFF(engine.policy.urgent_pct), 0, 100, NULL, true},
 	{"policy", "idle_ms", CFG_U32, OFF(engine.policy.idle_ms), 0, 86400000, NULL, true},
 	{"policy", "max_age_ms", CFG_U32, OFF(engine.policy.max_age_ms), 0, 86400000, NULL, true},
+	{"policy", "pace_pct", CFG_U32, OFF(engine.policy.pace_pct), 0, 99, NULL, true},
 	{"daemon", "control_socket", CFG_STR, OFF(control_socket), 0, 0, NULL, false},
 	{"daemon", "drain_on_stop", CFG_BOOL, OFF(drain_on_stop), 0, 1, NULL, false},
 	{"daemon", "backend", CFG_ENUM, OFF(backend), 0, 0, "engine|ram", false},
@@ -781,6 +782,7 @@ static const struct {
 	{QS_CONF_FIELD_OP_PCT, "engine.op_pct", "engine.band_size"},
 	{QS_CONF_FIELD_BAND_BYTES, "engine.band_size", "devices.iu"},
 	{QS_CONF_FIELD_GC_VICTIM, "engine.gc", NULL},
+	{QS_CONF_FIELD_POLICY_PACE, "policy.pace_pct", NULL},
 };
 
 int qs_config_check_engine(const struct qs_config *c, const struct qs_engine_conf *conf,

@@ -10,7 +10,7 @@
  *   stats prometheus          the Prometheus text format (daemon/prom.h)
  *   policy set NAME [k=v...]  switch the destage policy (NAME: fifo, sweep,
  *                             fullest; keys: partial, hold_ms, start_pct,
- *                             urgent_pct, idle_ms, max_age_ms)
+ *                             urgent_pct, idle_ms, max_age_ms, pace_pct)
  *   drain                     destage everything; answers when done
  *
  * The answer's first line is "ok" or "error: MESSAGE"; the body follows.

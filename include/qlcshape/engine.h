@@ -71,6 +71,8 @@ struct qs_policy {
 	uint32_t urgent_pct;  /* log use at which destage runs at full depth */
 	uint32_t idle_ms;     /* destage everything after this long idle; 0 off */
 	uint32_t max_age_ms;  /* destage dirty data older than this; 0 off */
+	uint32_t pace_pct;    /* log use from which writes are paced (never below
+				 urgent_pct); 0 off */
 };
 
 struct qs_engine_conf {
@@ -124,6 +126,7 @@ enum qs_conf_field {
 	QS_CONF_FIELD_OP_PCT,		   /* also: too few bands for the QLC */
 	QS_CONF_FIELD_BAND_BYTES,
 	QS_CONF_FIELD_GC_VICTIM,
+	QS_CONF_FIELD_POLICY_PACE,
 };
 
 /* Why qs_engine_conf_check refused a configuration. */
@@ -254,6 +257,7 @@ struct qs_engine_stats {
 	uint64_t destage_bytes;
 	uint64_t checkpoints;
 	uint64_t throttled_writes; /* writes that waited for log space */
+	uint64_t paced_writes;	   /* writes held for their turn (policy.pace_pct) */
 	uint64_t fast_errors, qlc_errors; /* device I/O errors seen */
 	uint64_t destage_retries;
 	uint64_t cached_blocks;	   /* blocks whose newest copy is in the log */

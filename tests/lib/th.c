@@ -59,7 +59,7 @@ int th_open(struct th *h, bool format)
 bool th_step(struct th *h)
 {
 	bool f = h->fast.queue != NULL, q = h->qlc.queue != NULL;
-	h->env.now += 1000; /* 1 us a step */
+	h->env.now += h->step_ns ? h->step_ns : 1000; /* 1 us a step by default */
 	if (f && q)
 		return tvol_step((trng(&h->w.rng) & 1) ? &h->fast : &h->qlc);
 	if (f)

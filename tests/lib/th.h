@@ -14,6 +14,7 @@ struct th {
 	int open_res;
 	bool open_done;
 	unsigned open_flags; /* added to th_open's flags (e.g. QS_OPEN_NO_DATA) */
+	uint64_t step_ns;    /* simulated time a step takes (0: 1 us) */
 };
 
 /* Volumes of the given sizes; conf defaults scaled for tests. */
