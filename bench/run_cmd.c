@@ -961,7 +961,7 @@ static void rc_print_recovery(const struct rc_opts *o, const struct rc_world *w,
 	fprintf(f, "\nrecovery after a power cut at the end of the window (device time "
 		   "simulated, CPU measured here; the real drive is %.0fx the model):\n", scale);
 	fprintf(f, "%-24s %-12s %10s %12s %11s %9s %9s %12s %21s\n", "job", "variant",
-		"log used", "map pages", "cached", "devices", "CPU", "real drive",
+		"log used", "map region", "cached", "devices", "CPU", "real drive",
 		"clean: devices, CPU");
 	for (size_t i = 0; i < n; i++) {
 		const struct qs_bench_recovery *r = &res[i].rec;

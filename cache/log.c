@@ -521,6 +521,13 @@ void eng_pace_freed(struct qs_engine *e, uint64_t blocks)
 	uint64_t span = now - e->pace_win_ns;
 	if (span < PACE_WINDOW_NS)
 		return;
+	if (span > 4 * PACE_WINDOW_NS) {
+		/* Checkpoints were far apart (the engine was idle, or below
+		 * any pressure): not the rate under load. Start again. */
+		e->pace_win_ns = now;
+		e->pace_win_blocks = 0;
+		return;
+	}
 	double r = (double)e->pace_win_blocks / (double)span;
 	e->pace_free = e->pace_free ? 0.8 * e->pace_free + 0.2 * r : r;
 	e->pace_win_ns = now;
@@ -549,6 +556,14 @@ bool eng_pace_admit(struct qs_engine *e, struct req *r)
 		e->pace_in = false;
 		return true;
 	}
+	/*
+	 * At the top of the band (the bucket all but stops) or with destage
+	 * failing, writes go to the log as without pacing: they wait for room
+	 * there, and fail with EIO if destage keeps failing with the log full
+	 * (eng_space_kick). Held here instead, they would wait for ever.
+	 */
+	if (pace_level(e, used) >= 0.98 || e->dst_fail_streak >= DST_FAIL_GIVE_UP)
+		return true;
 	uint64_t now = eng_now(e);
 	if (!e->pace_in) {
 		e->pace_in = true; /* entering the band: a full bucket */
