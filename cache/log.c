@@ -453,8 +453,8 @@ static bool wants_data(const struct req *r)
  * then queue for the room the next checkpoint frees. Room comes back in
  * chunks, a checkpoint at a time, so some writes wait a whole destage and
  * checkpoint cycle while others go at once: in place, 4 KiB random writes
- * over a whole drive had p99 91 ms and p99.9 223 ms against the raw
- * drive's 32 and 66 ms (docs/BENCH.md, Tails). From the paced band's start
+ * over a whole drive had p99 94 ms and p99.9 194 ms against the raw
+ * drive's 30 and 40 ms (docs/BENCH.md, Tails). From the paced band's start
  * on, writes with data wait in the space queue and go in steps (the timer,
  * at most PACE_STEP_NS apart), as many as a token bucket allows. It fills
  * at the rate checkpoints have been freeing the log, twice that at the
