@@ -667,8 +667,12 @@ void dst_kick(struct qs_engine *e)
 		return;
 	const struct qs_policy *p = &e->conf.policy;
 	uint64_t use = (e->alloc_pos - e->tail_pos) * 100 / e->log_blocks;
-	/* Writers wait for log room (not merely for a free record slot). */
-	bool space = e->space_head && e->log_full;
+	/* Writers wait for log room (not merely for a free record slot), or
+	 * are paced: the log is near full, and only its oldest data frees
+	 * room. (Pacing without this held the log in its band while sweep
+	 * and fullest destaged IUs that freed none of it, until the log was
+	 * full: fullest lost 42% of its rate at 25% of the drive.) */
+	bool space = (e->space_head && e->log_full) || e->pace_in;
 	/* The common case on the write path: below the watermark, nothing
 	 * time-based configured: no clock read. */
 	if (!e->draining && !space && use < p->start_pct && !p->idle_ms && !p->max_age_ms &&
