@@ -257,6 +257,7 @@ struct qs_engine {
 	 * writes), which the next record completion ends by itself.
 	 */
 	bool log_full;
+	bool space_kicking;	 /* in eng_space_kick's walk of the queue */
 	/* Write pacing (log.c, eng_pace_admit). */
 	double pace_free;	 /* blocks per ns checkpoints free (0: not measured yet) */
 	double pace_tokens;	 /* blocks that may go now */

@@ -446,6 +446,12 @@ static bool wants_data(const struct req *r)
 	return r->type == REQ_WRITE && !r->qop_ius && r->appended < r->nblocks;
 }
 
+/* A discard whose ZERO extents (partial IUs) are not all logged yet. */
+static bool wants_zero(const struct req *r)
+{
+	return r->type == REQ_DISCARD && (r->zero_n[0] || r->zero_n[1]);
+}
+
 /* ---- write pacing ------------------------------------------------------------ */
 
 /*
@@ -615,6 +621,11 @@ void eng_space_wait(struct qs_engine *e, struct req *r)
 	else
 		e->space_head = r;
 	e->space_tail = r;
+	/* Destage has given up for now and the log is full: no completion
+	 * may come to kick the queue, so it fails what waits for room now
+	 * (eng_space_kick says why). */
+	if (e->log_full && e->dst_fail_streak >= DST_FAIL_GIVE_UP && !e->space_kicking)
+		eng_space_kick(e);
 }
 
 /*
@@ -629,6 +640,7 @@ void eng_space_kick(struct qs_engine *e)
 	bool data_blocked = false;
 	e->log_full = false; /* the appends below say again */
 	e->pace_held = false;
+	e->space_kicking = true; /* what it releases may queue again: not a second walk */
 	while (*pp) {
 		struct req *r = *pp;
 		bool done;
@@ -651,12 +663,17 @@ void eng_space_kick(struct qs_engine *e)
 			if (!done && wants_data(r))
 				data_blocked = true;
 		}
-		if (!done && wants_data(r) && e->log_full && e->dst_fail_streak >= DST_FAIL_GIVE_UP) {
+		if (!done && (wants_data(r) || wants_zero(r)) && e->log_full &&
+		    e->dst_fail_streak >= DST_FAIL_GIVE_UP) {
 			/*
 			 * The log is full and destage keeps failing (the QLC is
 			 * failing): waiting would hang the block device. The write
 			 * fails instead; everything cached stays cached and is
 			 * retried, and writes flow again once a destage succeeds.
+			 * So does a discard's part that needs log room (the ZERO
+			 * extents of partial IUs): it waited for ever before
+			 * (test_engine test_pacing); a failed discard leaves each
+			 * block old or zero.
 			 */
 			if (!r->result)
 				r->result = -EIO;
@@ -672,6 +689,7 @@ void eng_space_kick(struct qs_engine *e)
 		eng_req_part_done(e, r, e->failed ? -EIO : 0); /* the "waiting" part */
 	}
 	e->space_tail = last;
+	e->space_kicking = false;
 	eng_log_kick(e);
 }
 
