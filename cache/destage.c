@@ -672,7 +672,7 @@ void dst_kick(struct qs_engine *e)
 	 * room. (Pacing without this held the log in its band while sweep
 	 * and fullest destaged IUs that freed none of it, until the log was
 	 * full: fullest lost 42% of its rate at 25% of the drive.) */
-	bool space = (e->space_head && e->log_full) || e->pace_in;
+	bool space = (e->space_head && e->log_full) || eng_pace_on(e);
 	/* The common case on the write path: below the watermark, nothing
 	 * time-based configured: no clock read. */
 	if (!e->draining && !space && use < p->start_pct && !p->idle_ms && !p->max_age_ms &&
@@ -888,7 +888,7 @@ void ckpt_kick(struct qs_engine *e, bool force)
 	/* Writers waiting for room: any room freed helps now. Paced: a
 	 * quarter of the paced band is worth a checkpoint. */
 	bool pressed = e->space_head && e->log_full;
-	if (e->pace_in && reclaim >= eng_pace_band(e) / 4)
+	if (eng_pace_on(e) && reclaim >= eng_pace_band(e) / 4)
 		pressed = true;
 	if (!force && !pressed && !e->draining && !idle && reclaim < min)
 		return;

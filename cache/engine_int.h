@@ -388,6 +388,8 @@ void eng_pace_freed(struct qs_engine *e, uint64_t blocks);
 void eng_pace_step(struct qs_engine *e);
 /* Blocks of the paced band (from pace_pct, or urgent_pct, to full). */
 uint64_t eng_pace_band(const struct qs_engine *e);
+/* Writes are being paced, and the log is still in the band. */
+bool eng_pace_on(const struct qs_engine *e);
 void eng_space_kick(struct qs_engine *e);
 void eng_log_kick(struct qs_engine *e);
 /* r completes once everything completed before now is durable on the log. */

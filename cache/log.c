@@ -492,6 +492,11 @@ uint64_t eng_pace_band(const struct qs_engine *e)
 	return e->log_blocks - pace_start(e);
 }
 
+bool eng_pace_on(const struct qs_engine *e)
+{
+	return e->pace_in && e->alloc_pos - e->tail_pos >= pace_start(e);
+}
+
 /* Where used lies in the band: 0 at its start, 1 at full. */
 static double pace_level(const struct qs_engine *e, uint64_t used)
 {
