@@ -686,7 +686,16 @@ static void close_begin(struct qs_engine *e)
 		e->st.qlc_flushes++;
 		e->qlc->ops->flush(e->qlc->ctx, close_cb, e);
 	} else {
-		e->close_stage = 0;
+		/*
+		 * Nothing of the QLC's to flush: on to the log device's flush
+		 * (stage 2), which must come before the clean superblock. This
+		 * started at stage 0 and went from 1 straight to the
+		 * superblock, so a clean close whose QLC writes were all FUA
+		 * (log placement) sealed a clean superblock over map pages,
+		 * clean state and records still in the device's cache: the
+		 * crash sweep's points inside the close found it.
+		 */
+		e->close_stage = 1;
 		close_cb(e, 0);
 	}
 }
