@@ -267,27 +267,51 @@ static bool map_entries_in(const struct qs_fmt_map_page *pg, uint64_t phys)
 	return !bad;
 }
 
-enum qs_fmt_status qs_fmt_map_check(const struct qs_fmt_map_page *pg,
-				    const struct qs_fmt_sb *sb, uint64_t page_no)
+/*
+ * What map, band and reverse-map pages share, in their order: magic,
+ * version, CRC (seeded as records), then page number, width and count for
+ * a table of total entries of width bytes.
+ */
+static enum qs_fmt_status page_head_check(const struct qs_fmt_map_page *pg,
+					  const struct qs_fmt_sb *sb, uint32_t magic,
+					  uint32_t width, uint64_t total, uint64_t page_no)
 {
-	if (pg->magic != QS_FMT_MAP_MAGIC)
+	if (pg->magic != magic)
 		return QS_FMT_BAD_MAGIC;
 	if (pg->version != QS_FMT_VERSION)
 		return QS_FMT_BAD_VERSION;
 	if (pg->crc != qs_crc32c(qs_fmt_rec_seed(sb), pg, offsetof(struct qs_fmt_map_page, crc)))
 		return QS_FMT_BAD_CRC;
-	uint64_t lbas = sb->qlc_size / QS_BLOCK_SIZE;
-	uint32_t per = sb->map_width ? qs_fmt_map_per_page(sb->map_width) : 0;
-	if (!per || pg->page != page_no || page_no >= sb->map_pages || pg->width != sb->map_width)
+	uint32_t per = width ? QS_FMT_MAP_BYTES / width : 0;
+	if (!per || pg->page != page_no || pg->width != width || page_no * per >= total)
 		return QS_FMT_BAD_PAGE;
-	uint64_t left = lbas - page_no * per;
+	uint64_t left = total - page_no * per;
 	if (pg->nentries != (left < per ? left : per))
 		return QS_FMT_BAD_PAGE;
-	if (!map_entries_in(pg, sb->qlc_phys_size / QS_BLOCK_SIZE))
-		return QS_FMT_BAD_ENTRY;
+	return QS_FMT_OK;
+}
+
+/* The bytes after a page's entries are zero. */
+static bool page_tail_zero(const struct qs_fmt_map_page *pg)
+{
 	for (size_t b = (size_t)pg->nentries * pg->width; b < QS_FMT_MAP_BYTES; b++)
 		if (pg->entries[b])
-			return QS_FMT_BAD_RESERVED;
+			return false;
+	return true;
+}
+
+enum qs_fmt_status qs_fmt_map_check(const struct qs_fmt_map_page *pg,
+				    const struct qs_fmt_sb *sb, uint64_t page_no)
+{
+	/* sb passed its check: map_pages is the client blocks' page count */
+	enum qs_fmt_status st = page_head_check(pg, sb, QS_FMT_MAP_MAGIC, sb->map_width,
+						sb->qlc_size / QS_BLOCK_SIZE, page_no);
+	if (st != QS_FMT_OK)
+		return st;
+	if (!map_entries_in(pg, sb->qlc_phys_size / QS_BLOCK_SIZE))
+		return QS_FMT_BAD_ENTRY;
+	if (!page_tail_zero(pg))
+		return QS_FMT_BAD_RESERVED;
 	return QS_FMT_OK;
 }
 
@@ -332,23 +356,13 @@ static enum qs_fmt_status tab_check(const struct qs_fmt_map_page *pg, const stru
 				    const struct qs_fmt_clean *c, uint32_t magic,
 				    uint32_t width, uint64_t total, uint64_t page_no)
 {
-	if (pg->magic != magic)
-		return QS_FMT_BAD_MAGIC;
-	if (pg->version != QS_FMT_VERSION)
-		return QS_FMT_BAD_VERSION;
-	if (pg->crc != qs_crc32c(qs_fmt_rec_seed(sb), pg, offsetof(struct qs_fmt_map_page, crc)))
-		return QS_FMT_BAD_CRC;
-	uint32_t per = QS_FMT_MAP_BYTES / width;
-	if (pg->page != page_no || pg->width != width || page_no * per >= total)
-		return QS_FMT_BAD_PAGE;
-	uint64_t left = total - page_no * per;
-	if (pg->nentries != (left < per ? left : per))
-		return QS_FMT_BAD_PAGE;
+	enum qs_fmt_status st = page_head_check(pg, sb, magic, width, total, page_no);
+	if (st != QS_FMT_OK)
+		return st;
 	if (pg->gen != c->generation)
 		return QS_FMT_BAD_GENERATION;
-	for (size_t b = (size_t)pg->nentries * width; b < QS_FMT_MAP_BYTES; b++)
-		if (pg->entries[b])
-			return QS_FMT_BAD_RESERVED;
+	if (!page_tail_zero(pg))
+		return QS_FMT_BAD_RESERVED;
 	return QS_FMT_OK;
 }
 
