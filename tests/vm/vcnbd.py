@@ -59,6 +59,18 @@ CMD_READ, CMD_WRITE, CMD_DISC, CMD_FLUSH, CMD_TRIM, CMD_WRITE_ZEROES = 0, 1, 2, 
 EINVAL = 22
 
 
+def block_pieces(off, length):
+    """The 4 KiB-aligned pieces of bytes [off, off + length), in order: (block, offset
+    in the block, bytes); only an unaligned head or tail is shorter than 4 KiB."""
+    pos, end = off, off + length
+    while pos < end:
+        b = pos // BLK
+        lo = pos - b * BLK
+        hi = min(BLK, end - b * BLK)
+        yield b, lo, hi - lo
+        pos = b * BLK + hi
+
+
 def recv_exact(conn, n):
     buf = bytearray()
     while len(buf) < n:
@@ -86,33 +98,22 @@ class Drive:
 
     def read(self, off, length):
         out = bytearray()
-        end = off + length
-        pos = off
-        while pos < end:
-            b = pos // BLK
-            lo = pos - b * BLK
-            hi = min(BLK, end - b * BLK)
-            out += self._block(b)[lo:hi]
-            pos = b * BLK + hi
+        for b, lo, n in block_pieces(off, length):
+            out += self._block(b)[lo:lo + n]
         return bytes(out)
 
     def write(self, off, length, data):
         """data None: zeroes (trim and write-zeroes both read back as zeroes)."""
         self.pending.append((off, length, data))
-        end = off + length
-        pos = off
-        while pos < end:
-            b = pos // BLK
-            lo = pos - b * BLK
-            hi = min(BLK, end - b * BLK)
-            if lo == 0 and hi == BLK:
-                blk = ZERO if data is None else data[pos - off:pos - off + BLK]
+        for b, lo, n in block_pieces(off, length):
+            at = b * BLK + lo - off  # where the piece starts in data
+            if n == BLK:
+                blk = ZERO if data is None else data[at:at + BLK]
             else:
                 cur = bytearray(self._block(b))
-                cur[lo:hi] = bytes(hi - lo) if data is None else data[pos - off:pos - off + hi - lo]
+                cur[lo:lo + n] = bytes(n) if data is None else data[at:at + n]
                 blk = bytes(cur)
             self.cache[b] = blk
-            pos = b * BLK + hi
 
     def flush(self):
         # The image is a host file and the host does not crash in this test:
@@ -127,14 +128,7 @@ class Drive:
         kept = dropped = torn = 0
         pieces_kept = pieces = 0
         for off, length, data in self.pending:
-            # The write's 4 KiB-aligned pieces (a piece smaller than 4 KiB
-            # only at an unaligned head or tail).
-            parts = []
-            pos, end = off, off + length
-            while pos < end:
-                nxt = min(end, (pos // BLK + 1) * BLK)
-                parts.append((pos, nxt - pos))
-                pos = nxt
+            parts = [(b * BLK + lo, n) for b, lo, n in block_pieces(off, length)]
             fate = rng.randrange(3) if len(parts) > 1 else rng.randrange(2)
             if fate == 0:
                 keep = parts
