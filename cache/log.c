@@ -506,10 +506,10 @@ static double pace_level(const struct qs_engine *e, uint64_t used)
 	return (double)(used - start) / (double)(e->log_blocks - start);
 }
 
-/* The rate the bucket fills at, blocks per ns. */
-static double pace_rate(const struct qs_engine *e, uint64_t used)
+/* The rate the bucket fills at, blocks per ns, at level (pace_level). */
+static double pace_rate(const struct qs_engine *e, double level)
 {
-	return e->pace_free * 2.0 * (1.0 - pace_level(e, used));
+	return e->pace_free * 2.0 * (1.0 - level);
 }
 
 /* The bucket holds a record's worth, or four steps' worth if more. */
@@ -545,13 +545,13 @@ void eng_pace_freed(struct qs_engine *e, uint64_t blocks)
 	e->pace_win_blocks = 0;
 }
 
-static void pace_fill(struct qs_engine *e, uint64_t now, uint64_t used)
+static void pace_fill(struct qs_engine *e, uint64_t now, double level)
 {
 	uint64_t dt = now > e->pace_last_ns ? now - e->pace_last_ns : 0;
 	if (dt > PACE_MAX_DT_NS)
 		dt = PACE_MAX_DT_NS;
 	e->pace_last_ns = now;
-	e->pace_tokens += pace_rate(e, used) * (double)dt;
+	e->pace_tokens += pace_rate(e, level) * (double)dt;
 	if (e->pace_tokens > pace_burst(e))
 		e->pace_tokens = pace_burst(e);
 }
@@ -573,7 +573,8 @@ bool eng_pace_admit(struct qs_engine *e, struct req *r)
 	 * there, and fail with EIO if destage keeps failing with the log full
 	 * (eng_space_kick). Held here instead, they would wait for ever.
 	 */
-	if (pace_level(e, used) >= 0.98 || e->dst_fail_streak >= DST_FAIL_GIVE_UP)
+	double level = pace_level(e, used);
+	if (level >= 0.98 || e->dst_fail_streak >= DST_FAIL_GIVE_UP)
 		return true;
 	uint64_t now = eng_now(e);
 	if (!e->pace_in) {
@@ -581,7 +582,7 @@ bool eng_pace_admit(struct qs_engine *e, struct req *r)
 		e->pace_last_ns = now;
 		e->pace_tokens = pace_burst(e);
 	}
-	pace_fill(e, now, used);
+	pace_fill(e, now, level);
 	uint64_t n = r->nblocks - r->appended;
 	double need = (double)n < pace_burst(e) ? (double)n : pace_burst(e);
 	if (e->pace_stepping && e->pace_tokens >= need) {
@@ -594,7 +595,7 @@ bool eng_pace_admit(struct qs_engine *e, struct req *r)
 		e->st.paced_writes++;
 	}
 	/* The next step, or later if the bucket needs longer to hold it. */
-	double rate = pace_rate(e, used);
+	double rate = pace_rate(e, level);
 	double wait = e->pace_tokens >= need ? 0
 		      : rate > 0 ? (need - e->pace_tokens) / rate : (double)PACE_STEP_NS;
 	uint64_t at = now + (uint64_t)wait, next = e->pace_step_ns + PACE_STEP_NS;
