@@ -282,7 +282,7 @@ static enum qs_fmt_status page_head_check(const struct qs_fmt_map_page *pg,
 		return QS_FMT_BAD_VERSION;
 	if (pg->crc != qs_crc32c(qs_fmt_rec_seed(sb), pg, offsetof(struct qs_fmt_map_page, crc)))
 		return QS_FMT_BAD_CRC;
-	uint32_t per = width ? QS_FMT_MAP_BYTES / width : 0;
+	uint32_t per = width ? qs_fmt_map_per_page(width) : 0;
 	if (!per || pg->page != page_no || pg->width != width || page_no * per >= total)
 		return QS_FMT_BAD_PAGE;
 	uint64_t left = total - page_no * per;
