@@ -33,6 +33,7 @@ void qs_engine_conf_default(struct qs_engine_conf *c)
 	c->op_pct = 20;
 	c->band_bytes = 1ull << 30;
 	c->gc_victim = QS_GC_COST_BENEFIT;
+	c->map_dram_limit = 2ull << 30;
 }
 
 int qs_engine_conf_check(const struct qs_engine_conf *c, struct qs_conf_err *err)
@@ -92,6 +93,10 @@ int qs_engine_conf_check(const struct qs_engine_conf *c, struct qs_conf_err *err
 			    "goes through the log)", (unsigned long long)c->bypass_min_bytes);
 		if (c->gc_victim > QS_GC_COST_BENEFIT)
 			BAD(GC_VICTIM, "gc %d: must be greedy or cost-benefit", (int)c->gc_victim);
+		if (c->map_dram_limit < QS_CONF_MAP_DRAM_MIN)
+			BAD(MAP_DRAM_LIMIT, "map_dram_limit %llu: must be at least %llu (64 KiB)",
+			    (unsigned long long)c->map_dram_limit,
+			    (unsigned long long)QS_CONF_MAP_DRAM_MIN);
 	}
 	return 0;
 #undef BAD

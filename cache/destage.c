@@ -880,7 +880,10 @@ void ckpt_kick(struct qs_engine *e, bool force)
 		return;
 	uint64_t pos, seq;
 	ckpt_candidate(e, &pos, &seq);
-	if (pos == e->tail_pos)
+	/* Log placement: dirty map pages leave DRAM only through a map flush,
+	 * so their number alone calls for a checkpoint (mapcache.c). */
+	bool map_pressed = plc_map_pressed(e);
+	if (pos == e->tail_pos && !map_pressed)
 		return;
 	uint64_t reclaim = pos - e->tail_pos;
 	uint64_t min = e->log_blocks / 8 > e->seg_blocks ? e->log_blocks / 8 : e->seg_blocks;
@@ -890,7 +893,7 @@ void ckpt_kick(struct qs_engine *e, bool force)
 	bool pressed = e->space_head && e->log_full;
 	if (eng_pace_on(e) && reclaim >= eng_pace_band(e) / 4)
 		pressed = true;
-	if (!force && !pressed && !e->draining && !idle && reclaim < min)
+	if (!force && !pressed && !e->draining && !idle && reclaim < min && !map_pressed)
 		return;
 	e->ckpt_active = true;
 	e->ckpt_pos = pos;

@@ -401,13 +401,28 @@ int qs_engine_read(struct qs_engine *e, uint64_t off, uint64_t len, void *buf,
 	eng_enter(e);
 	e->st.client_reads++;
 	e->st.client_read_bytes += len;
-	unsigned char *b = buf;
 	if (e->conf.mode == QS_MODE_PASSTHROUGH) {
 		e->st.qlc_reads++;
 		e->st.qlc_read_bytes += len;
 		rc = eng_sub_io(e, r, e->qlc, 'r', off, buf, len, UINT64_MAX, UINT64_MAX);
 		goto out;
 	}
+	/* Log placement: the map pages of its blocks first (it waits for
+	 * them if they are on the fast tier only, and runs then). */
+	if (!e->plc || plc_read_ready(e, r))
+		eng_read_run(e, r);
+	leave_submit(e);
+	return 0;
+out:
+	eng_req_part_done(e, r, rc);
+	leave_submit(e);
+	return 0;
+}
+
+void eng_read_run(struct qs_engine *e, struct req *r)
+{
+	int rc = 0;
+	unsigned char *b = r->buf;
 	/*
 	 * Per 4 KiB block: the newest cached copy if any (DRAM buffer, else
 	 * the log device), zeroes for a discarded block, else the QLC.
@@ -456,10 +471,7 @@ int qs_engine_read(struct qs_engine *e, uint64_t off, uint64_t len, void *buf,
 				(j - i) * QS_BLOCK_SIZE, slot_seg(e, v), UINT64_MAX);
 		i = j;
 	}
-out:
 	eng_req_part_done(e, r, rc);
-	leave_submit(e);
-	return 0;
 }
 
 int qs_engine_write(struct qs_engine *e, uint64_t off, uint64_t len, const void *buf,

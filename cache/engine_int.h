@@ -74,6 +74,9 @@ struct req {
 	uint32_t px_n, px_done;
 	struct qs_engine *owner;
 	struct req *all_prev, *all_next; /* every live request, for teardown */
+	struct req *pg_next;	/* log placement: reads waiting for map pages */
+	uint64_t pg_pins[REQ_PG_PINS]; /* ... and the pages each holds meanwhile */
+	uint32_t npg_pins;
 };
 
 /*
@@ -111,6 +114,9 @@ struct rec {
 	const unsigned char *ext_buf[QS_FMT_REC_MAX_EXTENTS];
 	struct iovec iov[QS_FMT_REC_MAX_EXTENTS * 2 + 1];
 	int iovcnt;
+	/* log placement: map pages its extents change, pinned until applied */
+	uint64_t pins[PLC_REC_PAGES];
+	uint32_t npins;
 };
 
 /* A dirty IU: an IU with at least one cached block. */
@@ -341,6 +347,11 @@ static inline uint32_t eng_nrecs(const struct qs_engine *e)
 void eng_qlc_count_write(struct qs_engine *e, uint64_t off, uint64_t len);
 int eng_alloc_log(struct qs_engine *e);
 void eng_fail(struct qs_engine *e, const char *why);
+/* Run read r (its map pages in DRAM with log placement): issue its pieces
+ * and drop the submission's part. */
+void eng_read_run(struct qs_engine *e, struct req *r);
+/* Recovery's log scan waited for map pages: go on. */
+void rcv_scan_resume(struct qs_engine *e);
 /* Issue one piece of client request r on vol ('r', 'w', 'f', 'd'), pinning
  * log segment pin_seg or band pin_band (UINT64_MAX: none) until it is done. */
 int eng_sub_io(struct qs_engine *e, struct req *r, struct qs_vol *vol, int op, uint64_t off,

@@ -192,6 +192,7 @@ static struct rec *rec_open(struct qs_engine *e)
 	r->done = r->voiding = false;
 	r->result = 0;
 	r->iovcnt = 1;
+	r->npins = 0;
 	/* Timing only: the fixed fields are enough, the extents are filled
 	 * one by one and nothing reads the unused ones. */
 	memset(r->hdr, 0, e->no_data ? offsetof(struct qs_fmt_rec, ext) : sizeof(*r->hdr));
@@ -242,7 +243,10 @@ static void rec_close(struct qs_engine *e)
 		return;
 	e->open = NULL;
 	if (!r->hdr->nextents) {
-		/* Nothing in it: give back its position and sequence number. */
+		/* Nothing in it: give back its position and sequence number
+		 * (and any map page pinned for an extent that did not come). */
+		if (e->plc)
+			plc_rec_unpin(e, r);
 		e->alloc_pos = r->prev_alloc;
 		e->next_seq--;
 		r->next = e->free_recs;
@@ -378,6 +382,22 @@ bool eng_log_append(struct qs_engine *e, struct req *r)
 				e->log_full = true;
 				return false;
 			}
+			uint64_t pn = r->px[r->px_done].n;
+			int pin = plc_rec_pin(e, rec, r->px[r->px_done].kind, r->px[r->px_done].lba, &pn);
+			if (pin == -ENOSPC) {
+				rec_close(e);
+				continue;
+			}
+			if (pin < 0) {
+				/* A map page could not be read: the unit fails and
+				 * is retried; its extents logged so far stand. */
+				if (!r->result)
+					r->result = pin;
+				r->px_done = r->px_n;
+				return true;
+			}
+			if (!pin)
+				return false; /* its map pages are coming */
 			rec_add_phys(rec, &r->px[r->px_done++], r);
 			continue;
 		} else if (r->zero_n[0] || r->zero_n[1]) {
@@ -424,6 +444,24 @@ bool eng_log_append(struct qs_engine *e, struct req *r)
 			/* Extents longer than 32 bits of blocks are split. */
 			if (n > UINT32_MAX)
 				n = UINT32_MAX & ~(uint64_t)(e->iu_blocks - 1);
+			if (kind == QS_EXT_TRIM) {
+				/* and a TRIM's map pages must fit in DRAM at once */
+				int pin = plc_rec_pin(e, rec, kind, lba, &n);
+				if (pin == -ENOSPC) {
+					rec_close(e);
+					continue;
+				}
+				if (pin < 0) {
+					/* The rest of the discard fails: each block
+					 * reads as before or as zeroes. */
+					if (!r->result)
+						r->result = -EIO;
+					r->zero_n[0] = r->zero_n[1] = 0;
+					return true;
+				}
+				if (!pin)
+					return false;
+			}
 			if (kind == QS_EXT_ZERO || kind == QS_EXT_TRIM) {
 				int k = r->zero_n[0] ? 0 : 1;
 				r->zero_lba[k] += n;
@@ -717,6 +755,8 @@ static void rec_fail_reqs(struct qs_engine *e, struct rec *r)
 
 static void rec_retire(struct qs_engine *e, struct rec *r)
 {
+	if (e->plc)
+		plc_rec_unpin(e, r);
 	e->done_pos = r->pos + 1 + r->nblocks;
 	e->done_seq = r->seq + 1;
 	e->fifo_head = r->next;
@@ -836,6 +876,7 @@ static void rec_write_cb(void *arg, int res)
 			rec_close(e);
 		}
 	}
+	plc_pages_kick(e); /* the records' pages unpinned */
 	eng_space_kick(e);
 	dst_kick(e);
 	ckpt_kick(e, false);

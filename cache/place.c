@@ -65,42 +65,37 @@ static inline uint64_t band_of(const struct plc *p, uint64_t phys)
 	return phys / p->band_blocks;
 }
 
-static inline bool bit_get(const uint8_t *bm, uint64_t i)
+/* Client block lba's entry, its map page in DRAM (mpc_get said so). */
+static inline uint64_t map_get(struct plc *p, uint64_t lba)
 {
-	return bm[i >> 3] & (1u << (i & 7));
+	return tbl_get_w(mpc_entries(p, lba / p->per_page), lba % p->per_page, p->width);
 }
 
-static inline void bit_put(uint8_t *bm, uint64_t i, bool v)
+static inline void map_put(struct plc *p, uint64_t lba, uint64_t v)
 {
-	if (v)
-		bm[i >> 3] |= (uint8_t)(1u << (i & 7));
-	else
-		bm[i >> 3] &= (uint8_t)~(1u << (i & 7));
+	tbl_set_w(mpc_entries(p, lba / p->per_page), lba % p->per_page, v, p->width);
 }
-
-static void page_fill(struct qs_engine *e, struct qs_fmt_map_page *b, uint64_t pg);
 
 /*
- * lba's entry is about to change: its page joins the next map flush, and if
- * the flush running now has not copied the page yet, the page is copied
- * first (copy on write), so that the flush writes the map exactly as it was
- * at its snapshot (after every record before snap_seq, nothing after).
+ * lba's entry is about to change: its page (pinned, or recovery's) becomes
+ * dirty and joins the next map flush. A page the running flush has not
+ * written yet was copied when it was pinned (mpc_pin), so that the flush
+ * writes the map exactly as it was at its snapshot.
  */
 static void page_touch(struct qs_engine *e, uint64_t lba)
 {
 	struct plc *p = e->plc;
 	uint64_t pg = lba / p->per_page;
-	/* Timing-only runs write no page contents: nothing to copy. */
-	if (!e->no_data && bit_get(p->pending, pg) && !p->cow[pg]) {
-		p->cow[pg] = eng_alloc(e, QS_BLOCK_SIZE, QS_BLOCK_SIZE);
-		if (p->cow[pg])
-			page_fill(e, p->cow[pg], pg);
-		else
-			p->mf_result = -ENOMEM; /* this flush cannot be exact: fail it */
+	uint32_t f = p->mpc.pg_frame[pg];
+	struct mpc_frame *x = &p->mpc.fr[f];
+	if (x->pending && x->cow == MPC_NONE) {
+		/* Cannot happen (changes come from pinned pages, pinned ones
+		 * are copied); if it did, this flush cannot be exact: fail it. */
+		p->mf_result = -EIO;
 	}
-	if (bit_get(p->dirty, pg))
+	if (x->dirty)
 		return;
-	bit_put(p->dirty, pg, true);
+	mpc_dirty(e, pg);
 	p->dirty_list[p->ndirty++] = pg;
 }
 
@@ -115,29 +110,33 @@ static void band_drained(struct qs_engine *e, uint64_t b)
 }
 
 /*
- * Point lba at phys (or PLC_NONE). At runtime the reverse map and the
- * bands' valid counts follow; in recovery they are rebuilt at the end.
+ * Point lba at phys (or PLC_NONE). At runtime the reverse map follows (it
+ * names the client block of every valid QLC block and nothing else, so GC
+ * needs no map lookup to tell what is valid), and so do the bands' valid
+ * counts; recovery builds both from the map it ends with (plc_rev_read).
  */
 static void map_set(struct qs_engine *e, uint64_t lba, uint64_t phys, bool runtime)
 {
 	struct plc *p = e->plc;
-	uint64_t old = tbl_get(p, p->map, lba);
+	uint64_t old = map_get(p, lba);
 	page_touch(e, lba);
-	tbl_set(p, p->map, lba, phys);
+	map_put(p, lba, phys);
 	if (!runtime)
-		return;
+		return; /* recovery: the reverse map and bands come from the final map */
 	if (old != PLC_NONE) {
 		struct band *bd = &p->bands[band_of(p, old)];
+		if (tbl_get(p, p->rev, old) == lba)
+			tbl_set(p, p->rev, old, PLC_NONE);
+		p->mapped--;
 		bd->valid--;
 		bd->drop_seq = p->apply_seq;
-		p->mapped--;
 		if (!bd->valid)
 			band_drained(e, band_of(p, old));
 	}
 	if (phys != PLC_NONE) {
 		tbl_set(p, p->rev, phys, lba);
-		p->bands[band_of(p, phys)].valid++;
 		p->mapped++;
+		p->bands[band_of(p, phys)].valid++;
 	}
 }
 
@@ -171,14 +170,14 @@ void plc_apply(struct qs_engine *e, const struct qs_fmt_extent *x,
 		break;
 	case QS_EXT_MOVE:
 		for (uint32_t i = 0; i < x->nblocks; i++)
-			if (tbl_get(p, p->map, x->lba + i) == py->from + i) {
+			if (map_get(p, x->lba + i) == py->from + i) {
 				map_set(e, x->lba + i, py->phys + i, runtime);
 				p->gc_moved += runtime;
 			}
 		break;
 	case QS_EXT_TRIM:
 		for (uint64_t i = 0; i < x->nblocks; i++)
-			if (tbl_get(p, p->map, x->lba + i) != PLC_NONE)
+			if (map_get(p, x->lba + i) != PLC_NONE)
 				map_set(e, x->lba + i, PLC_NONE, runtime);
 		eng_index_drop_range(e, x->lba, x->nblocks);
 		break;
@@ -214,7 +213,7 @@ uint64_t plc_format_geometry(struct qs_engine *e, uint64_t seg)
 
 static int bitmap_alloc(struct qs_engine *e, uint8_t **bm, uint64_t bits)
 {
-	size_t n = (size_t)((bits + 7) / 8);
+	size_t n = (size_t)((bits + 63) / 64 * 8); /* whole words: plc_map_committed */
 	if (!(*bm = eng_alloc(e, n, 64)))
 		return -ENOMEM;
 	memset(*bm, 0, n);
@@ -279,19 +278,19 @@ int plc_init(struct qs_engine *e)
 	p->bands = eng_alloc(e, p->nbands * sizeof(struct band), 64);
 	p->freeq = eng_alloc(e, p->nbands * sizeof(uint64_t), 64);
 	p->drained = eng_alloc(e, p->nbands * sizeof(uint64_t), 64);
-	p->dirty_list = eng_alloc(e, p->map_pages * sizeof(uint64_t), 64);
-	p->mf_list = eng_alloc(e, p->map_pages * sizeof(uint64_t), 64);
 	p->gcu = eng_alloc(e, 2 * e->conf.destage_qd * sizeof(struct unit), 64);
 	p->dstu = p->gcu ? p->gcu + e->conf.destage_qd : NULL;
-	if (!p->bands || !p->freeq || !p->drained || !p->dirty_list || !p->mf_list || !p->gcu ||
-	    tbl_alloc(e, &p->map, p->lbas) || tbl_alloc(e, &p->rev, p->phys) ||
-	    bitmap_alloc(e, &p->dirty, p->map_pages) || bitmap_alloc(e, &p->newest, p->map_pages) ||
-	    bitmap_alloc(e, &p->pending, p->map_pages) ||
-	    bitmap_alloc(e, &p->written, p->map_pages) ||
-	    !(p->written_list = eng_alloc(e, p->map_pages * sizeof(uint64_t), 64)) ||
-	    !(p->cow = eng_alloc(e, p->map_pages * sizeof(void *), 64)))
+	if (!p->bands || !p->freeq || !p->drained || !p->gcu ||
+	    (e->no_data && tbl_alloc(e, &p->map, p->lbas)) || tbl_alloc(e, &p->rev, p->phys) ||
+	    bitmap_alloc(e, &p->newest, p->map_pages) || bitmap_alloc(e, &p->written, p->map_pages) ||
+	    bitmap_alloc(e, &p->stale, p->map_pages))
 		return -ENOMEM;
-	memset(p->cow, 0, p->map_pages * sizeof(void *));
+	int rc = mpc_init(e);
+	if (rc)
+		return rc;
+	if (!(p->dirty_list = eng_alloc(e, p->mpc.nframes * sizeof(uint64_t), 64)) ||
+	    !(p->mf_list = eng_alloc(e, p->mpc.nframes * sizeof(uint64_t), 64)))
+		return -ENOMEM;
 	memset(p->bands, 0, p->nbands * sizeof(struct band));
 	memset(p->gcu, 0, 2 * e->conf.destage_qd * sizeof(struct unit));
 	for (uint32_t i = 0; i < 2 * e->conf.destage_qd; i++)
@@ -351,15 +350,10 @@ void plc_fini(struct qs_engine *e)
 	eng_free(e, p->mf_list);
 	eng_free(e, p->map);
 	eng_free(e, p->rev);
-	eng_free(e, p->dirty);
 	eng_free(e, p->newest);
-	eng_free(e, p->pending);
 	eng_free(e, p->written);
-	eng_free(e, p->written_list);
-	if (p->cow)
-		for (uint64_t i = 0; i < p->map_pages; i++)
-			eng_free(e, p->cow[i]);
-	eng_free(e, p->cow);
+	eng_free(e, p->stale);
+	mpc_fini(e);
 	eng_free(e, p->ld_buf);
 	eng_free(e, p);
 	e->plc = NULL;
@@ -423,7 +417,7 @@ int plc_read(struct qs_engine *e, struct req *r, uint64_t lba, uint64_t n, unsig
 {
 	struct plc *p = e->plc;
 	for (uint64_t i = 0; i < n;) {
-		uint64_t ph = tbl_get(p, p->map, lba + i);
+		uint64_t ph = map_get(p, lba + i);
 		if (ph == PLC_NONE) {
 			if (!e->no_data)
 				memset(buf + i * QS_BLOCK_SIZE, 0, QS_BLOCK_SIZE);
@@ -432,7 +426,7 @@ int plc_read(struct qs_engine *e, struct req *r, uint64_t lba, uint64_t n, unsig
 		}
 		/* Blocks written together lie together: merge within a band. */
 		uint64_t j = i + 1;
-		while (j < n && tbl_get(p, p->map, lba + j) == ph + (j - i) &&
+		while (j < n && map_get(p, lba + j) == ph + (j - i) &&
 		       band_of(p, ph + (j - i)) == band_of(p, ph))
 			j++;
 		e->st.qlc_reads++;
@@ -447,6 +441,238 @@ int plc_read(struct qs_engine *e, struct req *r, uint64_t lba, uint64_t n, unsig
 		i = j;
 	}
 	return 0;
+}
+
+/* ---- waiting for map pages --------------------------------------------- */
+
+/* Map pages [pg0, pg1] in DRAM: 1 all of them, 0 some are coming, -errno
+ * one's read failed. Every missing one is asked for, so they come
+ * together. */
+static int pages_get(struct qs_engine *e, uint64_t pg0, uint64_t pg1)
+{
+	int ready = 1;
+	for (uint64_t pg = pg0; pg <= pg1; pg++) {
+		int rc = mpc_get(e, pg);
+		if (rc < 0)
+			return rc;
+		if (!rc)
+			ready = 0;
+	}
+	/* A read completing inside mpc_get (a synchronous volume) may have
+	 * let another waiter evict an earlier page: look again. */
+	for (uint64_t pg = pg0; ready && pg <= pg1; pg++) {
+		uint32_t f = e->plc->mpc.pg_frame[pg];
+		if (f == MPC_NONE || e->plc->mpc.fr[f].state != MPC_READY)
+			ready = 0;
+	}
+	return ready;
+}
+
+static bool read_pinned(const struct req *r, uint64_t pg)
+{
+	for (uint32_t i = 0; i < r->npg_pins; i++)
+		if (r->pg_pins[i] == pg)
+			return true;
+	return false;
+}
+
+/* Read r's map pages: 1 all in DRAM, 0 not yet, -errno. Pages that came
+ * are pinned while it waits for the rest (reads of up to REQ_PG_PINS
+ * pages, and within the pin cap), or concurrent waiters on a small cache
+ * could evict each other's pages for ever. */
+static int read_pages(struct qs_engine *e, struct req *r)
+{
+	struct plc *p = e->plc;
+	uint64_t pg0 = r->lba / p->per_page, pg1 = (r->lba + r->nblocks - 1) / p->per_page;
+	bool pin = pg1 - pg0 < REQ_PG_PINS;
+	for (uint64_t pg = pg0; pin && pg <= pg1; pg++) {
+		if (read_pinned(r, pg))
+			continue;
+		int rc = mpc_get(e, pg);
+		if (rc < 0)
+			return rc;
+		if (rc && p->mpc.pins < p->pin_cap && !mpc_pin(e, pg))
+			r->pg_pins[r->npg_pins++] = pg;
+	}
+	return pages_get(e, pg0, pg1);
+}
+
+/* The read ran or failed: its pages may go. */
+static void read_unpin(struct qs_engine *e, struct req *r)
+{
+	for (uint32_t i = 0; i < r->npg_pins; i++)
+		mpc_unpin(e, r->pg_pins[i]);
+	r->npg_pins = 0;
+}
+
+bool plc_read_ready(struct qs_engine *e, struct req *r)
+{
+	struct plc *p = e->plc;
+	r->npg_pins = 0;
+	int rc = read_pages(e, r);
+	if (rc > 0) {
+		read_unpin(e, r);
+		return true;
+	}
+	if (rc < 0) {
+		/* The map page could not be read: the data it locates cannot be
+		 * either. The next read of the page tries the device again. */
+		read_unpin(e, r);
+		eng_req_part_done(e, r, rc == -EBADMSG ? -EIO : rc);
+		return false;
+	}
+	r->pg_next = NULL;
+	if (p->rd_tail)
+		p->rd_tail->pg_next = r;
+	else
+		p->rd_head = r;
+	p->rd_tail = r;
+	return false;
+}
+
+/* Waiting reads whose pages are all in DRAM now run (or fail). */
+static void reads_kick(struct qs_engine *e)
+{
+	struct plc *p = e->plc;
+	struct req **pp = &p->rd_head, *last = NULL;
+	while (*pp) {
+		struct req *r = *pp;
+		int rc = read_pages(e, r);
+		if (!rc) {
+			last = r;
+			pp = &r->pg_next;
+			continue;
+		}
+		*pp = r->pg_next;
+		if (!*pp)
+			p->rd_tail = last;
+		/* The run looks the map up at once: the pins may go first. */
+		read_unpin(e, r);
+		if (rc > 0)
+			eng_read_run(e, r);
+		else
+			eng_req_part_done(e, r, rc == -EBADMSG ? -EIO : rc);
+	}
+}
+
+void plc_pages_kick(struct qs_engine *e)
+{
+	struct plc *p = e->plc;
+	if (!p || !p->mpc.want)
+		return;
+	if (p->kicking) {
+		p->kick_again = true; /* a completion inside the walk below */
+		return;
+	}
+	p->kicking = true;
+	do {
+		p->kick_again = false;
+		p->mpc.want = p->mpc.want_frame = false;
+		reads_kick(e);
+		if (e->space_head)
+			eng_space_kick(e);
+		if (p->scan_waits) {
+			p->scan_waits = false;
+			rcv_scan_resume(e);
+		}
+		mpc_errors_release(e);
+	} while (p->kick_again);
+	p->kicking = false;
+	/* No frame to take: the checkpoint makes dirty pages clean. */
+	if (p->mpc.want_frame && e->ready)
+		ckpt_kick(e, false);
+}
+
+bool plc_map_pressed(const struct qs_engine *e)
+{
+	const struct plc *p = e->plc;
+	return p && p->ndirty && (p->ndirty >= p->dirty_hi || p->mpc.want_frame);
+}
+
+static bool rec_pinned(const struct rec *rec, uint64_t pg)
+{
+	for (uint32_t i = 0; i < rec->npins; i++)
+		if (rec->pins[i] == pg)
+			return true;
+	return false;
+}
+
+int plc_rec_pin(struct qs_engine *e, struct rec *rec, uint32_t kind, uint64_t lba,
+		uint64_t *n)
+{
+	struct plc *p = e->plc;
+	uint64_t pg0 = lba / p->per_page;
+	if (kind == QS_EXT_TRIM) {
+		uint64_t end = (pg0 + p->rec_pages / 2) * p->per_page;
+		if (lba + *n > end)
+			*n = end - lba;
+	}
+	uint64_t pg1 = (lba + *n - 1) / p->per_page;
+	uint32_t need = 0;
+	for (uint64_t pg = pg0; pg <= pg1; pg++)
+		need += !rec_pinned(rec, pg);
+	/* Too many for this record: the caller closes it and opens the next
+	 * (an empty record always has room). Too many pinned in all: wait
+	 * for records to apply. */
+	if (rec->npins + need > p->rec_pages)
+		return rec->npins ? -ENOSPC : -E2BIG;
+	if (p->mpc.pins + need > p->pin_cap) {
+		p->mpc.want = true;
+		return 0;
+	}
+	int rc = pages_get(e, pg0, pg1);
+	if (rc <= 0)
+		return rc;
+	for (uint64_t pg = pg0; pg <= pg1; pg++) {
+		if (rec_pinned(rec, pg))
+			continue;
+		if (mpc_pin(e, pg)) {
+			/* No COW frame: the running flush frees them as it goes;
+			 * what was pinned stays with the record. */
+			return 0;
+		}
+		rec->pins[rec->npins++] = pg;
+	}
+	return 1;
+}
+
+void plc_rec_unpin(struct qs_engine *e, struct rec *rec)
+{
+	for (uint32_t i = 0; i < rec->npins; i++)
+		mpc_unpin(e, rec->pins[i]);
+	rec->npins = 0;
+}
+
+int plc_scan_ready(struct qs_engine *e, const struct qs_fmt_rec *h)
+{
+	struct plc *p = e->plc;
+	/* Before map_seq only a TRIM's dropping of cached copies applies. */
+	if (h->seq < e->sb.map_seq || (h->flags & QS_REC_VOID))
+		return 1;
+	int ready = 1;
+	for (uint32_t i = 0; i < h->nextents; i++) {
+		const struct qs_fmt_extent *x = &h->ext[i];
+		if (x->kind != QS_EXT_MAP && x->kind != QS_EXT_MOVE && x->kind != QS_EXT_TRIM)
+			continue;
+		if (x->nblocks && x->lba + x->nblocks <= p->lbas) {
+			int rc = pages_get(e, x->lba / p->per_page,
+					   (x->lba + x->nblocks - 1) / p->per_page);
+			/* A failed read ends the open, but only once no other
+			 * read is in flight (a freed engine would get it). */
+			if (rc < 0 && !p->mpc.loading)
+				return rc;
+			if (rc <= 0)
+				ready = 0;
+		}
+		if (x->kind != QS_EXT_TRIM)
+			i++; /* the payload */
+	}
+	if (!ready) {
+		p->scan_waits = true;
+		if (p->mpc.want_frame)
+			plc_rcv_writeback(e);
+	}
+	return ready;
 }
 
 /* ---- bands ---------------------------------------------------------------- */
@@ -767,8 +993,7 @@ static void gc_gather(struct qs_engine *e, struct unit *u)
 	uint64_t base = p->victim * p->band_blocks;
 	while (p->victim_at < p->band_blocks && u->n < e->iu_blocks) {
 		uint64_t ph = base + p->victim_at;
-		uint64_t lba = tbl_get(p, p->rev, ph);
-		if (lba == PLC_NONE || tbl_get(p, p->map, lba) != ph) {
+		if (tbl_get(p, p->rev, ph) == PLC_NONE) { /* not valid */
 			p->victim_at++;
 			continue;
 		}
@@ -776,7 +1001,7 @@ static void gc_gather(struct qs_engine *e, struct unit *u)
 		uint32_t k = u->n;
 		while (p->victim_at < p->band_blocks && u->n < e->iu_blocks) {
 			uint64_t q = base + p->victim_at, l = tbl_get(p, p->rev, q);
-			if (l == PLC_NONE || tbl_get(p, p->map, l) != q)
+			if (l == PLC_NONE)
 				break;
 			u->lba[u->n] = l;
 			u->from[u->n] = q;
@@ -1060,15 +1285,18 @@ uint64_t plc_next_deadline(const struct qs_engine *e)
 bool plc_busy(const struct qs_engine *e)
 {
 	const struct plc *p = e->plc;
-	return p && (p->gc_active || p->mf_active || p->park_head[0] || p->park_head[1]);
+	return p && (p->gc_active || p->mf_active || p->mf_inflight || p->mpc.loading ||
+		     p->park_head[0] || p->park_head[1]);
 }
 
 /* ---- map pages -------------------------------------------------------------- */
 
 static void mf_issue(struct qs_engine *e);
 
-/* Page pg as the map holds it now, sealed (not in timing-only runs). */
-static void page_fill(struct qs_engine *e, struct qs_fmt_map_page *b, uint64_t pg)
+/* Page pg with the entries of src (a frame's page), sealed with gen (not in
+ * timing-only runs). */
+static void page_fill(struct qs_engine *e, struct qs_fmt_map_page *b, uint64_t pg,
+		      const struct qs_fmt_map_page *src, uint64_t gen)
 {
 	struct plc *p = e->plc;
 	uint64_t first = pg * p->per_page;
@@ -1080,9 +1308,9 @@ static void page_fill(struct qs_engine *e, struct qs_fmt_map_page *b, uint64_t p
 	b->version = QS_FMT_VERSION;
 	b->width = (uint16_t)p->width;
 	b->page = pg;
-	b->gen = p->snap_gen;
+	b->gen = gen;
 	b->nentries = n;
-	memcpy(b->entries, (const uint8_t *)p->map + first * p->width, (size_t)n * p->width);
+	memcpy(b->entries, src->entries, (size_t)n * p->width);
 	qs_fmt_map_seal(b, e->seed);
 }
 
@@ -1094,40 +1322,46 @@ static void mf_write_cb(void *arg, int res)
 	eng_enter(e);
 	w->busy = false;
 	p->mf_inflight--;
+	uint32_t f = p->mpc.pg_frame[w->page];
+	p->mpc.fr[f].wb = false;
 	if (res < 0) {
 		e->st.fast_errors++;
 		if (!p->mf_result)
 			p->mf_result = res;
-		/* written again by the next flush */
-		if (!bit_get(p->dirty, w->page)) {
-			bit_put(p->dirty, w->page, true);
+		/* written again by the next flush: the frame stays till then */
+		if (!p->mpc.fr[f].dirty) {
+			mpc_dirty(e, w->page);
 			p->dirty_list[p->ndirty++] = w->page;
 		}
 	}
+	mpc_settle(e, f);
+	p->mpc.want = true; /* a frame may have come free */
 	mf_issue(e);
+	plc_pages_kick(e);
 	eng_leave_deliver(e);
 }
 
-/* Write page pg, as it was at the snapshot, to the slot that does not hold
- * its newest committed copy. */
-static void mf_write(struct qs_engine *e, struct plc_mfw *w, uint64_t pg)
+/* Write page pg to the slot that does not hold its committed copy: as it
+ * was at the snapshot (its COW copy, if it changed since), with gen. */
+static void mf_write(struct qs_engine *e, struct plc_mfw *w, uint64_t pg, uint64_t gen)
 {
 	struct plc *p = e->plc;
+	uint32_t f = p->mpc.pg_frame[pg];
+	struct mpc_frame *x = &p->mpc.fr[f];
 	w->page = pg;
-	w->slot = !bit_get(p->newest, pg);
+	w->slot = !plc_bit(p->newest, pg);
 	w->busy = true;
-	if (p->cow[pg]) {
-		if (!e->no_data)
-			memcpy(w->buf, p->cow[pg], QS_BLOCK_SIZE);
-		eng_free(e, p->cow[pg]);
-		p->cow[pg] = NULL;
-	} else {
-		page_fill(e, w->buf, pg);
-	}
-	bit_put(p->pending, pg, false);
-	if (!bit_get(p->written, pg)) {
-		bit_put(p->written, pg, true);
-		p->written_list[p->nwritten++] = pg;
+	uint32_t src = x->cow != MPC_NONE ? x->cow : f;
+	if (p->mpc.data)
+		page_fill(e, w->buf, pg, &p->mpc.data[src], gen);
+	if (x->cow != MPC_NONE)
+		mpc_cow_free(e, f);
+	x->pending = false;
+	x->wb = true;
+	plc_bit_put(p->mpc.empty, pg, false);
+	if (!plc_bit(p->written, pg)) {
+		plc_bit_put(p->written, pg, true);
+		p->nwritten++;
 	}
 	w->iov.iov_base = w->buf;
 	w->iov.iov_len = QS_BLOCK_SIZE;
@@ -1137,12 +1371,27 @@ static void mf_write(struct qs_engine *e, struct plc_mfw *w, uint64_t pg)
 			    &w->iov, 1, 0, mf_write_cb, w);
 }
 
+static struct plc_mfw *mfw_free(struct plc *p)
+{
+	for (uint32_t i = 0; i < PLC_MAP_QD; i++)
+		if (!p->mfw[i].busy)
+			return &p->mfw[i];
+	return NULL;
+}
+
 static void mf_issue(struct qs_engine *e)
 {
 	struct plc *p = e->plc;
-	for (uint32_t i = 0; i < PLC_MAP_QD && p->mf_next < p->mf_n; i++)
-		if (!p->mfw[i].busy)
-			mf_write(e, &p->mfw[i], p->mf_list[p->mf_next++]);
+	struct plc_mfw *w;
+	while (p->mf_next < p->mf_n && (w = mfw_free(p))) {
+		uint64_t pg = p->mf_list[p->mf_next];
+		/* A write of it still in flight (recovery's): this one must
+		 * land after it; its completion issues again. */
+		if (p->mpc.fr[p->mpc.pg_frame[pg]].wb)
+			break;
+		p->mf_next++;
+		mf_write(e, w, pg, p->snap_gen);
+	}
 	if (p->mf_next == p->mf_n && !p->mf_inflight && p->mf_active) {
 		p->mf_active = false;
 		/* Written in full: the next superblock may commit it. */
@@ -1156,20 +1405,30 @@ void plc_map_flush(struct qs_engine *e, qs_io_cb cb, void *arg)
 	struct plc *p = e->plc;
 	/*
 	 * Snapshot: the pages changed so far, as of now (every record before
-	 * done_seq applied, none after); changes from now on copy a page
-	 * still to be written first, and wait for the next flush.
+	 * done_seq applied, none after). A page pinned now will change before
+	 * it is written: it is copied now (the COW frames outnumber the pins,
+	 * and the last flush left none in use); one pinned later is copied
+	 * when it is pinned (mpc_pin).
 	 */
 	memcpy(p->mf_list, p->dirty_list, p->ndirty * sizeof(uint64_t));
 	p->mf_n = p->ndirty;
 	p->mf_next = 0;
+	p->mf_result = 0;
 	for (uint64_t i = 0; i < p->ndirty; i++) {
-		bit_put(p->dirty, p->dirty_list[i], false);
-		bit_put(p->pending, p->dirty_list[i], true);
+		uint64_t pg = p->dirty_list[i];
+		struct mpc_frame *x = &p->mpc.fr[p->mpc.pg_frame[pg]];
+		x->dirty = false;
+		x->pending = true;
+		if (x->pins) {
+			if (p->mpc.cow_free != MPC_NONE)
+				mpc_cow(e, pg);
+			else
+				p->mf_result = -ENOMEM; /* cannot happen: see MPC_PINS */
+		}
 	}
 	p->ndirty = 0;
 	p->snap_seq = e->done_seq;
 	p->snap_gen = ++p->gen;
-	p->mf_result = 0;
 	p->mf_ready = false;
 	p->mf_cb = cb;
 	p->mf_arg = arg;
@@ -1193,14 +1452,46 @@ void plc_map_committed(struct qs_engine *e)
 		return;
 	/* The superblock names the new gen: every page written since the last
 	 * commit (to the slot that did not hold its committed copy) now holds
-	 * its committed copy there. */
-	for (uint64_t i = 0; i < p->nwritten; i++) {
-		uint64_t pg = p->written_list[i];
-		bit_put(p->written, pg, false);
-		bit_put(p->newest, pg, !bit_get(p->newest, pg));
+	 * its committed copy there. A word at a time: most are zero. */
+	uint64_t words = (p->map_pages + 63) / 64;
+	for (uint64_t w = 0; w < words && p->nwritten; w++) {
+		uint64_t bits;
+		memcpy(&bits, p->written + w * 8, sizeof(bits));
+		if (!bits)
+			continue;
+		memset(p->written + w * 8, 0, sizeof(bits));
+		uint64_t nb;
+		memcpy(&nb, p->newest + w * 8, sizeof(nb));
+		nb ^= bits;
+		memcpy(p->newest + w * 8, &nb, sizeof(nb));
+		p->nwritten -= (uint64_t)__builtin_popcountll(bits);
 	}
-	p->nwritten = 0;
 	p->mf_ready = false;
+}
+
+/*
+ * Recovery has run out of frames: every one holds a page the replay
+ * changed, and no checkpoint can run before the log is read to its end.
+ * Such pages are written back as copies no superblock has committed (a
+ * gen above all on the device, to the slot that does not hold the
+ * committed copy): a crash now leaves them uncommitted, so the next
+ * recovery ignores them; the first checkpoint's commit takes them, each
+ * then the map as the snapshot has it (a page changed again is dirty again
+ * and written again by that flush).
+ */
+void plc_rcv_writeback(struct qs_engine *e)
+{
+	struct plc *p = e->plc;
+	struct plc_mfw *w;
+	for (uint64_t i = p->ndirty; i-- > 0 && (w = mfw_free(p));) {
+		uint64_t pg = p->dirty_list[i];
+		struct mpc_frame *x = &p->mpc.fr[p->mpc.pg_frame[pg]];
+		if (x->wb)
+			continue; /* one write of a page at a time */
+		p->dirty_list[i] = p->dirty_list[--p->ndirty];
+		x->dirty = false;
+		mf_write(e, w, pg, ++p->gen);
+	}
 }
 
 /* ---- recovery ------------------------------------------------------------------ */
@@ -1214,10 +1505,34 @@ static bool blank(const void *b)
 	return true;
 }
 
+/* Recovery's first pass: the reverse map from a committed map page. */
+static int rev_from_page(struct qs_engine *e, uint64_t pg, const struct qs_fmt_map_page *b)
+{
+	struct plc *p = e->plc;
+	uint64_t lba = pg * p->per_page;
+	for (uint32_t k = 0; k < b->nentries; k++) {
+		uint64_t ph = tbl_get_w(b->entries, k, p->width);
+		if (ph == PLC_NONE)
+			continue;
+		uint64_t had = tbl_get(p, p->rev, ph);
+		if (had != PLC_NONE) {
+			eng_log(e, QS_LOG_ERR, "recovery: QLC block %llu mapped twice (LBAs %llu, %llu)",
+				(unsigned long long)ph, (unsigned long long)had,
+				(unsigned long long)(lba + k));
+			return -EBADMSG;
+		}
+		tbl_set(p, p->rev, ph, lba + k);
+		p->mapped++;
+	}
+	return 0;
+}
+
 /*
- * Take the newest committed copy of page pg from its two slots: valid, of a
+ * Find the newest committed copy of page pg in its two slots: valid, of a
  * gen at or below the superblock's map_gen (a copy of a later gen was
- * written by a checkpoint that never committed it).
+ * written by a checkpoint that never committed it). The page itself is
+ * read again when a lookup needs it; here only which slot holds it and
+ * whether it was ever written.
  */
 static int load_page(struct qs_engine *e, uint64_t pg, const unsigned char *slots)
 {
@@ -1225,38 +1540,37 @@ static int load_page(struct qs_engine *e, uint64_t pg, const unsigned char *slot
 	const struct qs_fmt_map_page *c[2] = {(const void *)slots,
 					      (const void *)(slots + QS_BLOCK_SIZE)};
 	enum qs_fmt_status st[2];
-	int best = -1;
-	bool stale = false;
+	int best = -1, stale = -1;
 	for (int s = 0; s < 2; s++) {
 		st[s] = qs_fmt_map_check(c[s], &e->sb, pg);
 		if (st[s] == QS_FMT_OK && c[s]->gen > p->gen)
 			p->gen = c[s]->gen; /* new gens must pass every one on the device */
 		if (st[s] == QS_FMT_OK && c[s]->gen > e->sb.map_gen) {
-			stale = true;
+			stale = s;
 			continue;
 		}
 		if (st[s] == QS_FMT_OK && (best < 0 || c[s]->gen > c[best]->gen))
 			best = s;
 	}
-	/* An uncommitted copy is rewritten by the next flush, before a later
-	 * commit could take it for a committed one. */
-	if (stale) {
-		bit_put(p->dirty, pg, true);
-		p->dirty_list[p->ndirty++] = pg;
-	}
-	if (best < 0) {
-		/* Never committed since format: its first slot reads as zeroes
-		 * (one torn or uncommitted write cannot spoil both). */
-		if (blank(c[0]) || blank(c[1]))
-			return 0;
+	/* Never committed since format: its first slot reads as zeroes (one
+	 * torn or uncommitted write cannot spoil both). */
+	if (best < 0 && !blank(c[0]) && !blank(c[1])) {
 		eng_log(e, QS_LOG_ERR, "recovery: map page %llu: no committed copy (%s, %s)",
 			(unsigned long long)pg, qs_fmt_status_str(st[0]), qs_fmt_status_str(st[1]));
 		return -EBADMSG;
 	}
-	const struct qs_fmt_map_page *b = c[best];
-	memcpy((uint8_t *)p->map + pg * p->per_page * p->width, b->entries,
-	       (size_t)b->nentries * p->width);
-	bit_put(p->newest, pg, best);
+	/* An uncommitted copy is zeroed before the open ends (plc_load), before
+	 * a later commit could take it for a committed one; it lies in the
+	 * slot the next write of the page goes to. */
+	plc_bit_put(p->newest, pg, best >= 0 ? best : stale >= 0 ? !stale : 0);
+	plc_bit_put(p->written, pg, false);
+	plc_bit_put(p->stale, pg, stale >= 0);
+	plc_bit_put(p->mpc.empty, pg, best < 0);
+	if (best < 0)
+		return 0;
+	if (p->map)
+		memcpy((uint8_t *)p->map + pg * p->per_page * p->width, c[best]->entries,
+		       (size_t)c[best]->nentries * p->width);
 	return 0;
 }
 
@@ -1341,6 +1655,14 @@ static int map_take(struct qs_engine *e, uint64_t blk, const unsigned char *buf,
 }
 
 static void clean_read(struct qs_engine *e);
+static void stale_next(struct qs_engine *e);
+
+/* The clean state applies when the superblock of a clean shutdown says it
+ * left one, and only for the map pages at its head. */
+static bool clean_usable(const struct qs_engine *e)
+{
+	return (e->sb.flags & QS_SB_CLEAN_STATE) && e->sb.map_seq == e->sb.head_seq;
+}
 
 static void map_done(struct qs_engine *e, int res)
 {
@@ -1348,13 +1670,16 @@ static void map_done(struct qs_engine *e, int res)
 	if (p->ld_rd_failed)
 		eng_log(e, QS_LOG_ERR, "recovery: map read at page %llu failed: %s",
 			(unsigned long long)(p->ld_next / 2), strerror(-res));
-	/* The superblock of a clean shutdown says whether it left the
-	 * clean state, and only for the map pages at its head. */
-	if (!res && (e->sb.flags & QS_SB_CLEAN_STATE) && e->sb.map_seq == e->sb.head_seq) {
+	if (res) {
+		p->ld_cb(p->ld_arg, res);
+		return;
+	}
+	if (clean_usable(e)) {
 		clean_read(e);
 		return;
 	}
-	p->ld_cb(p->ld_arg, res);
+	p->ld_next = 0;
+	stale_next(e);
 }
 
 void plc_load(struct qs_engine *e, qs_io_cb cb, void *arg)
@@ -1363,6 +1688,46 @@ void plc_load(struct qs_engine *e, qs_io_cb cb, void *arg)
 	p->ld_cb = cb;
 	p->ld_arg = arg;
 	region_read(e, p->map_start, 2 * p->map_pages, map_take, map_done);
+}
+
+static void stale_cb(void *arg, int res)
+{
+	struct qs_engine *e = arg;
+	struct plc *p = e->plc;
+	eng_enter(e);
+	if (res < 0) {
+		e->st.fast_errors++;
+		eng_log(e, QS_LOG_ERR, "recovery: zeroing the uncommitted copy of map page %llu "
+			"failed: %s", (unsigned long long)p->ld_next, strerror(-res));
+		p->ld_cb(p->ld_arg, res);
+	} else {
+		p->ld_next++;
+		stale_next(e);
+	}
+	eng_leave_deliver(e);
+}
+
+/* Zero every uncommitted copy load_page found, one at a time (they are
+ * few: the pages of a checkpoint a crash interrupted), then the open goes
+ * on to the log. */
+static void stale_next(struct qs_engine *e)
+{
+	struct plc *p = e->plc;
+	while (p->ld_next < p->map_pages && !plc_bit(p->stale, p->ld_next))
+		p->ld_next++;
+	if (p->ld_next >= p->map_pages) {
+		p->ld_cb(p->ld_arg, 0);
+		return;
+	}
+	uint64_t pg = p->ld_next;
+	struct plc_mfw *w = &p->mfw[0];
+	plc_bit_put(p->stale, pg, false);
+	memset(w->buf, 0, QS_BLOCK_SIZE);
+	w->iov.iov_base = w->buf;
+	w->iov.iov_len = QS_BLOCK_SIZE;
+	e->fast->ops->write(e->fast->ctx,
+			    (p->map_start + 2 * pg + !plc_bit(p->newest, pg)) * QS_BLOCK_SIZE,
+			    &w->iov, 1, 0, stale_cb, e);
 }
 
 /* ---- clean state: written by a clean close, read by the next open ---------- */
@@ -1547,19 +1912,74 @@ static void clean_done(struct qs_engine *e, int res)
 			(unsigned long long)(p->cs_start + p->ld_next), strerror(-res));
 	p->cs_loaded = !res;
 	if (res) {
-		/* What was taken goes: the rebuild starts from nothing. */
+		/* What was taken goes: the reverse map comes from the map after
+		 * all (plc_rev_read). */
 		memset(p->rev, 0xff, (size_t)p->phys * p->width);
 		memset(p->bands, 0, p->nbands * sizeof(struct band));
 	}
-	/* The clean state only saves the rebuild's time: without it the open
-	 * goes on and rebuilds. */
-	p->ld_cb(p->ld_arg, 0);
+	p->ld_next = 0;
+	stale_next(e);
 }
 
 static void clean_read(struct qs_engine *e)
 {
 	struct plc *p = e->plc;
 	region_read(e, p->cs_start, p->cs_blocks, clean_take, clean_done);
+}
+
+/* ---- the reverse map from the map recovery ends with ---------------------- */
+
+/* Map region chunk: pairs of slots. A page in DRAM is as the replay left
+ * it; any other is its newest copy on the device (the committed one, or
+ * one recovery wrote back since). */
+static int rev_take(struct qs_engine *e, uint64_t blk, const unsigned char *buf, uint64_t n)
+{
+	struct plc *p = e->plc;
+	for (uint64_t i = 0; i < n; i += 2) {
+		uint64_t pg = (blk + i) / 2;
+		uint32_t f = p->mpc.pg_frame[pg];
+		const struct qs_fmt_map_page *c;
+		if (f != MPC_NONE && p->mpc.fr[f].state == MPC_READY) {
+			c = &p->mpc.data[f];
+		} else if (plc_bit(p->mpc.empty, pg)) {
+			continue;
+		} else {
+			uint32_t slot = plc_bit(p->newest, pg) ^ plc_bit(p->written, pg);
+			c = (const void *)(buf + (i + slot) * QS_BLOCK_SIZE);
+			enum qs_fmt_status st = qs_fmt_map_check(c, &e->sb, pg);
+			if (st != QS_FMT_OK) {
+				eng_log(e, QS_LOG_ERR, "recovery: map page %llu (slot %u): %s", 
+					(unsigned long long)pg, slot, qs_fmt_status_str(st));
+				return -EBADMSG;
+			}
+		}
+		int rc = rev_from_page(e, pg, c);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static void rev_done(struct qs_engine *e, int res)
+{
+	struct plc *p = e->plc;
+	if (p->ld_rd_failed)
+		eng_log(e, QS_LOG_ERR, "recovery: map read at page %llu failed: %s",
+			(unsigned long long)(p->ld_next / 2), strerror(-res));
+	p->ld_cb(p->ld_arg, res);
+}
+
+void plc_rev_read(struct qs_engine *e, qs_io_cb cb, void *arg)
+{
+	struct plc *p = e->plc;
+	p->ld_cb = cb;
+	p->ld_arg = arg;
+	p->mapped = 0;
+	if (p->cs_loaded || e->no_data) {
+		cb(arg, 0);
+		return;
+	}
+	region_read(e, p->map_start, 2 * p->map_pages, rev_take, rev_done);
 }
 
 /* First IU of band b past its last mapped block (band_blocks: none left). */
@@ -1605,52 +2025,6 @@ static void rebuild_resume(struct qs_engine *e)
 		p->open[s] = pick[k];
 		p->wp[s] = top[k];
 	}
-}
-
-/* Prefetch distance of the reverse-map fill, in client blocks: enough to
- * cover a cache miss at the rate the loop runs. */
-#define REBUILD_AHEAD 32u
-
-/*
- * The reverse map from the map, in client block order, for entries of
- * width w (a constant where it is called). Its stores land at random (a
- * block's place says nothing of its LBA), so the store a few blocks ahead
- * is prefetched: at 6e9 client blocks (30.72 TB) this loop is most of what
- * a clean open costs. Returns the first client block whose QLC block is
- * mapped twice, or lbas.
- */
-static inline __attribute__((always_inline)) uint64_t rebuild_rev_w(struct plc *p, uint32_t w)
-{
-	uint64_t n = p->lbas, mapped = 0, lba;
-	for (lba = 0; lba < n; lba++) {
-		if (lba + REBUILD_AHEAD < n) {
-			uint64_t ah = tbl_get_w(p->map, lba + REBUILD_AHEAD, w);
-			if (ah != PLC_NONE)
-				__builtin_prefetch((const uint8_t *)p->rev + ah * w, 1);
-		}
-		uint64_t ph = tbl_get_w(p->map, lba, w);
-		if (ph == PLC_NONE)
-			continue;
-		if (tbl_get_w(p->rev, ph, w) != PLC_NONE)
-			break;
-		tbl_set_w(p->rev, ph, lba, w);
-		mapped++;
-	}
-	p->mapped = mapped;
-	return lba;
-}
-
-static int rebuild_rev(struct qs_engine *e)
-{
-	struct plc *p = e->plc;
-	uint64_t lba = p->width == 4 ? rebuild_rev_w(p, 4) : rebuild_rev_w(p, 8);
-	if (lba == p->lbas)
-		return 0;
-	uint64_t ph = tbl_get(p, p->map, lba);
-	eng_log(e, QS_LOG_ERR, "recovery: QLC block %llu mapped twice (LBAs %llu, %llu)",
-		(unsigned long long)ph, (unsigned long long)tbl_get(p, p->rev, ph),
-		(unsigned long long)lba);
-	return -EBADMSG;
 }
 
 /* Valid blocks per band: a sequential pass over the reverse map (which,
@@ -1706,12 +2080,9 @@ int plc_rebuild(struct qs_engine *e)
 		clean_resume(e);
 		return 0;
 	}
-	p->mapped = 0;
+	/* The reverse map was built from the final map (plc_rev_read). */
 	for (uint64_t b = 0; b < p->nbands; b++)
 		memset(&p->bands[b], 0, sizeof(p->bands[b]));
-	int rc = rebuild_rev(e);
-	if (rc)
-		return rc;
 	rebuild_valid(e);
 	p->free_n = p->free_head = 0;
 	for (uint64_t b = 0; b < p->nbands; b++) {
@@ -1742,8 +2113,21 @@ void plc_stats(const struct qs_engine *e, struct qs_engine_stats *s)
 	s->gc_read_bytes = p->gc_read_bytes;
 	s->gc_write_bytes = p->gc_write_bytes;
 	s->gc_moved_blocks = p->gc_moved;
-	s->map_bytes = (p->lbas + p->phys) * p->width;
+	const struct mpc *m = &p->mpc;
+	/* DRAM: the frames (the limit, or the whole map if smaller), a frame
+	 * number and three bits per page, the lists of dirty pages, and the
+	 * reverse map. */
+	s->map_bytes = (uint64_t)(m->nframes + m->ncow) * (QS_BLOCK_SIZE + sizeof(struct mpc_frame)) +
+		       p->map_pages * sizeof(uint32_t) + 4 * ((p->map_pages + 7) / 8) +
+		       2 * (uint64_t)m->nframes * sizeof(uint64_t) + p->phys * p->width;
 	s->map_page_writes = p->map_page_writes;
+	s->map_dram_limit = e->conf.map_dram_limit;
+	s->map_resident_bytes = (uint64_t)(m->resident + m->cows) * QS_BLOCK_SIZE;
+	s->map_peak_bytes = (uint64_t)m->peak * QS_BLOCK_SIZE;
+	s->map_region_bytes = 2 * p->map_pages * QS_BLOCK_SIZE;
+	s->map_hits = m->hits;
+	s->map_misses = m->misses;
+	s->map_page_reads = m->reads;
 	s->mapped_blocks = p->mapped;
 	s->clean_state = p->cs_loaded;
 }

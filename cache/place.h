@@ -29,11 +29,81 @@
 
 struct qs_engine;
 struct req;
+struct rec;
 
 #define PLC_NONE UINT64_MAX  /* map/rev: nothing there */
 #define PLC_GC_RESERVE 2u    /* free bands only GC may open */
 #define PLC_MAP_QD 16u	     /* map page writes in flight */
 #define PLC_LOAD_BLOCKS 256u /* blocks read (recovery) or written (clean state) at once */
+#define PLC_REC_PAGES 32u    /* map pages one record's extents may change, at most */
+#define MPC_PINS 256u	     /* map pages pinned at once, at most (fewer in small caches) */
+#define REQ_PG_PINS 2u	     /* map pages a waiting read holds */
+#define MPC_NONE UINT32_MAX
+
+/* bitmaps */
+static inline bool plc_bit(const uint8_t *bm, uint64_t i)
+{
+	return bm[i >> 3] & (1u << (i & 7));
+}
+
+static inline void plc_bit_put(uint8_t *bm, uint64_t i, bool v)
+{
+	if (v)
+		bm[i >> 3] |= (uint8_t)(1u << (i & 7));
+	else
+		bm[i >> 3] &= (uint8_t)~(1u << (i & 7));
+}
+
+enum mpc_state {
+	MPC_FREE = 0,	/* in a free list */
+	MPC_LOADING,	/* its page is being read */
+	MPC_READY,	/* holds its page */
+	MPC_ERROR,	/* its page's read failed: waiters see err, then it is freed */
+	MPC_COW,	/* a page's copy at the running flush's snapshot */
+};
+
+/* A frame of the map page cache (cache/mapcache.c): one map page. */
+struct mpc_frame {
+	uint64_t page;	     /* the page held (LOADING, READY, ERROR) */
+	uint32_t prev, next; /* LRU of evictable frames (MRU at the head), or a free list */
+	uint32_t pins;	     /* records whose extents will change it */
+	uint32_t cow;	     /* frame of its snapshot copy, or MPC_NONE */
+	int err;	     /* ERROR: the read's -errno */
+	uint8_t state;	     /* enum mpc_state */
+	bool dirty;	     /* changed since the last snapshot */
+	bool pending;	     /* in the running flush, not yet copied for writing */
+	bool wb;	     /* a write of it in flight */
+	bool in_lru;
+};
+
+struct mpc_io {
+	struct qs_engine *e;
+	uint32_t f;
+	struct iovec iov;
+};
+
+/*
+ * The map page cache. Page frames hold map pages; COW frames hold the
+ * copies a running flush needs of pages changed before it wrote them.
+ * Both together are engine.map_dram_limit.
+ */
+struct mpc {
+	uint32_t nframes, ncow;	/* page frames, then COW frames */
+	struct mpc_frame *fr;	/* [nframes + ncow] */
+	struct qs_fmt_map_page *data; /* [nframes + ncow]; NULL when timing only */
+	struct mpc_io *io;	/* [nframes]: a page read per frame at most */
+	uint32_t *pg_frame;	/* [map_pages]: frame holding the page, or MPC_NONE */
+	uint8_t *empty;		/* [map_pages] bits: never written since format (all unmapped) */
+	uint32_t lru_head, lru_tail, free_head, cow_free;
+	uint32_t resident, cows, peak; /* frames holding a page; COW copies; most of both */
+	uint32_t pins;		/* pinned pages, all records */
+	uint32_t loading;	/* page reads in flight */
+	uint32_t err_head;	/* ERROR frames, through next */
+	bool want;		/* something waits for a page or a frame */
+	bool want_frame;	/* ... and found none to take */
+	uint64_t hits, misses, reads;
+	unsigned char *scratch; /* timing only: where page reads land */
+};
 
 enum band_state {
 	BAND_FREE = 0,	/* in the free queue */
@@ -83,7 +153,15 @@ struct plc {
 	uint32_t band_blocks;
 	uint64_t nbands;
 	uint32_t width;		/* map entry bytes: 4 or 8 */
-	void *map, *rev;	/* [lbas], [phys] */
+	void *map;		/* timing only: [lbas], the map's contents (frames
+				   then only say what would be in DRAM) */
+	void *rev;		/* [phys]: the client block a valid QLC block holds */
+	struct mpc mpc;		/* the map's pages in DRAM */
+	struct req *rd_head, *rd_tail; /* reads waiting for map pages */
+	bool scan_waits;	/* recovery's scan waits for map pages */
+	bool kicking, kick_again; /* plc_pages_kick running; called again meanwhile */
+	uint32_t pin_cap;	/* pages pinned at once: the COW frames */
+	uint32_t rec_pages;	/* pages one record may pin (a TRIM extent: half) */
 	struct band *bands;
 	uint64_t *freeq;	/* ring of free bands, oldest freed first */
 	uint64_t free_head, free_n;
@@ -103,12 +181,12 @@ struct plc {
 	uint32_t rsv_per_unit;	/* log blocks kept per unit still to destage */
 	uint32_t per_page;
 	uint64_t map_start, map_pages;
-	uint8_t *dirty, *newest; /* bitmaps: page dirty; slot 1 holds its committed copy */
-	uint64_t *dirty_list, ndirty;
-	uint8_t *pending;	/* in the running flush, not yet copied for writing */
-	uint8_t *written;	/* written since the last commit (to !newest) */
-	uint64_t *written_list, nwritten;
-	struct qs_fmt_map_page **cow; /* per page: its copy at the snapshot, if changed */
+	uint8_t *newest;	/* bitmap: slot 1 holds its committed copy */
+	uint64_t *dirty_list, ndirty; /* pages dirty (resident: at most nframes) */
+	uint32_t dirty_hi;	/* that many dirty pages ask for a checkpoint */
+	uint8_t *written;	/* bitmap: written since the last commit (to !newest) */
+	uint64_t nwritten;
+	uint8_t *stale;		/* recovery: bitmap of slots to zero (uncommitted copies) */
 	uint64_t gen;		/* last map gen handed out (or seen on the device) */
 	uint64_t snap_seq, snap_gen; /* the running or last flush's snapshot */
 	bool mf_ready;		/* that flush is written in full, not yet committed */
@@ -140,6 +218,61 @@ struct plc {
 	/* statistics */
 	uint64_t gc_victims, gc_read_bytes, gc_write_bytes, gc_moved, map_page_writes, mapped;
 };
+
+/* ---- map page cache (cache/mapcache.c) ---- */
+
+/* Allocate the frames (plc_init, after the geometry is known); -errno. */
+int mpc_init(struct qs_engine *e);
+void mpc_fini(struct qs_engine *e);
+/*
+ * Map page pg in DRAM: 1 when it is (now the most recently used), 0 when
+ * it is being read or no frame is free (a checkpoint is asked for; the
+ * caller waits and is kicked, see plc_pages_kick), -errno when its read
+ * failed (the caller fails what needed it; the next call reads again).
+ */
+int mpc_get(struct qs_engine *e, uint64_t pg);
+/* The entries of map page pg, which mpc_get found in DRAM. */
+uint8_t *mpc_entries(struct plc *p, uint64_t pg);
+/* Pin a resident page for a record that will change it, or unpin it. A
+ * pinned page stays resident; pinning a page the running flush has not
+ * written yet copies it first (0, or -EAGAIN when no COW frame is free). */
+int mpc_pin(struct qs_engine *e, uint64_t pg);
+void mpc_unpin(struct qs_engine *e, uint64_t pg);
+/* Resident page pg is about to change: off the LRU until written. */
+void mpc_dirty(struct qs_engine *e, uint64_t pg);
+/* A frame may have become evictable (clean, unpinned, no write in flight). */
+void mpc_settle(struct qs_engine *e, uint32_t f);
+/* Copy of resident page pg's frame for the snapshot (plc_map_flush). */
+void mpc_cow(struct qs_engine *e, uint64_t pg);
+void mpc_cow_free(struct qs_engine *e, uint32_t f);
+/* ERROR frames seen by their waiters go back to the free list. */
+void mpc_errors_release(struct qs_engine *e);
+/* Timing-only reads land here. */
+
+/* ---- waiting for map pages ---- */
+
+/* A read needs the map pages of its blocks: true when they are all in
+ * DRAM; false when r was queued (run again once they are) or failed. */
+bool plc_read_ready(struct qs_engine *e, struct req *r);
+/* Pages or frames came free: resume what waits for them. */
+void plc_pages_kick(struct qs_engine *e);
+/*
+ * The log writer adds a MAP, MOVE (lba, n) or TRIM extent to record rec:
+ * pin the map pages it changes. 1 pinned; 0 not now (the request waits in
+ * the space queue, kicked when pages arrive); -errno: a page's read failed.
+ * *n may be shortened (a TRIM longer than PLC_TRIM_PAGES pages).
+ */
+int plc_rec_pin(struct qs_engine *e, struct rec *rec, uint32_t kind, uint64_t lba,
+		uint64_t *n);
+/* The record's extents applied or failed: its pages are unpinned. */
+void plc_rec_unpin(struct qs_engine *e, struct rec *rec);
+/* Recovery: the map pages record h changes, in DRAM? 1 yes; 0 wait (the
+ * scan is resumed); -errno. */
+int plc_scan_ready(struct qs_engine *e, const struct qs_fmt_rec *h);
+/* Recovery: write back replayed pages to free frames (uncommitted). */
+void plc_rcv_writeback(struct qs_engine *e);
+/* A checkpoint is needed to make map pages clean. */
+bool plc_map_pressed(const struct qs_engine *e);
 
 /* Set up log placement from e->sb (format or recovery); -errno. */
 int plc_init(struct qs_engine *e);
@@ -178,10 +311,16 @@ bool plc_busy(const struct qs_engine *e);
  * completion (runtime) or in recovery. */
 void plc_apply(struct qs_engine *e, const struct qs_fmt_extent *x,
 	       const struct qs_fmt_ext_phys *py, bool runtime);
-/* Recovery: the map region is read into the map; cb(arg, 0 or -errno). */
+/* Recovery: the map region is read for which slot holds each page's
+ * committed copy (the pages themselves are read when looked up), then the
+ * clean state if the superblock names one; cb(arg, 0 or -errno). */
 void plc_load(struct qs_engine *e, qs_io_cb cb, void *arg);
-/* Recovery done: reverse map, band validity and free bands from the map,
- * or from the clean state if plc_load took it. */
+/* Recovery's log is replayed: the reverse map from the map it ends with (a
+ * pass over the map region), unless the clean state gave it; cb(arg, 0 or
+ * -errno). */
+void plc_rev_read(struct qs_engine *e, qs_io_cb cb, void *arg);
+/* Recovery done: band validity and free bands from the reverse map, or
+ * from the clean state if plc_load took it. */
 int plc_rebuild(struct qs_engine *e);
 /*
  * Clean close, after the last map flush: write the clean state (what

@@ -234,12 +234,35 @@ static void recovered_flush_cb(void *arg, int res)
 	leave(e);
 }
 
+static void rev_read_cb(void *arg, int res);
+static void scan_end_rest(struct qs_engine *e);
+
 static void scan_end(struct qs_engine *e)
 {
 	/* e->alloc_pos / next_seq hold the end of the last valid record. */
 	e->done_pos = e->alloc_pos;
 	e->done_seq = e->next_seq;
 	e->ring_from = e->ring_hi = e->alloc_pos;
+	if (e->plc) {
+		plc_rev_read(e, rev_read_cb, e);
+		return;
+	}
+	scan_end_rest(e);
+}
+
+static void rev_read_cb(void *arg, int res)
+{
+	struct qs_engine *e = arg;
+	eng_enter(e);
+	if (res < 0)
+		open_done(e, res);
+	else
+		scan_end_rest(e);
+	leave(e);
+}
+
+static void scan_end_rest(struct qs_engine *e)
+{
 	if (e->plc) {
 		int rc = plc_rebuild(e);
 		if (rc) {
@@ -297,7 +320,8 @@ static void scan_stop(struct qs_engine *e, int res)
 {
 	e->scan_stopping = true;
 	e->scan_stop_res = res;
-	if (e->scan_inflight)
+	/* ... and so may the map page reads of log placement's replay. */
+	if (e->scan_inflight || (e->plc && e->plc->mpc.loading))
 		return;
 	eng_free(e, e->scan_data);
 	e->scan_data = NULL;
@@ -410,12 +434,35 @@ static void scan_run(struct qs_engine *e)
 		} else if (rc) {
 			scan_stop(e, rc);
 		} else {
+			/* Log placement: the map pages its extents change, in
+			 * DRAM first; their reads resume the scan. */
+			int pr = e->plc ? plc_scan_ready(e, h) : 1;
+			if (pr < 0) {
+				eng_log(e, QS_LOG_ERR, "recovery: record %llu: a map page could not "
+					"be read: %s", (unsigned long long)h->seq, strerror(-pr));
+				scan_stop(e, pr);
+				break;
+			}
+			if (!pr)
+				break;
 			scan_apply(e, h);
 			if (e->failed)
 				scan_stop(e, -ENOMEM);
 		}
 	}
 	e->scan_running = false;
+}
+
+void rcv_scan_resume(struct qs_engine *e)
+{
+	if (e->scan_running || !e->scan_data)
+		return;
+	if (e->scan_stopping) {
+		if (!e->scan_inflight && !e->plc->mpc.loading)
+			scan_stop(e, e->scan_stop_res);
+		return;
+	}
+	scan_run(e);
 }
 
 static void scan_rd_cb(void *arg, int res)

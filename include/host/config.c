@@ -61,6 +61,8 @@ static const struct cfg_key cfg_keys[] = {
 	{"engine", "op_pct", CFG_U32, OFF(engine.op_pct), 5, 50, NULL, true},
 	{"engine", "band_size", CFG_SIZE64, OFF(engine.band_bytes), 128 * KIB, 64 * GIB, NULL, true},
 	{"engine", "gc", CFG_ENUM, OFF(engine.gc_victim), 0, 0, "greedy|cost-benefit", true},
+	{"engine", "map_dram_limit", CFG_SIZE64, OFF(engine.map_dram_limit), (int64_t)QS_CONF_MAP_DRAM_MIN,
+	 64 * TIB, NULL, true},
 	{"policy", "order", CFG_ENUM, OFF(engine.policy.order), 0, 0, "fifo|sweep|fullest", true},
 	{"policy", "partial", CFG_ENUM, OFF(engine.policy.partial), 0, 0, "fill|hold", true},
 	{"policy", "hold_ms", CFG_U32, OFF(engine.policy.hold_ms), 0, 3600000, NULL, true},
@@ -783,6 +785,7 @@ static const struct {
 	{QS_CONF_FIELD_BAND_BYTES, "engine.band_size", "devices.iu"},
 	{QS_CONF_FIELD_GC_VICTIM, "engine.gc", NULL},
 	{QS_CONF_FIELD_POLICY_PACE, "policy.pace_pct", NULL},
+	{QS_CONF_FIELD_MAP_DRAM_LIMIT, "engine.map_dram_limit", NULL},
 };
 
 int qs_config_check_engine(const struct qs_config *c, const struct qs_engine_conf *conf,

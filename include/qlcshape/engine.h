@@ -91,6 +91,8 @@ struct qs_engine_conf {
 	uint32_t op_pct;	       /* log: share of the QLC kept for GC, 5..50 */
 	uint64_t band_bytes;	       /* log: band size, whole IUs */
 	enum qs_gc_victim gc_victim;   /* log: GC victim choice */
+	uint64_t map_dram_limit;       /* log: DRAM for map pages; the rest stay on
+					  the fast tier and are read when needed */
 };
 
 /* Fill conf with the defaults documented in conf/qlcshaped.ini. */
@@ -106,6 +108,7 @@ void qs_engine_conf_default(struct qs_engine_conf *conf);
 #define QS_CONF_SEGMENT_BLOCKS_MAX 65536u
 #define QS_CONF_LOG_QD_MAX 64u
 #define QS_CONF_DESTAGE_QD_MAX 1024u
+#define QS_CONF_MAP_DRAM_MIN (64ull << 10) /* 16 pages: room for those in use at once */
 
 /* The field a failed qs_engine_conf_check rejected. */
 enum qs_conf_field {
@@ -127,6 +130,7 @@ enum qs_conf_field {
 	QS_CONF_FIELD_BAND_BYTES,
 	QS_CONF_FIELD_GC_VICTIM,
 	QS_CONF_FIELD_POLICY_PACE,
+	QS_CONF_FIELD_MAP_DRAM_LIMIT,
 };
 
 /* Why qs_engine_conf_check refused a configuration. */
@@ -275,8 +279,16 @@ struct qs_engine_stats {
 	uint64_t gc_read_bytes;	   /* read from victims */
 	uint64_t gc_write_bytes;   /* relocated (whole IUs, padding included) */
 	uint64_t gc_moved_blocks;  /* blocks whose map now points at their new copy */
-	uint64_t map_bytes;	   /* DRAM of the map and its reverse */
+	uint64_t map_bytes;	   /* DRAM of the map (its page frames, map_dram_limit
+				      at most, and a few bits per page) and its reverse */
 	uint64_t map_page_writes;  /* map pages written to the fast tier */
+	uint64_t map_dram_limit;   /* engine.map_dram_limit */
+	uint64_t map_resident_bytes; /* map pages in DRAM now (copies for a running
+					checkpoint included) */
+	uint64_t map_peak_bytes;   /* the most map_resident_bytes has been */
+	uint64_t map_region_bytes; /* the map's region on the fast tier (two slots a page) */
+	uint64_t map_hits, map_misses; /* lookups that found their page in DRAM, or not */
+	uint64_t map_page_reads;   /* map pages read from the fast tier (misses) */
 	uint64_t mapped_blocks;	   /* client blocks with a QLC copy */
 	bool clean_state;	   /* this open took the clean state a clean close wrote
 				      (reverse map and bands), not a rebuild from the map */
