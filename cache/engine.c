@@ -802,11 +802,15 @@ void qs_engine_debug_dump(const struct qs_engine *e, char *out, size_t len)
 		const struct plc *p = e->plc;
 		snprintf(out + o2, len - o2,
 			 " | bands free %llu drained %llu open %lld/%lld gc %u victim %lld@%llu "
-			 "parked %d/%d mf %d dirty pages %llu",
+			 "parked %d/%d mf %d dirty pages %llu | map frames %u+%u resident %u cows %u "
+			 "pins %u loading %u free %d lru %d want %d/%d reads-waiting %d",
 			 (unsigned long long)p->free_n, (unsigned long long)p->ndrained,
 			 (long long)p->open[0], (long long)p->open[1], p->gc_active,
 			 (long long)p->victim, (unsigned long long)p->victim_at,
 			 p->park_head[0] != NULL, p->park_head[1] != NULL, p->mf_active,
-			 (unsigned long long)p->ndirty);
+			 (unsigned long long)p->ndirty, p->mpc.nframes, p->mpc.ncow, p->mpc.resident,
+			 p->mpc.cows, p->mpc.pins, p->mpc.loading, p->mpc.free_head != MPC_NONE,
+			 p->mpc.lru_head != MPC_NONE, p->mpc.want, p->mpc.want_frame,
+			 p->rd_head != NULL);
 	}
 }

@@ -86,17 +86,20 @@ int mpc_init(struct qs_engine *e)
 	 * quarters stay for pages, pinned or not. */
 	uint64_t ncow = total / 4 < MPC_PINS ? total / 4 : MPC_PINS;
 	uint64_t pages = total - ncow;
-	if (pages >= p->map_pages) {
-		/* The whole map fits: a frame per page, never evicted, and no
-		 * more copies than pages. */
+	p->rec_pages = PLC_REC_PAGES;
+	if (total >= 2 * p->map_pages + 8) {
+		/* The whole map fits, twice: a frame per page, never evicted,
+		 * and a COW frame per page, so pins need no cap. */
 		pages = p->map_pages;
-		if (ncow > pages)
-			ncow = pages > 4 ? pages : 4;
+		ncow = p->map_pages > 4 ? p->map_pages : 4;
+		p->pin_cap = UINT32_MAX;
+	} else {
+		p->pin_cap = (uint32_t)ncow;
+		if (ncow / 2 < PLC_REC_PAGES)
+			p->rec_pages = (uint32_t)(ncow / 2);
 	}
 	m->ncow = (uint32_t)ncow;
 	m->nframes = (uint32_t)pages;
-	p->pin_cap = m->ncow;
-	p->rec_pages = m->ncow / 2 < PLC_REC_PAGES ? m->ncow / 2 : PLC_REC_PAGES;
 	/* A quarter of the frames dirty asks for a checkpoint: the rest stay
 	 * for lookups. When the whole map fits, only a lack of frames does. */
 	p->dirty_hi = m->nframes >= p->map_pages ? m->nframes : m->nframes / 4;

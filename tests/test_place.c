@@ -109,6 +109,66 @@ static void test_workload_gc(void **st)
 	}
 }
 
+/*
+ * The map far larger than its DRAM: 25 map pages, 12 page frames (a limit
+ * of 64 KiB, 4 of them COW frames). Lookups miss and read pages from the
+ * fast tier, dirty pages ask for checkpoints, pages the running flush has
+ * not written are copied when pinned; clean and crashed restarts (the
+ * replay then writes pages back when frames run out) keep every block.
+ */
+static void test_paged_map(void **st)
+{
+	for (uint64_t seed = 1; seed <= 3; seed++) {
+		struct th h;
+		struct twork w;
+		assert_int_equal(th_init(&h, 16ull << 20, 512ull * BAND, seed), 0);
+		h.conf.placement = QS_PLACE_LOG;
+		h.conf.op_pct = 25;
+		h.conf.band_bytes = BAND;
+		h.conf.map_dram_limit = 64 << 10;
+		h.conf.policy.order = (enum qs_order)(seed % 3);
+		h.qlc.check_iu = IU;
+		h.qlc.check_band = BAND;
+		assert_int_equal(th_open(&h, true), 0);
+		twork_init(&w, &h, qs_engine_size(h.e) / 4096, seed * 17);
+		twork_run(&w, 30000);
+		twork_quiesce(&w);
+		if (w.read_mismatch || w.inflight)
+			fprintf(stderr, "seed %llu: %s\n", (unsigned long long)seed, w.last_error);
+		assert_int_equal(w.read_mismatch, 0);
+		assert_int_equal(twork_verify_all(&w, false), 0);
+		struct qs_engine_stats s;
+		qs_engine_get_stats(h.e, &s);
+		assert_int_equal(s.map_region_bytes, 2 * 25 * 4096);
+		assert_true(s.map_misses > 25);
+		assert_true(s.map_page_reads > 0);
+		assert_true(s.map_hits > s.map_misses);
+		assert_true(s.map_peak_bytes <= s.map_dram_limit);
+		assert_true(s.map_resident_bytes <= s.map_dram_limit);
+		assert_true(s.gc_victims > 0);
+		expect_shaped(&h);
+		for (int i = 0; i < 6; i++) {
+			bool crash = i % 2;
+			if (crash)
+				th_crash(&h, i % 4 == 1);
+			else
+				assert_int_equal(th_close(&h), 0);
+			assert_int_equal(th_open(&h, false), 0);
+			assert_int_equal(twork_verify_all(&w, crash), 0);
+			if (crash)
+				twork_after_crash(&w);
+			twork_run(&w, 3000);
+			twork_quiesce(&w);
+			assert_int_equal(w.read_mismatch, 0);
+		}
+		qs_engine_get_stats(h.e, &s);
+		assert_true(s.map_peak_bytes <= s.map_dram_limit);
+		assert_int_equal(th_close(&h), 0);
+		twork_fini(&w);
+		th_fini(&h);
+	}
+}
+
 /* Bands free or open (room to write): a restart must not lose any. */
 static uint64_t bands_room(struct th *h)
 {
@@ -473,6 +533,7 @@ int main(void)
 		cmocka_unit_test(test_size_and_stats),
 		cmocka_unit_test(test_packing),
 		cmocka_unit_test(test_workload_gc),
+		cmocka_unit_test(test_paged_map),
 		cmocka_unit_test(test_discard),
 		cmocka_unit_test(test_restarts),
 		cmocka_unit_test(test_clean_state),
