@@ -180,6 +180,23 @@ static const struct pmetric engine_metrics[] = {
 	 NULL, NULL, ES(map_page_writes), 1},
 	{"qlcshape_mapped_bytes", G, "Log placement: client data with a copy on the QLC.", NULL,
 	 NULL, ES(mapped_blocks), 4096},
+	{"qlcshape_map_dram_limit_bytes", G,
+	 "Log placement: engine.map_dram_limit, the DRAM map pages may take.", NULL, NULL,
+	 ES(map_dram_limit), 1},
+	{"qlcshape_map_resident_bytes", G, "Log placement: map pages in DRAM now.", NULL, NULL,
+	 ES(map_resident_bytes), 1},
+	{"qlcshape_map_resident_peak_bytes", G,
+	 "Log placement: the most map pages in DRAM since start.", NULL, NULL,
+	 ES(map_peak_bytes), 1},
+	{"qlcshape_map_region_bytes", G,
+	 "Log placement: the map's region on the fast tier (two slots a page).", NULL, NULL,
+	 ES(map_region_bytes), 1},
+	{"qlcshape_map_lookups_total", C,
+	 "Log placement: map page lookups, by whether the page was in DRAM.", "result", "hit",
+	 ES(map_hits), 1},
+	{"qlcshape_map_lookups_total", C, NULL, "result", "miss", ES(map_misses), 1},
+	{"qlcshape_map_page_reads_total", C, "Log placement: map pages read from the fast tier.",
+	 NULL, NULL, ES(map_page_reads), 1},
 };
 
 #undef ES

@@ -58,11 +58,16 @@ static void st_json_engine(struct qs_out *o, const struct qs_stats_view *v)
 		       " \"gc\": {\"victims\": %llu, \"read_bytes\": %llu, \"write_bytes\": %llu, "
 		       "\"moved_blocks\": %llu, \"waf\": %.3f},\n"
 		       " \"map\": {\"bytes\": %llu, \"mapped_blocks\": %llu, \"page_writes\": %llu, "
-		       "\"from_clean_state\": %s},\n",
+		       "\"from_clean_state\": %s, \"dram_limit\": %llu, \"resident_bytes\": %llu, "
+		       "\"peak_bytes\": %llu, \"region_bytes\": %llu, \"hits\": %llu, "
+		       "\"misses\": %llu, \"page_reads\": %llu},\n",
 		       U(e->bands), U(e->bands_free), U(e->bands_open), U(e->bands_full),
 		       U(e->band_bytes), e->op_pct, U(e->gc_victims), U(e->gc_read_bytes),
 		       U(e->gc_write_bytes), U(e->gc_moved_blocks), st_gc_waf(e), U(e->map_bytes),
-		       U(e->mapped_blocks), U(e->map_page_writes), e->clean_state ? "true" : "false");
+		       U(e->mapped_blocks), U(e->map_page_writes), e->clean_state ? "true" : "false",
+		       U(e->map_dram_limit), U(e->map_resident_bytes), U(e->map_peak_bytes),
+		       U(e->map_region_bytes), U(e->map_hits), U(e->map_misses),
+		       U(e->map_page_reads));
 	qs_out_printf(o, " \"errors\": {\"fast\": %llu, \"qlc\": %llu, \"client\": %llu, "
 	       "\"failed\": %s}", U(e->fast_errors), U(e->qlc_errors), U(e->client_errors),
 	       e->failed ? "true" : "false");
@@ -123,12 +128,16 @@ static void st_text_engine(struct qs_out *o, const struct qs_stats_view *v)
 		       "gc               %llu victims, %llu bytes read, %llu written, %llu blocks "
 		       "moved, write amplification %.3f\n"
 		       "map              %llu bytes of DRAM, %llu blocks mapped, %llu page writes; "
-		       "reverse map %s at start\n",
+		       "reverse map %s at start\n"
+		       "map pages        %llu of %llu bytes in DRAM (peak %llu, limit %llu), "
+		       "%llu hits, %llu misses, %llu page reads\n",
 		       U(e->bands_free), U(e->bands), U(e->bands_open), U(e->bands_full),
 		       U(e->band_bytes), e->op_pct, U(e->gc_victims), U(e->gc_read_bytes),
 		       U(e->gc_write_bytes), U(e->gc_moved_blocks), st_gc_waf(e), U(e->map_bytes),
 		       U(e->mapped_blocks), U(e->map_page_writes),
-		       e->clean_state ? "read from the clean state" : "rebuilt from the map");
+		       e->clean_state ? "read from the clean state" : "rebuilt from the map",
+		       U(e->map_resident_bytes), U(e->map_region_bytes / 2), U(e->map_peak_bytes),
+		       U(e->map_dram_limit), U(e->map_hits), U(e->map_misses), U(e->map_page_reads));
 	qs_out_printf(o, "errors           fast %llu, qlc %llu, client %llu%s\n", U(e->fast_errors),
 	       U(e->qlc_errors), U(e->client_errors),
 	       e->failed ? "; LOG FAILED: writes return EIO" : "");

@@ -29,6 +29,7 @@
 #define OPS 1600
 
 static bool log_placement; /* the sweep running: in place or log */
+static bool paged;	   /* ... log placement with the map far larger than its DRAM */
 
 /*
  * Log placement: 20 bands of 4 IUs, op 40% (768 client blocks), a log of
@@ -53,8 +54,38 @@ static void setup_log(struct th *h, uint64_t seed)
 	h->qlc.tear_unit = 4096; /* as in place: see setup_th */
 }
 
+/*
+ * Log placement with the map paged: 360 bands (14 map pages of client
+ * blocks, op 40%) and 64 KiB of map DRAM (12 page frames, 4 COW frames),
+ * the workload over every client block: lookups miss and read pages,
+ * dirty pages call for checkpoints, pinned pages are copied for the
+ * running flush, clean pages are evicted, and recovery's replay reads
+ * pages (and writes them back when frames run out), so crash points fall
+ * in all of it.
+ */
+static void setup_paged(struct th *h, uint64_t seed)
+{
+	assert_int_equal(th_init(h, (2 + 1024 + 28 + 25) * 4096ull, 360ull * 4 * 65536, seed), 0);
+	h->conf.placement = QS_PLACE_LOG;
+	h->conf.op_pct = 40;
+	h->conf.band_bytes = 4 * 65536;
+	h->conf.map_dram_limit = 64 << 10;
+	h->conf.policy.start_pct = 30;
+	h->conf.policy.urgent_pct = 70;
+	h->conf.policy.order = QS_ORDER_FIFO;
+	h->conf.dram_buffer_bytes = 32 * 4096;
+	h->conf.log_qd = 2;
+	h->qlc.check_iu = 65536;
+	h->qlc.check_band = 4 * 65536;
+	h->qlc.tear_unit = 4096;
+}
+
 static void setup_th(struct th *h, uint64_t seed)
 {
+	if (paged) {
+		setup_paged(h, seed);
+		return;
+	}
 	if (log_placement) {
 		setup_log(h, seed);
 		return;
@@ -85,7 +116,7 @@ static uint64_t run_point(uint64_t crash_at, uint64_t *violations, char *why, si
 	assert_int_equal(th_open(&h, true), 0);
 	uint64_t base = h.w.points;
 	h.w.crash_at = crash_at ? base + crash_at : 0;
-	twork_init(&w, &h, SPAN, 11);
+	twork_init(&w, &h, paged ? qs_engine_size(h.e) / 4096 : SPAN, 11);
 	w.whole_ius = !log_placement; /* bypass is for in place only */
 	twork_run(&w, OPS);
 	twork_quiesce(&w);
@@ -93,6 +124,22 @@ static uint64_t run_point(uint64_t crash_at, uint64_t *violations, char *why, si
 	*violations = 0;
 	if (!crash_at) {
 		assert_int_equal(w.read_mismatch, 0);
+		if (paged) {
+			/* the sweep covers paging only if the workload pages */
+			struct qs_engine_stats s;
+			qs_engine_get_stats(h.e, &s);
+			if (getenv("QS_CRASH_VERBOSE"))
+				fprintf(stderr, "paged map: %llu hits, %llu misses, %llu page reads, "
+					"%llu page writes, %llu checkpoints, peak %llu bytes\n",
+					(unsigned long long)s.map_hits,
+					(unsigned long long)s.map_misses,
+					(unsigned long long)s.map_page_reads,
+					(unsigned long long)s.map_page_writes,
+					(unsigned long long)s.checkpoints,
+					(unsigned long long)s.map_peak_bytes);
+			assert_true(s.map_page_reads > 2 * s.map_region_bytes / 2 / 4096);
+			assert_true(s.map_peak_bytes <= s.map_dram_limit);
+		}
 		assert_int_equal(th_close(&h), 0);
 		points = h.w.points - base;
 		goto out;
@@ -210,16 +257,26 @@ static void sweep(const char *name)
 
 static void test_crash_sweep(void **st)
 {
-	if (getenv("QS_CRASH_LOG_ONLY"))
-		return; /* to debug the other sweep */
+	if (getenv("QS_CRASH_LOG_ONLY") || getenv("QS_CRASH_PAGED_ONLY"))
+		return; /* to debug the other sweeps */
 	log_placement = false;
 	sweep("");
 }
 
 static void test_crash_sweep_log(void **st)
 {
+	if (getenv("QS_CRASH_PAGED_ONLY"))
+		return;
 	log_placement = true;
+	paged = false;
 	sweep(" (log placement)");
+}
+
+static void test_crash_sweep_paged(void **st)
+{
+	log_placement = paged = true;
+	sweep(" (log placement, paged map)");
+	paged = false;
 }
 
 int main(void)
@@ -227,6 +284,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_crash_sweep),
 		cmocka_unit_test(test_crash_sweep_log),
+		cmocka_unit_test(test_crash_sweep_paged),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

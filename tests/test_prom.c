@@ -273,6 +273,13 @@ static void fill_engine(struct qs_engine_stats *e)
 	e->map_page_writes = 147;
 	e->mapped_blocks = 148;
 	e->clean_state = true;
+	e->map_dram_limit = 149;
+	e->map_resident_bytes = 150;
+	e->map_peak_bytes = 151;
+	e->map_region_bytes = 152;
+	e->map_hits = 153;
+	e->map_misses = 154;
+	e->map_page_reads = 155;
 }
 
 static const struct qs_prom_frontend fe_sample = {
@@ -376,9 +383,16 @@ static void test_every_counter(void **state)
 	assert_true(V("qlcshape_map_page_writes_total", "") == 147);
 	assert_true(V("qlcshape_mapped_bytes", "") == 148.0 * 4096);
 	assert_true(V("qlcshape_map_from_clean_state", "") == 1);
+	assert_true(V("qlcshape_map_dram_limit_bytes", "") == 149);
+	assert_true(V("qlcshape_map_resident_bytes", "") == 150);
+	assert_true(V("qlcshape_map_resident_peak_bytes", "") == 151);
+	assert_true(V("qlcshape_map_region_bytes", "") == 152);
+	assert_true(V("qlcshape_map_lookups_total", ",result=\"hit\"") == 153);
+	assert_true(V("qlcshape_map_lookups_total", ",result=\"miss\"") == 154);
+	assert_true(V("qlcshape_map_page_reads_total", "") == 155);
 #undef V
-	/* Nothing else: every sample was looked up above (67 of them). */
-	assert_int_equal(P.n, 67);
+	/* Nothing else: every sample was looked up above (74 of them). */
+	assert_int_equal(P.n, 74);
 }
 
 /*
@@ -389,8 +403,10 @@ static void test_stats_struct_known(void **state)
 {
 	(void)state;
 	/* 37 counters, inflight and failed in 8 bytes, placement and op_pct
-	 * in 8, then 12 counters of log placement and clean_state in 8 */
-	size_t known = 37 * sizeof(uint64_t) + 8 + 8 + 12 * sizeof(uint64_t) + 8;
+	 * in 8, then 12 counters of log placement, clean_state in 8, and 7
+	 * of the map's pages */
+	size_t known = 37 * sizeof(uint64_t) + 8 + 8 + 12 * sizeof(uint64_t) + 8 +
+		       7 * sizeof(uint64_t);
 	if (sizeof(struct qs_engine_stats) != known)
 		fail_msg("struct qs_engine_stats is %zu bytes, not the %zu this renderer knows: "
 			 "render the new field in daemon/prom.c and check it here",
