@@ -39,6 +39,15 @@ void qs_delta_engine_stats(struct qs_engine_stats *d, const struct qs_engine_sta
 	DELTA(fast_errors);
 	DELTA(qlc_errors);
 	DELTA(destage_retries);
+	DELTA(paced_writes);
+	DELTA(gc_victims);
+	DELTA(gc_read_bytes);
+	DELTA(gc_write_bytes);
+	DELTA(gc_moved_blocks);
+	DELTA(map_page_writes);
+	DELTA(map_hits);
+	DELTA(map_misses);
+	DELTA(map_page_reads);
 }
 
 void qs_delta_model_counters(struct qs_model_counters *d, const struct qs_model_counters *a,

@@ -383,6 +383,15 @@ void qs_drv_log_conf(uint32_t iu_bytes, uint32_t op_pct, uint64_t band_bytes,
 	c->band_bytes = band > 2ull * iu_bytes ? band : 2ull * iu_bytes;
 }
 
+uint64_t qs_drv_map_dram(uint64_t map_dram_bytes, double scale)
+{
+	struct qs_engine_conf c;
+	qs_engine_conf_default(&c);
+	uint64_t real = map_dram_bytes ? map_dram_bytes : c.map_dram_limit;
+	uint64_t b = (uint64_t)((double)real * scale) / QS_BLOCK_SIZE * QS_BLOCK_SIZE;
+	return b < QS_CONF_MAP_DRAM_MIN ? QS_CONF_MAP_DRAM_MIN : b;
+}
+
 int qs_drv_sizes_model(const struct qs_profile *p, uint64_t scale_bytes, uint64_t cache_bytes,
 		       double rating_bytes, struct qs_drv_sizes *out, char *err, size_t errlen)
 {
@@ -1080,6 +1089,7 @@ static int drv_open(struct drv_run *r, unsigned flags)
 		ec.placement = QS_PLACE_LOG;
 		ec.op_pct = d->op_pct;
 		ec.band_bytes = d->band_bytes;
+		ec.map_dram_limit = d->map_dram_limit;
 	}
 	r->flag = r->closing = r->closed = false;
 	r->ec = ec;
@@ -1287,6 +1297,11 @@ static int drv_entry(struct drv_run *r, size_t a, size_t b, const struct drv_sta
 		res->eng.client_write_bytes - rep->round_write_bytes : 0;
 	rep->dirty_start_bytes = jo->e0.cached_blocks * QS_BLOCK_SIZE;
 	rep->dirty_end_bytes = jc->e1.cached_blocks * QS_BLOCK_SIZE;
+	rep->map_hits = res->eng.map_hits;
+	rep->map_misses = res->eng.map_misses;
+	rep->map_page_reads = res->eng.map_page_reads;
+	rep->map_page_writes = res->eng.map_page_writes;
+	rep->map_peak_bytes = res->eng.map_peak_bytes;
 	struct qs_report_ss *ss = &rep->ss;
 	ss->criterion = j->ss_cap ? qs_job_ss_name(j->job->ss) : NULL;
 	ss->limit = j->job->ss_limit;

@@ -75,6 +75,7 @@ struct qs_drv_run {
 	uint32_t iu_bytes;
 	uint32_t op_pct;     /* log placement: engine.op_pct */
 	uint64_t band_bytes; /* log placement: engine.band_size */
+	uint64_t map_dram_limit; /* log placement: engine.map_dram_limit */
 	unsigned open_flags;
 	const struct qs_job *jobs;
 	size_t njobs;
@@ -139,6 +140,13 @@ uint64_t qs_drv_log_bytes(uint64_t bytes);
  */
 void qs_drv_log_conf(uint32_t iu_bytes, uint32_t op_pct, uint64_t band_bytes,
 		     uint64_t superblock_bytes, double scale, struct qs_engine_conf *c);
+/*
+ * engine.map_dram_limit for a bench world: map_dram_bytes (at the real
+ * drive's scale; 0 = the engine's default) scaled like the drive, so the
+ * share of the map that fits in DRAM is the real drive's; at least the
+ * engine's minimum.
+ */
+uint64_t qs_drv_map_dram(uint64_t map_dram_bytes, double scale);
 
 /* How a world is sized: the client's capacity, the log, the rating. */
 struct qs_drv_sizes {

@@ -198,6 +198,7 @@ struct trates {
 	bool rounding; /* some variant's writes were rounded to 4 KiB */
 	bool steady;   /* some variant checked for steady state */
 	bool reads, writes, trims;
+	bool log; /* some column has log placement */
 	enum qs_report_unified unified; /* the job's unified_rw_reporting */
 };
 
@@ -210,7 +211,8 @@ struct row {
 	int dir;  /* 0 read, 1 write, 2 other, 3 other, only when the job is rated,
 		     4 writes, only when some were rounded, 5 only when steady
 		     state was checked, 6 trim, 7 the directions together (fio's
-		     unified_rw_reporting), 8 writes, whatever unified says */
+		     unified_rw_reporting), 8 writes, whatever unified says,
+		     9 only when a column has log placement */
 	double (*get)(const struct qs_report_run *r, const struct trates *t);
 	const char *fmt;
 	enum cmp cmp;
@@ -262,6 +264,10 @@ G(g_f_bytes, (double)r->fast_write_bytes / 1e6)
 G(g_ss_at, !r->ss.criterion ? NAN : r->ss.reached ? r->ss.at_s : -INFINITY)
 G(g_ss_crit, r->ss.criterion ? r->ss.last : NAN)
 G(g_dirty, (double)r->dirty_end_bytes / 1e6)
+G(g_map_miss, r->map_hits + r->map_misses
+		  ? 100.0 * (double)r->map_misses / (double)(r->map_hits + r->map_misses) : NAN)
+G(g_map_io, is_log(r) ? (double)(r->map_page_reads + r->map_page_writes) * 4096 / 1e6 : NAN)
+G(g_map_peak, is_log(r) ? (double)r->map_peak_bytes / 1e6 : NAN)
 G(g_dirty_growth, qs_report_dirty_growth(r))
 #undef G
 
@@ -308,6 +314,9 @@ static const struct row rows[] = {
 	{"fast-tier write MB", 2, g_f_bytes, "%.1f", CMP_RATIO},
 	{"log dirty at end MB", 8, g_dirty, "%.1f", CMP_NONE},
 	{"log dirty growth %", 8, g_dirty_growth, "%.1f", CMP_NONE},
+	{"map misses %", 9, g_map_miss, "%.2f", CMP_NONE},
+	{"map page I/O MB", 9, g_map_io, "%.1f", CMP_NONE},
+	{"map DRAM peak MB", 9, g_map_peak, "%.2f", CMP_NONE},
 };
 
 /* Whether row rw has a place in a job's table: its direction is issued, or
@@ -325,6 +334,7 @@ static bool row_shown(const struct row *rw, const struct trates *t)
 	case 6: return t->trims && apart;
 	case 7: return t->unified != QS_UNIFIED_NONE;
 	case 8: return t->writes;
+	case 9: return t->log;
 	default: return true;
 	}
 }
@@ -361,8 +371,8 @@ int qs_report_table(FILE *f, const struct qs_report_run *runs, size_t n)
 				    runs[k].shaping == (pass == 1))
 					cols[nc++] = k;
 		const struct qs_report_run *base = runs[cols[0]].shaping ? NULL : &runs[cols[0]];
-		struct trates tr = {qs_report_common_rate(runs, n, runs[i].job), 0, false, false,
-				    false, false, false, runs[i].unified};
+		struct trates tr = {.common = qs_report_common_rate(runs, n, runs[i].job),
+				    .unified = runs[i].unified};
 		for (size_t c = 0; c < nc; c++) {
 			tr.reads |= runs[cols[c]].read.iops > 0;
 			tr.writes |= runs[cols[c]].write.iops > 0;
@@ -370,6 +380,7 @@ int qs_report_table(FILE *f, const struct qs_report_run *runs, size_t n)
 			if (runs[cols[c]].rated_write_bytes_per_s > 0)
 				tr.rated = runs[cols[c]].rated_write_bytes_per_s;
 			tr.rounding |= runs[cols[c]].round_write_bytes > 0;
+			tr.log |= is_log(&runs[cols[c]]);
 			tr.steady |= runs[cols[c]].ss.criterion != NULL;
 		}
 

@@ -117,6 +117,10 @@ struct qs_report_run {
 	/* bytes whose newest copy was still only in the log (dirty, not yet
 	 * on the QLC) when the window opened and when it closed; 0 when off */
 	uint64_t dirty_start_bytes, dirty_end_bytes;
+	/* log placement's map pages over the window: lookups that found their
+	 * page in DRAM or not, pages read and written on the fast tier, and
+	 * the most DRAM they took (0 in place) */
+	uint64_t map_hits, map_misses, map_page_reads, map_page_writes, map_peak_bytes;
 	struct qs_report_ss ss;
 	/* client write bytes per second the job asks for with rate_iops (all
 	 * clones, writes' share of the mix); 0 when unrated */

@@ -283,6 +283,7 @@ void qs_rt_world_log_conf(const struct qs_rt_world *w, struct qs_engine_conf *c)
 	double scale = w->conf.kind == QS_RT_EMU && w->conf.cache_bytes
 		? (double)w->sz.log_bytes / (double)w->conf.cache_bytes : 1.0;
 	qs_drv_log_conf(w->iu, w->conf.op_pct, w->conf.band_bytes, w->superblock_bytes, scale, c);
+	c->map_dram_limit = qs_drv_map_dram(w->conf.map_dram_bytes, scale);
 }
 
 int qs_rt_world_new(const struct qs_rt_conf *conf, struct qs_rt_world **out, char *err,
@@ -628,6 +629,7 @@ int qs_rt_run_group_fio(struct qs_rt_world *w, const struct qs_job *jobs, size_t
 			.iu_bytes = w->iu,
 			.op_pct = lc.op_pct,
 			.band_bytes = lc.band_bytes,
+			.map_dram_limit = lc.map_dram_limit,
 			.jobs = jobs,
 			.njobs = njobs,
 			.v = v,

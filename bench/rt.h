@@ -70,6 +70,8 @@ struct qs_rt_conf {
 	bool log_placement;
 	uint32_t op_pct;	/* log placement: engine.op_pct */
 	uint64_t band_bytes;	/* log placement: band size; 0 = as qs_drv_log_conf */
+	uint64_t map_dram_bytes; /* log placement: map DRAM; 0 = the engine's default
+				    (scaled like the log on an emulated drive) */
 };
 
 struct qs_rt_world;

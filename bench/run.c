@@ -44,9 +44,10 @@ void qs_bench_conf_default(struct qs_bench_conf *c)
 
 void qs_bench_world_log_conf(const struct qs_bench_world *w, struct qs_engine_conf *c)
 {
+	double scale = (double)w->sz.log_bytes / (double)w->conf.cache_bytes;
 	qs_drv_log_conf(qs_model_iu_bytes(w->filled), w->conf.op_pct, w->conf.band_bytes,
-			qs_model_superblock_bytes(w->filled),
-			(double)w->sz.log_bytes / (double)w->conf.cache_bytes, c);
+			qs_model_superblock_bytes(w->filled), scale, c);
+	c->map_dram_limit = qs_drv_map_dram(w->conf.map_dram_bytes, scale);
 }
 
 int qs_bench_world_new(const struct qs_bench_conf *conf, struct qs_bench_world **out,
@@ -350,6 +351,7 @@ int qs_bench_run_group_fio(struct qs_bench_world *w, const struct qs_job *jobs, 
 			.iu_bytes = qs_model_iu_bytes(s.qm),
 			.op_pct = lc.op_pct,
 			.band_bytes = lc.band_bytes,
+			.map_dram_limit = lc.map_dram_limit,
 			.open_flags = rn_keeps_data(v) ? 0 : QS_OPEN_NO_DATA,
 			.jobs = jobs,
 			.njobs = njobs,

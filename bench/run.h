@@ -43,6 +43,8 @@ struct qs_bench_conf {
 	bool progress;		/* progress line on stderr (caller checks isatty) */
 	uint32_t op_pct;	/* log placement: over-provisioning (default 20) */
 	uint64_t band_bytes;	/* log placement: band size; 0 = a superblock of the model */
+	uint64_t map_dram_bytes; /* log placement: map DRAM at the real drive's scale;
+				    0 = the engine's default */
 };
 
 /* Defaults: p5316-30t, optane, 400 GB cache, default scale. */

@@ -154,6 +154,9 @@ static int rc_usage(FILE *f, enum rc_kind kind)
 		"  --op-pct N         log placement: QLC share kept for GC, 5..50 (default 20)\n"
 		"  --band-size SIZE   log placement: band size at the model's scale (default\n"
 		"                     one superblock of the QLC model; dev mode: 1g)\n"
+		"  --map-dram SIZE    log placement: DRAM for the map's pages at the real\n"
+		"                     drive's scale (default 2g, engine.map_dram_limit;\n"
+		"                     k/m/g binary); scaled with the drive model like --cache\n"
 		"  --policy NAME      destage policy with shaping on: fifo, sweep, fullest;\n"
 		"                     repeat for several (default the engine's, fifo)\n"
 		"  --recovery         sim, shaping on: after each run's window cut the power\n"
@@ -361,7 +364,8 @@ static int rc_opt_placement(const char *arg, struct rc_opts *o)
 	return 0;
 }
 
-/* --op-pct N or --band-size SIZE (log placement); 0, or the exit status. */
+/* --op-pct N, --band-size SIZE or --map-dram SIZE (log placement); 0, or
+ * the exit status. */
 static int rc_opt_log(int c, const char *arg, struct rc_opts *o)
 {
 	char *end;
@@ -375,6 +379,15 @@ static int rc_opt_log(int c, const char *arg, struct rc_opts *o)
 		return 0;
 	}
 	uint64_t b;
+	if (c == 'M') {
+		if (qs_job_parse_size(arg, 1024, &b) || b < QS_CONF_MAP_DRAM_MIN || b > (64ull << 40)) {
+			fprintf(stderr, "qlcshape %s: --map-dram '%s': allowed 64k to 64t (k/m/g/t "
+					"are binary here), at the real drive's scale\n", o->cmd, arg);
+			return 2;
+		}
+		o->conf.map_dram_bytes = b;
+		return 0;
+	}
 	if (qs_job_parse_size(arg, 1024, &b) || b < 131072 || b % 4096 || b > (64ull << 30)) {
 		fprintf(stderr, "qlcshape %s: --band-size '%s': allowed 128k to 64g, whole 4 KiB "
 				"blocks (k/m/g are binary here), at the model's scale\n", o->cmd, arg);
@@ -458,7 +471,7 @@ static int rc_opt(int c, const char *arg, struct rc_opts *o)
 	case 's': return rc_opt_shaping(arg, o);
 	case 'P': return rc_opt_policy(arg, o);
 	case 'L': return rc_opt_placement(arg, o);
-	case 'O': case 'B': return rc_opt_log(c, arg, o);
+	case 'O': case 'B': case 'M': return rc_opt_log(c, arg, o);
 	case 'm': return rc_opt_mode(arg, o);
 	case 'c': case 'S': case 'g': case 'r': case 'W': return rc_opt_number(c, arg, o);
 	case 'T': case 'R': return rc_opt_time(c, arg, o);
@@ -507,6 +520,7 @@ static int rc_parse(int argc, char **argv, struct rc_opts *o)
 		{"placement", required_argument, NULL, 'L'},
 		{"op-pct", required_argument, NULL, 'O'},
 		{"band-size", required_argument, NULL, 'B'},
+		{"map-dram", required_argument, NULL, 'M'},
 		{"mode", required_argument, NULL, 'm'},
 		{"seed", required_argument, NULL, 'S'},
 		{"scale-gib", required_argument, NULL, 'g'},
@@ -678,6 +692,7 @@ static int rc_rt_world(const struct rc_opts *o, struct qs_rt_world **w, char *er
 		.log_placement = rc_has_log(o),
 		.op_pct = o->conf.op_pct,
 		.band_bytes = o->conf.band_bytes,
+		.map_dram_bytes = o->conf.map_dram_bytes,
 	};
 	return qs_rt_world_new(&c, w, err, errlen);
 }
