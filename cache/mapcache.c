@@ -84,9 +84,16 @@ int mpc_init(struct qs_engine *e)
 		return -EINVAL;
 	/* A quarter at most for COW frames, which bound the pins: three
 	 * quarters stay for pages, pinned or not. */
-	uint64_t ncow = total / 4 < MPC_PINS ? total / 4 : MPC_PINS;
+	/* A record must hold a whole unit's MAP or MOVE extents, one per block
+	 * at worst and two pages each (the log's reserve counts one record a
+	 * unit): COW frames, which bound the pins, twice that. */
+	uint64_t unit_pages = 2 * (uint64_t)e->iu_blocks;
+	uint64_t want = MPC_PINS > 2 * unit_pages ? MPC_PINS : 2 * unit_pages;
+	uint64_t ncow = total / 4 < want ? total / 4 : want;
+	if (ncow < 2 * unit_pages) /* the config check's minimum keeps this false */
+		return -EINVAL;
 	uint64_t pages = total - ncow;
-	p->rec_pages = PLC_REC_PAGES;
+	p->rec_pages = (uint32_t)unit_pages;
 	if (total >= 2 * p->map_pages + 8) {
 		/* The whole map fits, twice: a frame per page, never evicted,
 		 * and a COW frame per page, so pins need no cap. */
@@ -95,8 +102,6 @@ int mpc_init(struct qs_engine *e)
 		p->pin_cap = UINT32_MAX;
 	} else {
 		p->pin_cap = (uint32_t)ncow;
-		if (ncow / 2 < PLC_REC_PAGES)
-			p->rec_pages = (uint32_t)(ncow / 2);
 	}
 	m->ncow = (uint32_t)ncow;
 	m->nframes = (uint32_t)pages;

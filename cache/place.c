@@ -316,11 +316,6 @@ int plc_init(struct qs_engine *e)
 	/* With all but 4 bands full, the emptiest holds at most v = lbas /
 	 * full valid blocks; gaining a band moves v / (1 - v) bands' worth. */
 	p->rsv_per_unit = (uint32_t)(1 + (p->lbas + (full - p->lbas) - 1) / (full - p->lbas));
-	/* A record pins at most rec_pages map pages and a unit's extents (one
-	 * per block at worst) touch up to two each: with a small map cache a
-	 * unit's MAP or MOVE takes more than one record. */
-	uint32_t recs = (2 * (uint32_t)e->iu_blocks + p->rec_pages - 1) / p->rec_pages;
-	p->rsv_per_unit *= recs;
 	uint64_t need = (uint64_t)(QS_FMT_MIN_LOG_SEGMENTS + 1) * e->seg_blocks +
 			(uint64_t)(e->conf.destage_qd + 1) * p->rsv_per_unit * 2;
 	if (e->log_blocks < need) {

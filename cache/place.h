@@ -35,7 +35,7 @@ struct rec;
 #define PLC_GC_RESERVE 2u    /* free bands only GC may open */
 #define PLC_MAP_QD 16u	     /* map page writes in flight */
 #define PLC_LOAD_BLOCKS 256u /* blocks read (recovery) or written (clean state) at once */
-#define PLC_REC_PAGES 32u    /* map pages one record's extents may change, at most */
+#define PLC_REC_PAGES (2u * QS_CONF_IU_MAX / 4096u) /* a unit's extents' pages, largest IU */
 #define MPC_PINS 256u	     /* map pages pinned at once, at most (fewer in small caches) */
 #define REQ_PG_PINS 2u	     /* map pages a waiting read holds */
 #define MPC_NONE UINT32_MAX
@@ -161,7 +161,7 @@ struct plc {
 	bool scan_waits;	/* recovery's scan waits for map pages */
 	bool kicking, kick_again; /* plc_pages_kick running; called again meanwhile */
 	uint32_t pin_cap;	/* pages pinned at once: the COW frames */
-	uint32_t rec_pages;	/* pages one record may pin (a TRIM extent: half) */
+	uint32_t rec_pages;	/* pages one record may pin: a unit's extents' (a TRIM: half) */
 	struct band *bands;
 	uint64_t *freeq;	/* ring of free bands, oldest freed first */
 	uint64_t free_head, free_n;

@@ -31,6 +31,7 @@ struct outcome {
 };
 
 static bool fault_log; /* the sweep running: in place or log placement */
+static bool fault_paged; /* ... log placement with the map far larger than its DRAM */
 
 /*
  * Log placement: 20 bands of 4 IUs at op 40% (768 client blocks), written
@@ -43,6 +44,16 @@ static void setup(struct th *h, uint64_t n)
 	if (!fault_log) {
 		assert_int_equal(th_init(h, (2 + 96) * 4096ull, 1ull << 20, n), 0);
 		h->conf.bypass_min_bytes = 65536;
+	} else if (fault_paged) {
+		/* 14 map pages, 12 page frames (test_crash's paged sweep): faults
+		 * land in map page reads (a lookup's, recovery's) and writes */
+		assert_int_equal(th_init(h, (2 + 1024 + 28 + 25) * 4096ull, 360ull * 4 * 65536, n), 0);
+		h->conf.placement = QS_PLACE_LOG;
+		h->conf.op_pct = 40;
+		h->conf.band_bytes = 4 * 65536;
+		h->conf.map_dram_limit = 64 << 10;
+		h->conf.iu_bytes = 4096; /* 64 KiB holds a 4 KiB IU's unit of pages, twice */
+		h->qlc.check_band = 4 * 65536;
 	} else {
 		assert_int_equal(th_init(h, (2 + 256 + 2 + 4) * 4096ull, 20ull * 4 * 65536, n), 0); /* log, map, clean state */
 		h->conf.placement = QS_PLACE_LOG;
@@ -52,7 +63,7 @@ static void setup(struct th *h, uint64_t n)
 	}
 	h->conf.policy.start_pct = 20;
 	h->conf.dram_buffer_bytes = (n % 2) ? 16 * 4096 : 0;
-	h->qlc.check_iu = 65536;
+	h->qlc.check_iu = fault_paged ? 4096 : 65536;
 }
 
 static void run_fault(bool on_fast, bool persistent, uint64_t n, struct outcome *o)
@@ -152,7 +163,8 @@ static void sweep(bool on_fast, bool persistent)
 		}
 	}
 	printf("fault sweep%s %s %s: %llu points, %llu inconsistent, %llu unreported\n",
-	       fault_log ? " (log placement)" : "", on_fast ? "log device" : "QLC device",
+	       fault_paged ? " (log placement, paged map)" : fault_log ? " (log placement)" : "",
+	       on_fast ? "log device" : "QLC device",
 	       persistent ? "persistent" : "transient",
 	       (unsigned long long)n - 1, (unsigned long long)bad_points,
 	       (unsigned long long)silent);
@@ -170,6 +182,18 @@ static void test_log_fast_transient(void **st) { fault_log = true; sweep(true, f
 static void test_log_fast_persistent(void **st) { fault_log = true; sweep(true, true); }
 static void test_log_qlc_transient(void **st) { fault_log = true; sweep(false, false); }
 static void test_log_qlc_persistent(void **st) { fault_log = true; sweep(false, true); }
+static void test_paged_fast_transient(void **st)
+{
+	fault_log = fault_paged = true;
+	sweep(true, false);
+	fault_paged = false;
+}
+static void test_paged_fast_persistent(void **st)
+{
+	fault_log = fault_paged = true;
+	sweep(true, true);
+	fault_paged = false;
+}
 
 int main(void)
 {
@@ -182,6 +206,8 @@ int main(void)
 		cmocka_unit_test(test_log_fast_persistent),
 		cmocka_unit_test(test_log_qlc_transient),
 		cmocka_unit_test(test_log_qlc_persistent),
+		cmocka_unit_test(test_paged_fast_transient),
+		cmocka_unit_test(test_paged_fast_persistent),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

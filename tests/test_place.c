@@ -126,8 +126,9 @@ static void test_paged_map(void **st)
 		h.conf.op_pct = 25;
 		h.conf.band_bytes = BAND;
 		h.conf.map_dram_limit = 64 << 10;
+		h.conf.iu_bytes = 4096; /* 64 KiB: a unit's pages, twice, for 4 KiB IUs */
 		h.conf.policy.order = (enum qs_order)(seed % 3);
-		h.qlc.check_iu = IU;
+		h.qlc.check_iu = 4096;
 		h.qlc.check_band = BAND;
 		assert_int_equal(th_open(&h, true), 0);
 		twork_init(&w, &h, qs_engine_size(h.e) / 4096, seed * 17);

@@ -69,6 +69,10 @@ void tenv_init(struct tenv *t)
 
 /* ---- test volume ---- */
 
+/* Chunks either image may differ from zero in: a crash copies only those
+ * (the images start zeroed), not the whole volume. */
+#define TV_CHUNK (1u << 20)
+
 enum top_kind { TOP_READ, TOP_WRITE, TOP_FLUSH, TOP_DISCARD };
 
 struct top {
@@ -221,7 +225,8 @@ int tvol_init(struct tvol *v, struct tworld *w, uint64_t size, bool volatile_cac
 	v->size = size;
 	v->cur = calloc(1, size);
 	v->durable = calloc(1, size);
-	if (!v->cur || !v->durable)
+	v->touched = calloc(1, size / TV_CHUNK / 8 + 1);
+	if (!v->cur || !v->durable || !v->touched)
 		return -ENOMEM;
 	v->tear_unit = 512;
 	v->vol.ops = &tvol_ops;
@@ -252,10 +257,18 @@ void tvol_fini(struct tvol *v)
 	free(v->band_next);
 	free(v->cur);
 	free(v->durable);
+	free(v->touched);
 }
 
-static void apply(unsigned char *img, const struct top *o)
+static void touch(struct tvol *v, uint64_t off, uint64_t len)
 {
+	for (uint64_t c = off / TV_CHUNK; len && c <= (off + len - 1) / TV_CHUNK; c++)
+		v->touched[c / 8] |= (uint8_t)(1u << (c % 8));
+}
+
+static void apply(struct tvol *v, unsigned char *img, const struct top *o)
+{
+	touch(v, o->off, o->len);
 	if (o->kind == TOP_WRITE)
 		memcpy(img + o->off, o->data, o->len);
 	else if (o->kind == TOP_DISCARD)
@@ -276,7 +289,7 @@ static void make_durable(struct tvol *v)
 	}
 	while (rev) {
 		struct top *n = rev->next;
-		apply(v->durable, rev);
+		apply(v, v->durable, rev);
 		op_free(rev);
 		rev = n;
 	}
@@ -307,15 +320,15 @@ bool tvol_step(struct tvol *v)
 		}
 		case TOP_WRITE:
 		case TOP_DISCARD:
-			apply(v->cur, o);
+			apply(v, v->cur, o);
 			if (!(v->vol.flags & QS_VOL_VOLATILE_CACHE)) {
-				apply(v->durable, o);
+				apply(v, v->durable, o);
 			} else {
 				/* FUA: durable now, and kept in order among the
 				 * unflushed writes so an older cached write to the
 				 * same blocks cannot land over it at a crash. */
 				if (o->flags & QS_WRITE_FUA) {
-					apply(v->durable, o);
+					apply(v, v->durable, o);
 					o->forced = true;
 				}
 				o->next = v->unflushed;
@@ -342,10 +355,11 @@ static void tear(struct tvol *v, unsigned char *img, const struct top *o)
 	if (choice == 0)
 		return; /* dropped */
 	if (choice == 1) {
-		apply(img, o); /* kept */
+		apply(v, img, o); /* kept */
 		return;
 	}
 	/* torn: each 512-byte sector independently old or new */
+	touch(v, o->off, o->len);
 	uint32_t u = v->tear_unit;
 	for (uint64_t s = 0; s < o->len; s += u)
 		if (trng(&v->w->rng) & 1) {
@@ -383,9 +397,13 @@ void tvol_crash(struct tvol *v, bool power)
 		for (struct top *o = v->queue; o; o = o->next)
 			if (!o->fail && (o->kind == TOP_WRITE || o->kind == TOP_DISCARD) &&
 			    (trng(&v->w->rng) & 1))
-				apply(v->durable, o);
+				apply(v, v->durable, o);
 	}
-	memcpy(v->cur, v->durable, v->size);
+	for (uint64_t c = 0; c * TV_CHUNK < v->size; c++)
+		if (v->touched[c / 8] & (1u << (c % 8))) {
+			uint64_t n = v->size - c * TV_CHUNK < TV_CHUNK ? v->size - c * TV_CHUNK : TV_CHUNK;
+			memcpy(v->cur + c * TV_CHUNK, v->durable + c * TV_CHUNK, n);
+		}
 	v->dead = true;
 }
 

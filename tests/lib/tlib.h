@@ -42,6 +42,7 @@ struct tvol {
 	uint64_t size;
 	unsigned char *cur;	/* what reads return */
 	unsigned char *durable; /* what survives a power loss */
+	uint8_t *touched;	/* 1 MiB chunks either image was written in */
 	struct top *queue;	/* submitted, not yet completed */
 	uint64_t nqueue;
 	struct top *unflushed;	/* completed, not yet durable, oldest first */
