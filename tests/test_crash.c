@@ -200,7 +200,8 @@ static uint64_t run_point(uint64_t crash_at, uint64_t *violations, char *why, si
 	}
 	twork_run(&w, 60);
 	twork_quiesce(&w);
-	if (w.read_mismatch || w.failed || twork_verify_all(&w, false)) {
+	/* a request that never completes is a hang: as much a violation */
+	if (w.read_mismatch || w.failed || w.inflight || twork_verify_all(&w, false)) {
 		snprintf(why, whylen, "after recovery: %s", w.last_error);
 		(*violations)++;
 		goto close;

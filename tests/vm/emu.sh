@@ -117,3 +117,47 @@ sum3=$(dd if=/dev/ublkb0 bs=1M count=192 iflag=direct 2>/dev/null | md5sum | cut
 [ "$sum1" = "$sum3" ] || fail "log placement: data changed across a clean restart"
 stop_daemon "emulated QLC, log placement, clean restart"
 rm -f /tmp/emu-qlc.img /tmp/emu-fast.img
+
+# Log placement with the map paged (tests/vm/emu-logpaged.ini): 1 MiB of
+# map DRAM for a 3.2 MiB map. fio writes 4 KiB blocks over the whole device
+# (a fixed amount, so that a second fio can verify the same blocks), then
+# drains (destage looks every block up) and reads them back through map
+# lookups that miss; kill -9 and a restart
+# (recovery replays with pages read as needed) must keep them, and so must
+# a clean restart.
+emu_conf=/qs/emu-logpaged.ini
+paged_fio() { # what (write|verify)
+	extra="--verify_backlog=256"
+	[ "$1" = verify ] && extra="--verify_only"
+	fio --name=emu-paged --filename=/dev/ublkb0 --direct=1 --ioengine=io_uring --iodepth=16 \
+		--rw=randwrite --bs=4k --io_size=24M --verify=crc32c --verify_fatal=1 \
+		--randrepeat=1 $extra >/tmp/fio-emu.log 2>&1 ||
+		{ cat /tmp/fio-emu.log; fail "fio $1 on the paged map"; }
+	grep -q "err= 0" /tmp/fio-emu.log || { cat /tmp/fio-emu.log; fail "fio $1 reported an error"; }
+	grep -E "^ *(write|read): IOPS=" /tmp/fio-emu.log | sed "s/^ */qs-vm: emu paged $1: /"
+}
+dd if=/dev/zero of=/tmp/emu-fast.img bs=1M count=0 seek=64 2>/dev/null
+start_daemon "emulated QLC, log placement, paged map, format" $emu_conf --format
+step "fio 4k randwrite over the whole device, 24 MiB, verify as it writes"
+paged_fio write
+qs_emu drain >/tmp/drain-emu.txt || { cat /tmp/drain-emu.txt; fail "qlcshape drain (paged map)"; }
+qs_emu stats >/tmp/stats-emu.txt || fail "qlcshape stats (paged map)"
+sed -n 's/^map pages  */qs-vm: emu paged stats: map pages /p' /tmp/stats-emu.txt
+mline=$(grep "^map pages " /tmp/stats-emu.txt)
+misses=$(echo "$mline" | sed -n 's/.* \([0-9]*\) misses.*/\1/p')
+peak=$(echo "$mline" | sed -n 's/.*(peak \([0-9]*\), limit \([0-9]*\)).*/\1/p')
+limit=$(echo "$mline" | sed -n 's/.*(peak \([0-9]*\), limit \([0-9]*\)).*/\2/p')
+[ -n "$misses" ] && [ "$misses" -gt 820 ] ||
+	fail "paged map: $misses misses, not more than the map's 820 pages"
+[ -n "$peak" ] && [ "$peak" -le "$limit" ] || fail "paged map: peak $peak over the limit $limit"
+step "kill -9 the daemon with the paged map, start again, verify"
+kill -9 $pid
+wait $pid 2>/dev/null
+start_daemon "emulated QLC, paged map, after kill -9" $emu_conf
+grep -q "recovered map" /tmp/qlcshaped.log || fail "no map recovery reported (paged map)"
+paged_fio verify
+stop_daemon "emulated QLC, paged map, after the kill"
+start_daemon "emulated QLC, paged map, clean restart" $emu_conf
+paged_fio verify
+stop_daemon "emulated QLC, paged map, clean restart"
+rm -f /tmp/emu-qlc.img /tmp/emu-fast.img

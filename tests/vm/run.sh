@@ -73,6 +73,7 @@ build_initramfs() { # kernel -> build/vm/initramfs-K.cpio
 		tests/vm/killstop.ini tests/vm/restart-time.sh "$root/qs/"
 	# The emulated QLC's steps, configs and drive profile (emu:/qs/p5316-30t.ini).
 	cp tests/vm/emu.sh tests/vm/emu-bare.ini tests/vm/emu-shaped.ini tests/vm/emu-log.ini \
+		tests/vm/emu-logpaged.ini \
 		conf/profiles/p5316-30t.ini \
 		"$root/qs/"
 	cp "$VM/k$k/ublk_drv.ko" "$root/lib/ublk_drv.ko"
