@@ -19,14 +19,15 @@
  * still at its old place). So eviction takes the least recently used
  * clean page, and dirty pages past a quarter of the frames ask for a
  * checkpoint, which makes them clean. Recovery, where no checkpoint can
- * run, writes pages back as uncommitted copies (recovery.c's scan).
+ * run, writes pages back as uncommitted copies (plc_rcv_writeback).
  *
  * Frames a record's extents will change are pinned from the moment the
  * extent is added to the record until the record is applied, so applying
  * (synchronous, in log order) never misses. A page the running flush has
  * not written yet is copied when it is pinned (COW frames), so the flush
- * still writes the snapshot; pins are capped (MPC_PINS), and so are the
- * COW frames, so the copies fit in the limit too.
+ * still writes the snapshot. Pins in all are capped by the number of COW
+ * frames (a quarter of the limit, MPC_PINS or two units' pages at most),
+ * so the copies fit in the limit too.
  */
 #include <errno.h>
 #include <string.h>

@@ -252,7 +252,8 @@ void mpc_errors_release(struct qs_engine *e);
 /* ---- waiting for map pages ---- */
 
 /* A read needs the map pages of its blocks: true when they are all in
- * DRAM; false when r was queued (run again once they are) or failed. */
+ * DRAM (run it now); false when r was queued (eng_read_run runs it once
+ * they are) or failed (its submission's part is done with the error). */
 bool plc_read_ready(struct qs_engine *e, struct req *r);
 /* Pages or frames came free: resume what waits for them. */
 void plc_pages_kick(struct qs_engine *e);
@@ -283,7 +284,8 @@ uint64_t plc_format_geometry(struct qs_engine *e, uint64_t seg);
 /* Zero the map region (format); cb when durable. */
 void plc_format_map(struct qs_engine *e, qs_io_cb cb, void *arg);
 
-/* Read path: blocks lba..lba+n-1, none cached, into buf. */
+/* Read path: blocks lba..lba+n-1, none cached, into buf; their map pages
+ * are in DRAM (plc_read_ready said so, and nothing ran since). */
 int plc_read(struct qs_engine *e, struct req *r, uint64_t lba, uint64_t n, unsigned char *buf);
 void plc_band_unpin(struct qs_engine *e, uint64_t band);
 

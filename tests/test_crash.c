@@ -66,19 +66,12 @@ static void setup_log(struct th *h, uint64_t seed)
  */
 static void setup_paged(struct th *h, uint64_t seed)
 {
-	assert_int_equal(th_init(h, (2 + 1024 + 28 + 25) * 4096ull, 360ull * 4 * 65536, seed), 0);
-	h->conf.placement = QS_PLACE_LOG;
-	h->conf.op_pct = 40;
-	h->conf.band_bytes = 4 * 65536;
-	h->conf.map_dram_limit = 64 << 10;
-	h->conf.iu_bytes = 4096; /* 64 KiB holds a 4 KiB IU's unit of pages, twice */
+	assert_int_equal(th_init_paged(h, seed), 0);
 	h->conf.policy.start_pct = 30;
 	h->conf.policy.urgent_pct = 70;
 	h->conf.policy.order = QS_ORDER_FIFO;
 	h->conf.dram_buffer_bytes = 32 * 4096;
 	h->conf.log_qd = 2;
-	h->qlc.check_iu = 4096;
-	h->qlc.check_band = 4 * 65536;
 	h->qlc.tear_unit = 4096;
 }
 

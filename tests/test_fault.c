@@ -47,13 +47,7 @@ static void setup(struct th *h, uint64_t n)
 	} else if (fault_paged) {
 		/* 14 map pages, 12 page frames (test_crash's paged sweep): faults
 		 * land in map page reads (a lookup's, recovery's) and writes */
-		assert_int_equal(th_init(h, (2 + 1024 + 28 + 25) * 4096ull, 360ull * 4 * 65536, n), 0);
-		h->conf.placement = QS_PLACE_LOG;
-		h->conf.op_pct = 40;
-		h->conf.band_bytes = 4 * 65536;
-		h->conf.map_dram_limit = 64 << 10;
-		h->conf.iu_bytes = 4096; /* 64 KiB holds a 4 KiB IU's unit of pages, twice */
-		h->qlc.check_band = 4 * 65536;
+		assert_int_equal(th_init_paged(h, n), 0);
 	} else {
 		assert_int_equal(th_init(h, (2 + 256 + 2 + 4) * 4096ull, 20ull * 4 * 65536, n), 0); /* log, map, clean state */
 		h->conf.placement = QS_PLACE_LOG;
@@ -63,7 +57,8 @@ static void setup(struct th *h, uint64_t n)
 	}
 	h->conf.policy.start_pct = 20;
 	h->conf.dram_buffer_bytes = (n % 2) ? 16 * 4096 : 0;
-	h->qlc.check_iu = fault_paged ? 4096 : 65536;
+	if (!fault_paged)
+		h->qlc.check_iu = 65536;
 }
 
 static void run_fault(bool on_fast, bool persistent, uint64_t n, struct outcome *o)
@@ -74,7 +69,7 @@ static void run_fault(bool on_fast, bool persistent, uint64_t n, struct outcome 
 	assert_int_equal(th_open(&h, true), 0);
 	if (fault_log) {
 		twork_init(&w, &h, qs_engine_size(h.e) / 4096, 5);
-		twork_run(&w, 300);
+		twork_run(&w, fault_paged ? 150 : 300);
 		twork_quiesce(&w);
 		assert_int_equal(w.read_mismatch, 0);
 	}
@@ -86,7 +81,9 @@ static void run_fault(bool on_fast, bool persistent, uint64_t n, struct outcome 
 		w.whole_ius = true;
 	}
 	w.allow_failures = true;
-	twork_run(&w, OPS);
+	/* paged: every write's destage and lookup reads or writes map pages,
+	 * so a shorter workload has as many I/Os to fail */
+	twork_run(&w, fault_paged ? OPS / 3 : OPS);
 	twork_quiesce(&w);
 	/*
 	 * The clients are done, but the engine's own I/O (destage, checkpoint)

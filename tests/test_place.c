@@ -110,8 +110,8 @@ static void test_workload_gc(void **st)
 }
 
 /*
- * The map far larger than its DRAM: 25 map pages, 12 page frames (a limit
- * of 64 KiB, 4 of them COW frames). Lookups miss and read pages from the
+ * The map far larger than its DRAM (th_init_paged): 14 map pages, 12 page
+ * frames. Lookups miss and read pages from the
  * fast tier, dirty pages ask for checkpoints, pages the running flush has
  * not written are copied when pinned; clean and crashed restarts (the
  * replay then writes pages back when frames run out) keep every block.
@@ -121,15 +121,8 @@ static void test_paged_map(void **st)
 	for (uint64_t seed = 1; seed <= 3; seed++) {
 		struct th h;
 		struct twork w;
-		assert_int_equal(th_init(&h, 16ull << 20, 512ull * BAND, seed), 0);
-		h.conf.placement = QS_PLACE_LOG;
-		h.conf.op_pct = 25;
-		h.conf.band_bytes = BAND;
-		h.conf.map_dram_limit = 64 << 10;
-		h.conf.iu_bytes = 4096; /* 64 KiB: a unit's pages, twice, for 4 KiB IUs */
+		assert_int_equal(th_init_paged(&h, seed), 0);
 		h.conf.policy.order = (enum qs_order)(seed % 3);
-		h.qlc.check_iu = 4096;
-		h.qlc.check_band = BAND;
 		assert_int_equal(th_open(&h, true), 0);
 		twork_init(&w, &h, qs_engine_size(h.e) / 4096, seed * 17);
 		twork_run(&w, 30000);
@@ -140,8 +133,8 @@ static void test_paged_map(void **st)
 		assert_int_equal(twork_verify_all(&w, false), 0);
 		struct qs_engine_stats s;
 		qs_engine_get_stats(h.e, &s);
-		assert_int_equal(s.map_region_bytes, 2 * 25 * 4096);
-		assert_true(s.map_misses > 25);
+		assert_int_equal(s.map_region_bytes, 2 * 14 * 4096);
+		assert_true(s.map_misses > 14);
 		assert_true(s.map_page_reads > 0);
 		assert_true(s.map_hits > s.map_misses);
 		assert_true(s.map_peak_bytes <= s.map_dram_limit);

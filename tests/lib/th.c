@@ -21,6 +21,22 @@ int th_init(struct th *h, uint64_t fast_size, uint64_t qlc_size, uint64_t seed)
 	return 0;
 }
 
+int th_init_paged(struct th *h, uint64_t seed)
+{
+	/* superblocks, log, 14 map pages' two slots, the clean state's 25 */
+	int rc = th_init(h, (2 + 1024 + 28 + 25) * 4096ull, 360ull * 4 * 65536, seed);
+	if (rc)
+		return rc;
+	h->conf.placement = QS_PLACE_LOG;
+	h->conf.op_pct = 40;
+	h->conf.band_bytes = 4 * 65536;
+	h->conf.map_dram_limit = 64 << 10;
+	h->conf.iu_bytes = 4096; /* 64 KiB holds a 4 KiB IU's unit of pages, twice */
+	h->qlc.check_iu = 4096;
+	h->qlc.check_band = 4 * 65536;
+	return 0;
+}
+
 void th_fini(struct th *h)
 {
 	if (h->e)

@@ -19,6 +19,13 @@ struct th {
 
 /* Volumes of the given sizes; conf defaults scaled for tests. */
 int th_init(struct th *h, uint64_t fast_size, uint64_t qlc_size, uint64_t seed);
+/*
+ * Log placement with the map far larger than its DRAM, for the tests that
+ * sweep it: 360 bands of 256 KiB at op 40% (13,824 client blocks: 14 map
+ * pages), 4 KiB IUs, 64 KiB of map DRAM (12 page frames, 4 COW frames), a
+ * log of about 1024 blocks. 0 or -errno.
+ */
+int th_init_paged(struct th *h, uint64_t seed);
 void th_fini(struct th *h);
 /* Open (format or recover) and run until the open callback; returns its result. */
 int th_open(struct th *h, bool format);
