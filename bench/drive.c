@@ -1154,8 +1154,12 @@ static int drv_loop(struct drv_run *r)
 		}
 		int rc = drv_wait(r, next);
 		if (rc && !r->err) {
-			snprintf(r->errbuf, r->errlen, "job '%s': %s with %u clones busy", name,
-				 strerror(-rc), r->live);
+			/* -EIO: no event left while requests wait, the engine is
+			 * stuck: its state goes with the error, for the report. */
+			char dbg[2048];
+			qs_engine_debug_dump(r->e, dbg, sizeof(dbg));
+			snprintf(r->errbuf, r->errlen, "job '%s': %s with %u clones busy (engine: %s)",
+				 name, strerror(-rc), r->live, dbg);
 			return rc;
 		}
 		drv_progress(r);

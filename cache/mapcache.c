@@ -325,6 +325,22 @@ void mpc_dirty(struct qs_engine *e, uint64_t pg)
 	fr(p, f)->dirty = true;
 }
 
+void mpc_hold(struct qs_engine *e, uint64_t pg)
+{
+	struct plc *p = e->plc;
+	uint32_t f = p->mpc.pg_frame[pg];
+	if (!fr(p, f)->pins++)
+		lru_del(p, f);
+}
+
+void mpc_release(struct qs_engine *e, uint64_t pg)
+{
+	struct plc *p = e->plc;
+	uint32_t f = p->mpc.pg_frame[pg];
+	fr(p, f)->pins--;
+	mpc_settle(e, f);
+}
+
 void mpc_unpin(struct qs_engine *e, uint64_t pg)
 {
 	struct plc *p = e->plc;

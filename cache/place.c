@@ -448,22 +448,40 @@ int plc_read(struct qs_engine *e, struct req *r, uint64_t lba, uint64_t n, unsig
 /* Map pages [pg0, pg1] in DRAM: 1 all of them, 0 some are coming, -errno
  * one's read failed. Every missing one is asked for, so they come
  * together. */
+#define PAGES_HELD 64u /* pages pages_get holds at once; a longer range is rare */
+
 static int pages_get(struct qs_engine *e, uint64_t pg0, uint64_t pg1)
 {
+	bool held[PAGES_HELD];
 	int ready = 1;
-	for (uint64_t pg = pg0; pg <= pg1; pg++) {
+	uint64_t pg;
+	/* Each page found is held until the rest are looked up: with every
+	 * other frame dirty or pinned, the next one's read would evict it. */
+	for (pg = pg0; pg <= pg1; pg++) {
 		int rc = mpc_get(e, pg);
-		if (rc < 0)
-			return rc;
+		bool hold = rc > 0 && pg - pg0 < PAGES_HELD;
+		if (pg - pg0 < PAGES_HELD)
+			held[pg - pg0] = hold;
+		if (hold)
+			mpc_hold(e, pg);
+		if (rc < 0) {
+			ready = rc;
+			pg++;
+			break;
+		}
 		if (!rc)
 			ready = 0;
 	}
-	/* A read completing inside mpc_get (a synchronous volume) may have
-	 * let another waiter evict an earlier page: look again. */
-	for (uint64_t pg = pg0; ready && pg <= pg1; pg++) {
-		uint32_t f = e->plc->mpc.pg_frame[pg];
-		if (f == MPC_NONE || e->plc->mpc.fr[f].state != MPC_READY)
+	for (uint64_t q = pg0; q < pg && q - pg0 < PAGES_HELD; q++)
+		if (held[q - pg0])
+			mpc_release(e, q);
+	/* Past what could be held, a page may have gone meanwhile. */
+	for (uint64_t q = pg0 + PAGES_HELD; ready > 0 && q <= pg1; q++) {
+		uint32_t f = e->plc->mpc.pg_frame[q];
+		if (f == MPC_NONE || e->plc->mpc.fr[f].state != MPC_READY) {
+			e->plc->mpc.want = true;
 			ready = 0;
+		}
 	}
 	return ready;
 }

@@ -238,6 +238,10 @@ uint8_t *mpc_entries(struct plc *p, uint64_t pg);
  * written yet copies it first (0, or -EAGAIN when no COW frame is free). */
 int mpc_pin(struct qs_engine *e, uint64_t pg);
 void mpc_unpin(struct qs_engine *e, uint64_t pg);
+/* Keep resident page pg from eviction for a moment (while its neighbours
+ * are looked up), and let it go; no COW, no count against the pin cap. */
+void mpc_hold(struct qs_engine *e, uint64_t pg);
+void mpc_release(struct qs_engine *e, uint64_t pg);
 /* Resident page pg is about to change: off the LRU until written. */
 void mpc_dirty(struct qs_engine *e, uint64_t pg);
 /* A frame may have become evictable (clean, unpinned, no write in flight). */
