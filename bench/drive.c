@@ -1156,10 +1156,11 @@ static int drv_loop(struct drv_run *r)
 		if (rc && !r->err) {
 			/* -EIO: no event left while requests wait, the engine is
 			 * stuck: its state goes with the error, for the report. */
-			char dbg[2048];
+			static char dbg[65536];
 			qs_engine_debug_dump(r->e, dbg, sizeof(dbg));
-			snprintf(r->errbuf, r->errlen, "job '%s': %s with %u clones busy (engine: %s)",
-				 name, strerror(-rc), r->live, dbg);
+			fprintf(stderr, "engine state: %s\n", dbg);
+			snprintf(r->errbuf, r->errlen, "job '%s': %s with %u clones busy (engine state "
+				 "above)", name, strerror(-rc), r->live);
 			return rc;
 		}
 		drv_progress(r);

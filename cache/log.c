@@ -382,8 +382,7 @@ bool eng_log_append(struct qs_engine *e, struct req *r)
 				e->log_full = true;
 				return false;
 			}
-			uint64_t pn = r->px[r->px_done].n;
-			int pin = plc_rec_pin(e, rec, r->px[r->px_done].kind, r->px[r->px_done].lba, &pn);
+			int pin = plc_rec_pin(e, rec, r->px + r->px_done, r->px_n - r->px_done);
 			if (pin == -ENOSPC) {
 				rec_close(e);
 				continue;
@@ -446,7 +445,9 @@ bool eng_log_append(struct qs_engine *e, struct req *r)
 				n = UINT32_MAX & ~(uint64_t)(e->iu_blocks - 1);
 			if (kind == QS_EXT_TRIM) {
 				/* and a TRIM's map pages must fit in DRAM at once */
-				int pin = plc_rec_pin(e, rec, kind, lba, &n);
+				n = plc_trim_clip(e, lba, n);
+				struct plc_ext t = {.lba = lba, .n = (uint32_t)n, .kind = kind};
+				int pin = plc_rec_pin(e, rec, &t, 1);
 				if (pin == -ENOSPC) {
 					rec_close(e);
 					continue;

@@ -615,43 +615,64 @@ static bool rec_pinned(const struct rec *rec, uint64_t pg)
 	return false;
 }
 
-int plc_rec_pin(struct qs_engine *e, struct rec *rec, uint32_t kind, uint64_t lba,
-		uint64_t *n)
+uint64_t plc_trim_clip(const struct qs_engine *e, uint64_t lba, uint64_t n)
+{
+	const struct plc *p = e->plc;
+	uint64_t end = (lba / p->per_page + p->rec_pages / 2) * p->per_page;
+	return lba + n > end ? end - lba : n;
+}
+
+int plc_rec_pin(struct qs_engine *e, struct rec *rec, const struct plc_ext *x, uint32_t n)
 {
 	struct plc *p = e->plc;
-	uint64_t pg0 = lba / p->per_page;
-	if (kind == QS_EXT_TRIM) {
-		uint64_t end = (pg0 + p->rec_pages / 2) * p->per_page;
-		if (lba + *n > end)
-			*n = end - lba;
-	}
-	uint64_t pg1 = (lba + *n - 1) / p->per_page;
-	uint32_t need = 0;
-	for (uint64_t pg = pg0; pg <= pg1; pg++)
-		need += !rec_pinned(rec, pg);
-	/* Too many for this record: the caller closes it and opens the next
-	 * (an empty record always has room). Too many pinned in all: wait
-	 * for records to apply. */
-	if (rec->npins + need > p->rec_pages)
+	uint64_t pgs[PLC_REC_PAGES];
+	uint32_t np = 0;
+	/* the distinct pages the extents change, not pinned yet */
+	for (uint32_t i = 0; i < n; i++)
+		for (uint64_t pg = x[i].lba / p->per_page;
+		     pg <= (x[i].lba + x[i].n - 1) / p->per_page; pg++) {
+			bool have = rec_pinned(rec, pg);
+			for (uint32_t k = 0; k < np && !have; k++)
+				have = pgs[k] == pg;
+			if (!have && np < PLC_REC_PAGES)
+				pgs[np++] = pg;
+		}
+	if (!np)
+		return 1;
+	/* A unit's records are what the log's reserve counts: the whole unit
+	 * goes in one record, a new one if this one has no room for it. */
+	if (rec->npins + np > p->rec_pages)
 		return rec->npins ? -ENOSPC : -E2BIG;
-	if (p->mpc.pins + need > p->pin_cap) {
+	if (p->mpc.pins + np > p->pin_cap) {
 		p->mpc.want = true;
 		return 0;
 	}
-	int rc = pages_get(e, pg0, pg1);
-	if (rc <= 0)
-		return rc;
-	for (uint64_t pg = pg0; pg <= pg1; pg++) {
-		if (rec_pinned(rec, pg))
-			continue;
-		if (mpc_pin(e, pg)) {
-			/* No COW frame: the running flush frees them as it goes;
-			 * what was pinned stays with the record. */
-			return 0;
+	int ready = 1;
+	uint32_t k;
+	for (k = 0; k < np; k++) {
+		int rc = mpc_get(e, pgs[k]);
+		if (rc < 0) {
+			ready = rc;
+			break;
 		}
-		rec->pins[rec->npins++] = pg;
+		if (rc)
+			mpc_hold(e, pgs[k]);
+		else
+			ready = 0;
 	}
-	return 1;
+	for (uint32_t i = 0; ready > 0 && i < np; i++) {
+		if (mpc_pin(e, pgs[i])) {
+			ready = 0; /* no COW frame: what was pinned stays with the record */
+			break;
+		}
+		rec->pins[rec->npins++] = pgs[i];
+	}
+	for (uint32_t i = 0; i < k && i < np; i++) {
+		uint32_t f = p->mpc.pg_frame[pgs[i]];
+		if (f != MPC_NONE && p->mpc.fr[f].state == MPC_READY && p->mpc.fr[f].pins)
+			mpc_release(e, pgs[i]);
+	}
+	return ready;
 }
 
 void plc_rec_unpin(struct qs_engine *e, struct rec *rec)

@@ -262,13 +262,16 @@ bool plc_read_ready(struct qs_engine *e, struct req *r);
 /* Pages or frames came free: resume what waits for them. */
 void plc_pages_kick(struct qs_engine *e);
 /*
- * The log writer adds a MAP, MOVE (lba, n) or TRIM extent to record rec:
- * pin the map pages it changes. 1 pinned; 0 not now (the request waits in
- * the space queue, kicked when pages arrive); -errno: a page's read failed.
- * *n may be shortened (a TRIM longer than PLC_TRIM_PAGES pages).
+ * The log writer adds extents x[0..n) (a unit's MAP or MOVE extents still
+ * to log, or one TRIM) to record rec: pin the map pages they change, all
+ * in this record (a unit's records are what the log's reserve counts).
+ * 1 pinned; 0 not now (the request waits in the space queue, kicked when
+ * pages arrive); -ENOSPC: rec has no room for them, close it and try the
+ * next; -errno: a page's read failed.
  */
-int plc_rec_pin(struct qs_engine *e, struct rec *rec, uint32_t kind, uint64_t lba,
-		uint64_t *n);
+int plc_rec_pin(struct qs_engine *e, struct rec *rec, const struct plc_ext *x, uint32_t n);
+/* A TRIM of n blocks at lba, shortened to the map pages one record pins. */
+uint64_t plc_trim_clip(const struct qs_engine *e, uint64_t lba, uint64_t n);
 /* The record's extents applied or failed: its pages are unpinned. */
 void plc_rec_unpin(struct qs_engine *e, struct rec *rec);
 /* Recovery: the map pages record h changes, in DRAM? 1 yes; 0 wait (the

@@ -130,6 +130,7 @@ static void test_paged_map(void **st)
 		if (w.read_mismatch || w.inflight)
 			fprintf(stderr, "seed %llu: %s\n", (unsigned long long)seed, w.last_error);
 		assert_int_equal(w.read_mismatch, 0);
+		assert_int_equal(w.inflight, 0); /* nothing hangs waiting for a page */
 		assert_int_equal(twork_verify_all(&w, false), 0);
 		struct qs_engine_stats s;
 		qs_engine_get_stats(h.e, &s);
@@ -154,6 +155,7 @@ static void test_paged_map(void **st)
 			twork_run(&w, 3000);
 			twork_quiesce(&w);
 			assert_int_equal(w.read_mismatch, 0);
+			assert_int_equal(w.inflight, 0);
 		}
 		qs_engine_get_stats(h.e, &s);
 		assert_true(s.map_peak_bytes <= s.map_dram_limit);
@@ -161,6 +163,41 @@ static void test_paged_map(void **st)
 		twork_fini(&w);
 		th_fini(&h);
 	}
+}
+
+/*
+ * Units of blocks from many map pages: 4 KiB random writes over 48 map
+ * pages with 64 KiB IUs, a small log kept full, GC running. A record pins
+ * a unit's pages (up to 32): a unit's extents must go in one record, as
+ * the log's reserve counts, or records outgrow the reserve, the log fills
+ * with nothing left to free it, and GC and destage wait for ever.
+ */
+static void test_units_one_record(void **st)
+{
+	struct th h;
+	struct twork w;
+	assert_int_equal(th_init(&h, (2 + 512 + 96 + 60) * 4096ull, 1024ull * BAND, 9), 0);
+	h.conf.placement = QS_PLACE_LOG;
+	h.conf.op_pct = 25;
+	h.conf.band_bytes = BAND;
+	h.conf.policy.start_pct = 90;
+	h.conf.policy.urgent_pct = 98;
+	h.qlc.check_iu = IU;
+	h.qlc.check_band = BAND;
+	assert_int_equal(th_open(&h, true), 0);
+	twork_init(&w, &h, qs_engine_size(h.e) / 4096, 23);
+	twork_run(&w, 40000);
+	twork_quiesce(&w);
+	assert_int_equal(w.inflight, 0);
+	assert_int_equal(w.read_mismatch, 0);
+	struct qs_engine_stats s;
+	qs_engine_get_stats(h.e, &s);
+	assert_true(s.gc_victims > 0);
+	assert_true(s.throttled_writes > 0); /* the log was full */
+	assert_int_equal(twork_verify_all(&w, false), 0);
+	assert_int_equal(th_close(&h), 0);
+	twork_fini(&w);
+	th_fini(&h);
 }
 
 /* Bands free or open (room to write): a restart must not lose any. */
@@ -528,6 +565,7 @@ int main(void)
 		cmocka_unit_test(test_packing),
 		cmocka_unit_test(test_workload_gc),
 		cmocka_unit_test(test_paged_map),
+		cmocka_unit_test(test_units_one_record),
 		cmocka_unit_test(test_discard),
 		cmocka_unit_test(test_restarts),
 		cmocka_unit_test(test_clean_state),
