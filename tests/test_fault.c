@@ -69,7 +69,7 @@ static void run_fault(bool on_fast, bool persistent, uint64_t n, struct outcome 
 	assert_int_equal(th_open(&h, true), 0);
 	if (fault_log) {
 		twork_init(&w, &h, qs_engine_size(h.e) / 4096, 5);
-		twork_run(&w, fault_paged ? 150 : 300);
+		twork_run(&w, fault_paged ? 100 : 300);
 		twork_quiesce(&w);
 		assert_int_equal(w.read_mismatch, 0);
 	}
@@ -83,7 +83,7 @@ static void run_fault(bool on_fast, bool persistent, uint64_t n, struct outcome 
 	w.allow_failures = true;
 	/* paged: every write's destage and lookup reads or writes map pages,
 	 * so a shorter workload has as many I/Os to fail */
-	twork_run(&w, fault_paged ? OPS / 3 : OPS);
+	twork_run(&w, fault_paged ? OPS / 8 : OPS);
 	twork_quiesce(&w);
 	/*
 	 * The clients are done, but the engine's own I/O (destage, checkpoint)
