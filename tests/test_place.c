@@ -118,14 +118,14 @@ static void test_workload_gc(void **st)
  */
 static void test_paged_map(void **st)
 {
-	for (uint64_t seed = 1; seed <= 3; seed++) {
+	for (uint64_t seed = 1; seed <= 2; seed++) {
 		struct th h;
 		struct twork w;
 		assert_int_equal(th_init_paged(&h, seed), 0);
 		h.conf.policy.order = (enum qs_order)(seed % 3);
 		assert_int_equal(th_open(&h, true), 0);
 		twork_init(&w, &h, qs_engine_size(h.e) / 4096, seed * 17);
-		twork_run(&w, 30000);
+		twork_run(&w, 20000);
 		twork_quiesce(&w);
 		if (w.read_mismatch || w.inflight)
 			fprintf(stderr, "seed %llu: %s\n", (unsigned long long)seed, w.last_error);
@@ -186,7 +186,7 @@ static void test_units_one_record(void **st)
 	h.qlc.check_band = BAND;
 	assert_int_equal(th_open(&h, true), 0);
 	twork_init(&w, &h, qs_engine_size(h.e) / 4096, 23);
-	twork_run(&w, 40000);
+	twork_run(&w, 15000);
 	twork_quiesce(&w);
 	assert_int_equal(w.inflight, 0);
 	assert_int_equal(w.read_mismatch, 0);
