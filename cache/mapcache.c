@@ -108,7 +108,7 @@ int mpc_init(struct qs_engine *e)
 	m->nframes = (uint32_t)pages;
 	/* A quarter of the frames dirty asks for a checkpoint: the rest stay
 	 * for lookups. When the whole map fits, only a lack of frames does. */
-	p->dirty_hi = m->nframes >= p->map_pages ? m->nframes : m->nframes / 4;
+	p->dirty_hi = m->nframes >= p->map_pages ? UINT32_MAX : m->nframes / 4;
 	uint32_t n = m->nframes + m->ncow;
 	m->fr = eng_alloc(e, (size_t)n * sizeof(*m->fr), 64);
 	m->io = eng_alloc(e, (size_t)m->nframes * sizeof(*m->io), 64);
