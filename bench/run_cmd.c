@@ -91,12 +91,16 @@ static bool rc_has_log(const struct rc_opts *o)
  */
 static uint64_t rc_capacity(const struct rc_opts *o, const struct rc_world *w)
 {
-	if (w->rt)
-		return qs_rt_world_sizes(w->rt)->capacity;
-	uint64_t cap = qs_bench_world_sizes(w->sim)->capacity;
+	uint64_t cap = w->rt ? qs_rt_world_sizes(w->rt)->capacity
+			     : qs_bench_world_sizes(w->sim)->capacity;
 	if (rc_has_log(o)) {
+		/* in every mode: emu and dev runs took the whole QLC and the
+		 * engine refused their writes past the client size */
 		struct qs_engine_conf lc;
-		qs_bench_world_log_conf(w->sim, &lc);
+		if (w->rt)
+			qs_rt_world_log_conf(w->rt, &lc);
+		else
+			qs_bench_world_log_conf(w->sim, &lc);
 		cap = qs_engine_conf_client_size(&lc, cap);
 	}
 	return cap;
