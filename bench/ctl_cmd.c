@@ -15,16 +15,19 @@
 
 struct ctl_opts {
 	const char *config, *socket;
-	int format; /* 0 text, 1 json, 2 prometheus */
+	int format; /* 0 text, 1 json, 2 prometheus, 3 state */
 };
 
 static int ctl_usage(const char *cmd, FILE *f)
 {
 	if (!strcmp(cmd, "stats"))
-		fprintf(f, "usage: qlcshape stats (--config FILE | --socket PATH) [--json | --prometheus]\n"
+		fprintf(f, "usage: qlcshape stats (--config FILE | --socket PATH) [--json | --prometheus |\n"
+			   "       --state]\n"
 			   "  Statistics of a running qlcshaped: client I/O, cache fill, log space,\n"
 			   "  destage, whole-IU share, read-fill, errors. --json: one JSON object;\n"
-			   "  --prometheus: the Prometheus text format (node_exporter textfile ready).\n");
+			   "  --prometheus: the Prometheus text format (node_exporter textfile ready);\n"
+			   "  --state: the engine's internal state on one line (queues, waiters, log\n"
+			   "  positions; for a bug report when a drain or a request does not end).\n");
 	else if (!strcmp(cmd, "policy"))
 		fprintf(f, "usage: qlcshape policy set NAME [KEY=VALUE...] (--config FILE | --socket PATH)\n"
 			   "  Switch the destage policy of a running qlcshaped. NAME: fifo, sweep,\n"
@@ -46,6 +49,7 @@ static int ctl_parse(const char *cmd, int argc, char **argv, struct ctl_opts *o)
 		{"socket", required_argument, NULL, 'S'},
 		{"json", no_argument, NULL, 'j'},
 		{"prometheus", no_argument, NULL, 'P'},
+		{"state", no_argument, NULL, 's'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -63,17 +67,21 @@ static int ctl_parse(const char *cmd, int argc, char **argv, struct ctl_opts *o)
 			break;
 		case 'j':
 		case 'P':
+		case 's': {
+			const char *name = c == 'j' ? "json" : c == 'P' ? "prometheus" : "state";
 			if (strcmp(cmd, "stats")) {
 				fprintf(stderr, "qlcshape %s: --%s is an option of stats only\n", cmd,
-					c == 'j' ? "json" : "prometheus");
+					name);
 				return 2;
 			}
 			if (o->format) {
-				fprintf(stderr, "qlcshape stats: give --json or --prometheus, not both\n");
+				fprintf(stderr, "qlcshape stats: give one of --json, --prometheus and "
+						"--state\n");
 				return 2;
 			}
-			o->format = c == 'j' ? 1 : 2;
+			o->format = c == 'j' ? 1 : c == 'P' ? 2 : 3;
 			break;
+		}
 		case 'h':
 			return ctl_usage(cmd, stdout) ? 2 : 1;
 		default:
@@ -133,7 +141,7 @@ int qs_cmd_stats(int argc, char **argv)
 		return ret == 1 ? 0 : ret;
 	if (optind != argc)
 		return ctl_usage("stats", stderr);
-	static const char *const req[] = {"stats", "stats json", "stats prometheus"};
+	static const char *const req[] = {"stats", "stats json", "stats prometheus", "stats state"};
 	return ctl_send("stats", &o, req[o.format]);
 }
 

@@ -165,6 +165,8 @@ static void ctld_handle(struct ctld_conn *k, char *nl)
 		ret = c->ops->stats(c->ctx, QS_CTL_JSON, out, QS_CTL_MAX_REPLY);
 	} else if (!strcmp(line, "stats prometheus")) {
 		ret = c->ops->stats(c->ctx, QS_CTL_PROMETHEUS, out, QS_CTL_MAX_REPLY);
+	} else if (!strcmp(line, "stats state")) {
+		ret = c->ops->stats(c->ctx, QS_CTL_STATE, out, QS_CTL_MAX_REPLY);
 	} else if (!strncmp(line, "policy set ", 11)) {
 		ret = c->ops->policy(c->ctx, line + 11, out, QS_CTL_MAX_REPLY);
 	} else if (!strcmp(line, "drain")) {
@@ -178,7 +180,7 @@ static void ctld_handle(struct ctld_conn *k, char *nl)
 			ret = 0; /* answered at once */
 	} else {
 		snprintf(out, QS_CTL_MAX_REPLY,
-			 "unknown command '%.64s'; commands: stats [json|prometheus], policy set NAME "
+			 "unknown command '%.64s'; commands: stats [json|prometheus|state], policy set NAME "
 			 "[key=value...], drain",
 			 line);
 		ret = -EINVAL;

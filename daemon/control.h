@@ -21,6 +21,7 @@ enum qs_ctl_format {
 	QS_CTL_TEXT,	   /* "stats" */
 	QS_CTL_JSON,	   /* "stats json" */
 	QS_CTL_PROMETHEUS, /* "stats prometheus": text exposition format */
+	QS_CTL_STATE,	   /* "stats state": the engine's internal state (bug reports) */
 };
 
 struct qs_ctld_ops {

@@ -401,6 +401,17 @@ static int d_ctl_stats(void *ctx, enum qs_ctl_format fmt, char *out, size_t len)
 
 	if (d->ublk)
 		qs_ublk_get_stats(d->ublk, &u);
+	if (fmt == QS_CTL_STATE) {
+		/* what the engine holds and waits for: a drain or a request that
+		 * never ends is diagnosed from this line */
+		if (!d->eng) {
+			snprintf(out, len, "no engine: backend %s\n", d->bk.name);
+			return 0;
+		}
+		qs_engine_debug_dump(d->eng, out, len > 1 ? len - 1 : len);
+		strncat(out, "\n", len - strlen(out) - 1);
+		return 0;
+	}
 	memset(&e, 0, sizeof(e));
 	if (d->eng)
 		qs_engine_get_stats(d->eng, &e);

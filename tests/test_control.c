@@ -150,6 +150,9 @@ static void test_good_request(void **state)
 	int fd = client(f);
 	send_all(fd, "stats json\n", 11);
 	expect_reply(f, fd, "ok\nstats 1\n", 2000);
+	fd = client(f);
+	send_all(fd, "stats state\n", 12);
+	expect_reply(f, fd, "ok\nstats 3\n", 2000);
 }
 
 /* "stat" and EOF: the request was never answered. */
