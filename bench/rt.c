@@ -630,6 +630,11 @@ int qs_rt_run_group_fio(struct qs_rt_world *w, const struct qs_job *jobs, size_t
 			.op_pct = lc.op_pct,
 			.band_bytes = lc.band_bytes,
 			.map_dram_limit = lc.map_dram_limit,
+			/* Emu drives keep no data (timing only, as sim mode):
+			 * the engine must not check what it reads back, such
+			 * as map pages, or every page read is a bad magic and
+			 * destage retries for ever. Dev mode keeps data. */
+			.open_flags = w->conf.kind == QS_RT_EMU ? QS_OPEN_NO_DATA : 0,
 			.jobs = jobs,
 			.njobs = njobs,
 			.v = v,
