@@ -12,10 +12,13 @@ for t in "$dir"/test_*; do
 	case "$t" in *.o|*.d) continue ;; esac
 	name=$(basename "$t")
 	echo "== $name"
+	t0=$SECONDS
 	if timeout 1200 "$t"; then
 		pass=$((pass + 1))
+		echo "== $name: passed in $((SECONDS - t0)) s"
 	else
 		fail=$((fail + 1)); failed+=("$name")
+		echo "== $name: FAILED after $((SECONDS - t0)) s"
 	fi
 done
 [ ${#failed[@]} -gt 0 ] && echo "failed programs: ${failed[*]}"
