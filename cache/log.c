@@ -382,7 +382,7 @@ bool eng_log_append(struct qs_engine *e, struct req *r)
 				e->log_full = true;
 				return false;
 			}
-			int pin = plc_rec_pin(e, rec, r->px + r->px_done, r->px_n - r->px_done);
+			int pin = plc_rec_pin(e, r, rec, r->px + r->px_done, r->px_n - r->px_done);
 			if (pin == -ENOSPC) {
 				rec_close(e);
 				continue;
@@ -447,7 +447,7 @@ bool eng_log_append(struct qs_engine *e, struct req *r)
 				/* and a TRIM's map pages must fit in DRAM at once */
 				n = plc_trim_clip(e, lba, n);
 				struct plc_ext t = {.lba = lba, .n = (uint32_t)n, .kind = kind};
-				int pin = plc_rec_pin(e, rec, &t, 1);
+				int pin = plc_rec_pin(e, r, rec, &t, 1);
 				if (pin == -ENOSPC) {
 					rec_close(e);
 					continue;
@@ -731,6 +731,7 @@ void eng_space_kick(struct qs_engine *e)
 		}
 		*pp = r->next;
 		r->waiting = false;
+		plc_acq_drop(e, r); /* failed, or its pages pinned already */
 		eng_req_part_done(e, r, e->failed ? -EIO : 0); /* the "waiting" part */
 	}
 	e->space_tail = last;

@@ -242,26 +242,37 @@ static void page_blank(struct plc *p, uint32_t f, uint64_t pg)
 	memset(b->entries, 0xff, (size_t)b->nentries * p->width);
 }
 
+int mpc_peek(struct qs_engine *e, uint64_t pg)
+{
+	struct plc *p = e->plc;
+	struct mpc *m = &p->mpc;
+	uint32_t f = m->pg_frame[pg];
+	if (f == MPC_NONE) {
+		m->want = true;
+		return 0;
+	}
+	struct mpc_frame *x = fr(p, f);
+	if (x->state == MPC_ERROR)
+		return x->err;
+	if (x->state == MPC_LOADING) {
+		m->want = true;
+		return 0;
+	}
+	m->hits++;
+	if (x->in_lru && m->lru_head != f) {
+		lru_del(p, f);
+		lru_add(p, f);
+	}
+	return 1;
+}
+
 int mpc_get(struct qs_engine *e, uint64_t pg)
 {
 	struct plc *p = e->plc;
 	struct mpc *m = &p->mpc;
 	uint32_t f = m->pg_frame[pg];
-	if (f != MPC_NONE) {
-		struct mpc_frame *x = fr(p, f);
-		if (x->state == MPC_ERROR)
-			return x->err;
-		if (x->state == MPC_LOADING) {
-			m->want = true;
-			return 0;
-		}
-		m->hits++;
-		if (x->in_lru && m->lru_head != f) {
-			lru_del(p, f);
-			lru_add(p, f);
-		}
-		return 1;
-	}
+	if (f != MPC_NONE)
+		return mpc_peek(e, pg);
 	if ((f = frame_take(p)) == MPC_NONE) {
 		/* Every frame is dirty or in use: a checkpoint makes the dirty
 		 * ones clean (plc_map_pressed). */

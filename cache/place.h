@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "qlcshape/engine.h"
 #include "qlcshape/format.h"
 #include "qlcshape/vol.h"
 
@@ -161,6 +162,11 @@ struct plc {
 	bool scan_waits;	/* recovery's scan waits for map pages */
 	bool kicking, kick_again; /* plc_pages_kick running; called again meanwhile */
 	uint32_t pin_cap;	/* pages pinned at once: the COW frames */
+	/* The one request that may read pages for a record and keep them
+	 * while it waits (plc_rec_pin says why only one). */
+	struct req *acq;
+	uint32_t acq_n, acq_need; /* pages it holds; pages its record needs */
+	uint64_t acq_pgs[PLC_REC_PAGES];
 	uint32_t rec_pages;	/* pages one record may pin: a unit's extents' (a TRIM: half) */
 	struct band *bands;
 	uint64_t *freeq;	/* ring of free bands, oldest freed first */
@@ -231,6 +237,9 @@ void mpc_fini(struct qs_engine *e);
  * failed (the caller fails what needed it; the next call reads again).
  */
 int mpc_get(struct qs_engine *e, uint64_t pg);
+/* As mpc_get, but never reads or evicts: 1 resident and read, 0 not (the
+ * caller waits and is kicked), -errno its read failed. */
+int mpc_peek(struct qs_engine *e, uint64_t pg);
 /* The entries of map page pg, which mpc_get found in DRAM. */
 uint8_t *mpc_entries(struct plc *p, uint64_t pg);
 /* Pin a resident page for a record that will change it, or unpin it. A
@@ -265,11 +274,15 @@ void plc_pages_kick(struct qs_engine *e);
  * The log writer adds extents x[0..n) (a unit's MAP or MOVE extents still
  * to log, or one TRIM) to record rec: pin the map pages they change, all
  * in this record (a unit's records are what the log's reserve counts).
- * 1 pinned; 0 not now (the request waits in the space queue, kicked when
+ * 1 pinned; 0 not now (the request r waits in the space queue, kicked when
  * pages arrive); -ENOSPC: rec has no room for them, close it and try the
  * next; -errno: a page's read failed.
  */
-int plc_rec_pin(struct qs_engine *e, struct rec *rec, const struct plc_ext *x, uint32_t n);
+int plc_rec_pin(struct qs_engine *e, struct req *r, struct rec *rec, const struct plc_ext *x,
+		uint32_t n);
+/* r leaves the space queue (done or failed): the pages it held for a
+ * record go back. Any time; nothing if r held none. */
+void plc_acq_drop(struct qs_engine *e, struct req *r);
 /* A TRIM of n blocks at lba, shortened to the map pages one record pins. */
 uint64_t plc_trim_clip(const struct qs_engine *e, uint64_t lba, uint64_t n);
 /* The record's extents applied or failed: its pages are unpinned. */
