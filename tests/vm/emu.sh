@@ -30,7 +30,7 @@ emu_drive_line() { # mode -> prints and sets $emu_line
 
 # Drain, then from qlcshape stats: the QLC got writes, all of them whole IUs.
 emu_whole_ius() { # mode second-stats-line-to-print
-	qs_emu drain >/tmp/drain-emu.txt || { cat /tmp/drain-emu.txt; fail "qlcshape drain ($1)"; }
+	drain_bounded "$1" "$emu_conf"
 	qs_emu stats >/tmp/stats-emu.txt || fail "qlcshape stats ($1)"
 	sed -n "s/^qlc  */qs-vm: emu $1 stats: qlc /p; s/^$2  */qs-vm: emu $1 stats: $2 /p" \
 		/tmp/stats-emu.txt
@@ -140,7 +140,7 @@ dd if=/dev/zero of=/tmp/emu-fast.img bs=1M count=0 seek=64 2>/dev/null
 start_daemon "emulated QLC, log placement, paged map, format" $emu_conf --format
 step "fio 4k randwrite over the whole device, 24 MiB, verify as it writes"
 paged_fio write
-qs_emu drain >/tmp/drain-emu.txt || { cat /tmp/drain-emu.txt; fail "qlcshape drain (paged map)"; }
+drain_bounded "paged map" "$emu_conf"
 qs_emu stats >/tmp/stats-emu.txt || fail "qlcshape stats (paged map)"
 sed -n 's/^map pages  */qs-vm: emu paged stats: map pages /p' /tmp/stats-emu.txt
 mline=$(grep "^map pages " /tmp/stats-emu.txt)

@@ -9,30 +9,6 @@
 # exits non-zero on the first failure.
 . /qs/common.sh
 
-stop_daemon() { # what
-	step "stop qlcshaped ($1, SIGTERM)"
-	kill -TERM $pid
-	i=0
-	while kill -0 $pid 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -gt 600 ] && fail "qlcshaped did not exit within 60 s of SIGTERM"
-		sleep 0.1
-	done
-	wait $pid
-	rc=$?
-	sed 's/^/qs-vm: daemon: /' /tmp/qlcshaped.log | tail -6
-	[ $rc -eq 0 ] || fail "qlcshaped exit status $rc"
-	[ ! -e /dev/ublkb0 ] || fail "/dev/ublkb0 still exists after stop"
-	[ ! -e /dev/ublkc0 ] || fail "/dev/ublkc0 still exists after stop"
-}
-
-start_daemon() { # what config [--format]
-	step "start qlcshaped ($1)"
-	config=$2
-	shift 2
-	run_daemon "$config" "$@"
-}
-
 check_discard() { # what
 	step "discard reads back zeroes ($1)"
 	dd if=/dev/urandom of=/tmp/pat bs=64k count=4 2>/dev/null
