@@ -420,6 +420,35 @@ static void test_prog_passes(void **state)
 	assert_true(two < 0.9 * one);
 }
 
+/*
+ * The power budget caps the programs at once, whatever the dies: 8 dies
+ * with power for 3 programs write at 3 dies' rate, and without the keys at
+ * 8 dies' (the channels, 4 x 800 MB/s, are not the limit).
+ */
+static void test_power_cap(void **state)
+{
+	(void)state;
+	struct qs_profile p = small_qlc();
+	double rate[2];
+	for (int k = 0; k < 2; k++) {
+		if (k) {
+			p.power_w = 10;
+			p.power_idle_w = 9;
+			p.prog_mw = 1000.0 / 3;
+		}
+		struct qs_model *m = qs_model_new(&p, 0);
+		assert_non_null(m);
+		uint64_t bytes = 128 * MIB;
+		uint64_t end = qs_model_fill_seq(m, 0, 0, bytes);
+		rate[k] = (double)bytes / (double)end; /* bytes per ns */
+		assert_int_equal(qs_model_check(m), 0);
+		qs_model_free(m);
+	}
+	double unit_per_ns = 4.0 * 64 * KIB / (double)p.t_prog_ns;
+	assert_true(fabs(rate[0] / (8 * unit_per_ns) - 1) < 0.05);
+	assert_true(fabs(rate[1] / (3 * unit_per_ns) - 1) < 0.05);
+}
+
 static void test_scm_no_iu_penalty(void **state)
 {
 	(void)state;
@@ -476,6 +505,22 @@ static void test_profile_loader(void **state)
 	assert_non_null(strstr(err, "op_pct"));
 	assert_non_null(strstr(err, "'900'"));
 	assert_non_null(strstr(err, "0..200"));
+
+	/* The power keys go together, and leave power for one program. */
+	snprintf(buf, sizeof(buf), "%s%s", good_ini, "power_w = 25\nprog_mw = 125\n");
+	ttmp_write(path, buf);
+	assert_int_equal(qs_profile_load(path, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "power_idle_w is missing"));
+	snprintf(buf, sizeof(buf), "%s%s", good_ini,
+		 "power_w = 25\npower_idle_w = 24.95\nprog_mw = 125\n");
+	ttmp_write(path, buf);
+	assert_int_equal(qs_profile_load(path, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "[drive] power_idle_w = '24.95': leaves no power"));
+	snprintf(buf, sizeof(buf), "%s%s", good_ini,
+		 "power_w = 25\npower_idle_w = 5\nprog_mw = 125\n");
+	ttmp_write(path, buf);
+	assert_int_equal(qs_profile_load(path, &p, err, sizeof(err)), 0);
+	assert_true(p.power_w == 25 && p.power_idle_w == 5 && p.prog_mw == 125);
 
 	/* Not a number. */
 	subst(buf, sizeof(buf), good_ini, "channels = 2", "channels = x");
@@ -856,6 +901,7 @@ int main(void)
 		cmocka_unit_test(test_regions_span),
 		cmocka_unit_test(test_unit_major_layout),
 		cmocka_unit_test(test_prog_passes),
+		cmocka_unit_test(test_power_cap),
 		cmocka_unit_test(test_scm_no_iu_penalty),
 		cmocka_unit_test(test_profile_loader),
 		cmocka_unit_test(test_profile_hostile),
