@@ -762,8 +762,29 @@ static int cal_pass(struct qs_model *m, const struct cal_method *mm, const struc
  * other rated test's rating is predicted as that budget over its own
  * amplification (a point each, unit PBW).
  */
-static void cal_endurance(const struct cal_method *mm, const struct cal_test *tests, int ntests,
-			  const struct cal_sums *sm, struct cal_point *pts, int *npts)
+/*
+ * The bench's wear figures take the profile's endurance_pbw times its
+ * endurance_prog_amp as the budget: where the profile's rating is this
+ * test's, say whether that amplification is the model's.
+ */
+static void cal_check_profile_amp(const struct qs_profile *p, const struct cal_test *t,
+				  double amp)
+{
+	double given = p->endurance_prog_amp > 0 ? p->endurance_prog_amp : 1;
+	if (p->endurance_pbw != t->pbw || !(amp > 0))
+		return;
+	if (fabs(given / amp - 1) > 0.02)
+		cal_note("endurance: the profile's endurance_prog_amp %.3f is not the model's "
+			 "%.3f under its rating's pattern (%s): set endurance_prog_amp = %.2f",
+			 given, amp, t->name, amp);
+	else
+		cal_note("endurance: the profile's endurance_prog_amp %.3f is the model's (%.3f)",
+			 given, amp);
+}
+
+static void cal_endurance(const struct qs_profile *p, const struct cal_method *mm,
+			  const struct cal_test *tests, int ntests, const struct cal_sums *sm,
+			  struct cal_point *pts, int *npts)
 {
 	double budget = 0;
 	for (int i = 0; i < ntests; i++) {
@@ -774,6 +795,7 @@ static void cal_endurance(const struct cal_method *mm, const struct cal_test *te
 			cal_note("endurance: %s: NAND budget %.5g PB = %.5g PBW of %s (published) x "
 				 "%.3f NAND bytes per byte written (model)", mm->name, budget, t->pbw,
 				 t->name, amp);
+			cal_check_profile_amp(p, t, amp);
 		}
 	}
 	for (int i = 0; i < ntests && budget > 0; i++) {
@@ -788,9 +810,9 @@ static void cal_endurance(const struct cal_method *mm, const struct cal_test *te
 }
 
 /* The points of method mm from its sums (means over the repeats). */
-static void cal_method_points(const struct cal_method *mm, const struct cal_test *tests,
-			      int ntests, const struct cal_sums *sm, struct cal_point *pts,
-			      int *npts, int verbose)
+static void cal_method_points(const struct qs_profile *p, const struct cal_method *mm,
+			      const struct cal_test *tests, int ntests, const struct cal_sums *sm,
+			      struct cal_point *pts, int *npts, int verbose)
 {
 	for (int i = 0; i < ntests; i++) {
 		const struct cal_test *t = &tests[i];
@@ -813,7 +835,7 @@ static void cal_method_points(const struct cal_method *mm, const struct cal_test
 			       mm->name, t->name, sm->qd[i], mm->repeat, r.iops, sm->lo[i],
 			       sm->hi[i], r.mean_lat_us);
 	}
-	cal_endurance(mm, tests, ntests, sm, pts, npts);
+	cal_endurance(p, mm, tests, ntests, sm, pts, npts);
 }
 
 static int run_method(const struct qs_profile *p, uint64_t scaled, const struct cal_method *mm,
@@ -858,7 +880,7 @@ static int run_method(const struct qs_profile *p, uint64_t scaled, const struct 
 			qs_model_free(m);
 	}
 	if (!rc)
-		cal_method_points(mm, tests, ntests, sm, pts, npts, verbose);
+		cal_method_points(p, mm, tests, ntests, sm, pts, npts, verbose);
 	free(sm);
 	qs_model_free(base);
 	return rc;

@@ -177,7 +177,7 @@ struct qs_report_qlc_in {
 	uint64_t drive_prog_bytes;    /* bytes it programmed for them (whole IUs) */
 	uint64_t drive_nand_prog_bytes; /* bytes its NAND programmed (host and GC) */
 	uint64_t elapsed_ns;	      /* measured time */
-	double rating_bytes;	      /* endurance rating, bytes (64K random) */
+	double rating_bytes;	      /* endurance rating, bytes (the profile's pattern) */
 	uint64_t rated_capacity;      /* capacity the rating is for */
 	uint64_t capacity;	      /* capacity of the modelled drive */
 	double rating_prog_amp;	      /* NAND bytes per byte under the rating's
@@ -188,9 +188,12 @@ struct qs_report_qlc_in {
  * Fill q from in with the formulas of docs/BENCH-OUTPUT.md:
  * waf_host = qlc_write_bytes / client_write_bytes, waf_iu =
  * drive_prog_bytes / drive_write_bytes, life_years from
- * qs_report_life_years() at qlc_write_bytes / elapsed. A ratio whose
- * denominator is 0 is NAN (printed as null / empty), and so is the life
- * when waf_iu is unknown (no drive model, e.g. dev mode).
+ * qs_report_life_years() of the NAND budget (rating_bytes x
+ * rating_prog_amp) at qlc_write_bytes / elapsed, amplified by the drive's
+ * drive_nand_prog_bytes / drive_write_bytes (IU effect and GC). A ratio
+ * whose denominator is 0 is NAN (printed as null / empty), and so is the
+ * life when the drive's amplification is unknown (no drive model, e.g.
+ * dev mode).
  */
 void qs_report_qlc_fill(struct qs_report_qlc *q, const struct qs_report_qlc_in *in);
 

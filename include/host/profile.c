@@ -201,7 +201,9 @@ static int bad(char *err, size_t errlen, const char *path, const char *key,
 /*
  * The endurance keys go together: a rating means nothing without the
  * pattern it was measured with. The pattern's blocks must be whole IUs:
- * the bench charges IU amplification on top of the rating (docs/MODEL.md).
+ * the rating is then a number of bytes programmed once each (times the
+ * pattern's GC: endurance_prog_amp), and the bench charges a run's own
+ * amplification, IU effect and GC, on top of it (docs/MODEL.md).
  */
 static int check_endurance(const struct qs_profile *p, const char *path, char *err,
 			   size_t errlen)
@@ -231,7 +233,7 @@ static int check_endurance(const struct qs_profile *p, const char *path, char *e
 		snprintf(v, sizeof(v), "%u", p->endurance_bs_bytes / 1024);
 		snprintf(why, sizeof(why),
 			 "must be a whole number of IUs (iu_kib = %u) in 4..1024: the "
-			 "life figure charges IU amplification on top of the rating",
+			 "life figures charge the drive's IU amplification on top of the rating",
 			 p->iu_bytes / 1024);
 		return bad(err, errlen, path, "endurance_bs_kib", v, why);
 	}
