@@ -805,7 +805,12 @@ static void cal_endurance(const struct qs_profile *p, const struct cal_method *m
 		char nm[96];
 		double amp = sm->amp[i] / mm->repeat;
 		snprintf(nm, sizeof(nm), "endurance, %.40s (x %.2f)", t->name, amp);
+		int n0 = *npts;
 		add_point(pts, npts, mm, nm, "PBW", t->pbw, budget / amp);
+		/* a prediction from the model's own GC: a goal point whatever its
+		 * method's spec rows are */
+		if (*npts > n0)
+			pts[n0].goal = 1;
 	}
 }
 
