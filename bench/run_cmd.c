@@ -199,9 +199,9 @@ static int rc_usage(FILE *f, enum rc_kind kind)
 		"  --runtime T        every job's runtime (and time_based=1), e.g. 10s, 500ms\n"
 		"  --ramp-time T      every job's ramp_time\n"
 		"  --workers N        sim: runs at once, each in a worker process (default: the\n"
-		"                     CPUs, %u here, but at most one for every two runs;\n"
-		"                     1 = one after another in this process); the figures\n"
-		"                     do not depend on it\n"
+		"                     CPUs, %u here, but at most one a variant, or with\n"
+		"                     --fresh-drive one for every two runs; 1 = one after\n"
+		"                     another in this process); the figures do not depend on it\n"
 		"  --json F, --csv F, --svg F   also write the runs as JSON, CSV, SVG\n"
 		"  --output-format L  fio's: normal (the table, default), json (fio's JSON\n"
 		"                     layout: one fio job per job and variant), or both,\n"
@@ -688,9 +688,11 @@ static void rc_describe(const struct rc_opts *o, const struct rc_world *rw,
 		fprintf(f, "life: endurance rating %.4g PBW (--rating-pbw), taken as whole-IU "
 			   "writes\n", rating / 1e15);
 	else if (rating > 0)
-		fprintf(f, "life: endurance rating %.4g PBW for %u KiB %s (profile)\n",
-			rating / 1e15, p->endurance_bs_bytes / 1024,
-			qs_profile_endurance_rw_name(p->endurance_rw));
+		fprintf(f, "life: endurance rating %.5g PBW for %u KiB %s x %.3g NAND bytes per "
+			   "byte under it (profile): the NAND budget, over each run's own "
+			   "amplification\n", rating / 1e15, p->endurance_bs_bytes / 1024,
+			qs_profile_endurance_rw_name(p->endurance_rw),
+			p->endurance_prog_amp > 0 ? p->endurance_prog_amp : 1);
 	else
 		fprintf(f, "life: no endurance rating in the profile (endurance_pbw) or "
 			   "--rating-pbw: not projected\n");
@@ -1146,8 +1148,11 @@ static unsigned rc_workers(const struct rc_opts *o, size_t nruns)
 	if (o->workers)
 		return o->workers;
 	unsigned w = qs_par_default_workers();
-	if (nruns / 2 < w)
-		w = nruns / 2 ? (unsigned)(nruns / 2) : 1;
+	/* a carrying run is a variant's whole file: long enough to pay for a
+	 * worker's cold start, so one worker each (up to the CPUs) */
+	size_t most = rc_carries(o) ? nruns : nruns / 2;
+	if (most < w)
+		w = most ? (unsigned)most : 1;
 	return w;
 }
 
