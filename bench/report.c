@@ -85,17 +85,17 @@ void qs_report_dir_fill(struct qs_report_dir *d, const struct qs_hist *lat,
 	}
 }
 
-double qs_report_life_years(double rating_bytes, uint64_t rated_capacity,
+double qs_report_life_years(double budget_bytes, uint64_t rated_capacity,
 			    uint64_t capacity, double qlc_write_bytes_per_s,
-			    double waf_iu)
+			    double prog_amp)
 {
-	if (!(rating_bytes > 0) || !rated_capacity || !capacity || !(waf_iu > 0) ||
+	if (!(budget_bytes > 0) || !rated_capacity || !capacity || !(prog_amp > 0) ||
 	    !(qlc_write_bytes_per_s >= 0))
 		return NAN;
 	if (qlc_write_bytes_per_s == 0)
 		return INFINITY;
-	double budget = rating_bytes * ((double)capacity / (double)rated_capacity);
-	return budget / (qlc_write_bytes_per_s * waf_iu * SECONDS_PER_YEAR);
+	double budget = budget_bytes * ((double)capacity / (double)rated_capacity);
+	return budget / (qlc_write_bytes_per_s * prog_amp * SECONDS_PER_YEAR);
 }
 
 void qs_report_qlc_fill(struct qs_report_qlc *q, const struct qs_report_qlc_in *in)
