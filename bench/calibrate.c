@@ -83,6 +83,7 @@ struct cal_result {
 	uint64_t total_ios;    /* every I/O simulated, ramp included */
 	uint64_t ios;
 	double point_iops[1 + CURVE_POINTS]; /* report = curve: the maximum, then each point */
+	double point_lat_us[1 + CURVE_POINTS]; /* and each one's mean latency */
 	int best;	/* report = curve: the point reported (the best, as vdbench's peak) */
 	double prog_amp; /* NAND bytes programmed per byte written over the run's
 			    second half (NAN when it wrote nothing) */
@@ -270,6 +271,8 @@ static void cal_curve_best(const struct loop *l, struct cal_result *r)
 	r->best = 0;
 	for (int k = 0; k <= CURVE_POINTS; k++) {
 		r->point_iops[k] = (double)l->pt_ios[k] / pwin;
+		r->point_lat_us[k] = l->pt_ios[k] ? (double)l->pt_lat[k] / (double)l->pt_ios[k] / 1e3
+						  : 0;
 		if (r->point_iops[k] > r->point_iops[r->best])
 			r->best = k;
 	}
@@ -715,6 +718,10 @@ static void cal_print_run(const struct cal_method *mm, const struct cal_test *t,
 		for (int k = 0; k <= CURVE_POINTS; k++)
 			printf(" %.0f", r->point_iops[k]);
 		printf(" (best: %s)\n", r->best ? "a paced point" : "the maximum");
+		printf("    latency (us) at each:");
+		for (int k = 0; k <= CURVE_POINTS; k++)
+			printf(" %.0f", r->point_lat_us[k]);
+		printf("\n");
 	}
 	printf("    IOPS by tenth of the run:");
 	for (int k = 0; k < 10; k++)
