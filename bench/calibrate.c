@@ -20,6 +20,7 @@
 #include <getopt.h>
 #include <iniparser.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,11 @@ struct cal_test {
 	uint32_t qd;
 	double iops, mbps, gbps, lat_us; /* published; 0 when not given */
 	int order;
+	double run_s; /* its own run length, real-drive seconds (0: the method's) */
+	/* endurance rating of this test's workload, PB written (0: none); budget:
+	 * this rating defines the NAND budget, the others are predicted from it */
+	double pbw;
+	int budget;
 };
 
 struct cal_method {
@@ -54,6 +60,10 @@ struct cal_method {
 	int fill;     /* precondition: 0 none, 1 sequential fill, 2 random-order fill */
 	int repeat;   /* runs of the method with other workload seeds; points are means */
 	int goal;      /* 1: its points count for the calibration goal (review tables) */
+	int randmap;   /* random offsets: 0 uniform (vdbench, fio norandommap), 1 each
+			  block once per pass (fio's default random map) */
+	double mb;     /* bytes in the method's "MB" (1e6, or 2^20 for a review whose
+			  MB/s are IOPS x KiB / 1024); its GB is 1000 or 1024 of them */
 };
 
 struct cal_point {
@@ -73,6 +83,10 @@ struct cal_result {
 	uint64_t total_ios;    /* every I/O simulated, ramp included */
 	uint64_t ios;
 	double point_iops[1 + CURVE_POINTS]; /* report = curve: the maximum, then each point */
+	double point_lat_us[1 + CURVE_POINTS]; /* and each one's mean latency */
+	int best;	/* report = curve: the point reported (the best, as vdbench's peak) */
+	double prog_amp; /* NAND bytes programmed per byte written over the run's
+			    second half (NAN when it wrote nothing) */
 };
 
 /* ---- closed-loop runner on the simulation ---- */
@@ -80,6 +94,15 @@ struct cal_result {
 struct loop {
 	struct qs_sim *sim;
 	struct qs_vol *vol;
+	struct qs_model *m;
+	/* the model's counters at the run's half time (the wear window's start) */
+	struct qs_model_counters c_half;
+	uint64_t t_half;
+	int half_taken;
+	/* fio's random map: pass position pm_x of pm_size (a power of two at
+	 * least the span's blocks), pass key pm_c (loop_map_next) */
+	int randmap;
+	uint64_t pm_x, pm_c, pm_size;
 	uint64_t span_off, span_len, bs;
 	int write, seq;
 	uint64_t seq_next;
@@ -173,15 +196,56 @@ static void loop_done(void *arg, int result)
 		loop_next(sl, now);
 }
 
+/*
+ * A bijection of [0, 2^k) keyed by key: multiplications by odd numbers,
+ * xor-shifts to the right and an addition, each invertible mod 2^k.
+ */
+static uint64_t loop_map_mix(uint64_t x, uint64_t key, uint64_t mask, unsigned half)
+{
+	x = (x * 0x9e3779b97f4a7c15ull + key) & mask;
+	x ^= x >> half;
+	x = (x * 0xbf58476d1ce4e5b9ull) & mask;
+	x ^= x >> (half + 1);
+	return (x * 0x94d049bb133111ebull + (key >> 32)) & mask;
+}
+
+/*
+ * Next block of fio's random map: a counter through [0, 2^k) mapped by a
+ * bijection, values past the span's blocks skipped, so every block comes
+ * once per pass; each pass draws a new key (fio's map is cleared and drawn
+ * anew), so a pass does not overwrite in the order the last one wrote.
+ */
+static uint64_t loop_map_next(struct loop *l, uint64_t nblocks)
+{
+	unsigned half = 1;
+	while ((1ull << (2 * half)) < l->pm_size)
+		half++;
+	for (;;) {
+		if (l->pm_x == l->pm_size) {
+			l->pm_x = 0;
+			l->pm_c = qs_splitmix64(&l->rng);
+		}
+		uint64_t v = loop_map_mix(l->pm_x++, l->pm_c, l->pm_size - 1, half);
+		if (v < nblocks)
+			return v;
+	}
+}
+
 static void loop_issue(struct loop_slot *sl)
 {
 	struct loop *l = sl->l;
 	uint64_t off;
+	if (!l->half_taken && qs_sim_now(l->sim) >= l->t_half) {
+		qs_model_get_counters(l->m, &l->c_half);
+		l->half_taken = 1;
+	}
 	if (l->seq) {
 		if (l->seq_next + l->bs > l->span_len)
 			l->seq_next = 0;
 		off = l->seq_next;
 		l->seq_next += l->bs;
+	} else if (l->randmap) {
+		off = loop_map_next(l, l->span_len / l->bs) * l->bs;
 	} else {
 		off = (qs_splitmix64(&l->rng) % (l->span_len / l->bs)) * l->bs;
 	}
@@ -196,13 +260,35 @@ static void loop_issue(struct loop_slot *sl)
 }
 
 /*
- * Run one test on model m from its idle time for dur_ns of virtual time with
- * qd requests in flight; the first half is ramp, the second is measured.
+ * Each point's rate of a curve, and which is best (for -v). The figure is
+ * the maximum's: the published latencies at the peak are those of a full
+ * queue by Little's law (4K random read 510, 64K sequential write 65
+ * outstanding), which a paced point that keeps up does not have.
  */
-static int cal_run(struct qs_model *m, const struct cal_test *t, uint64_t span_off,
-		   uint64_t span_len, uint64_t dur_ns, uint32_t qd, uint64_t seed, int peak,
+static void cal_curve_best(const struct loop *l, struct cal_result *r)
+{
+	double pwin = (double)(l->first_ns - l->first_ns / 10) / 1e9;
+	r->best = 0;
+	for (int k = 0; k <= CURVE_POINTS; k++) {
+		r->point_iops[k] = (double)l->pt_ios[k] / pwin;
+		r->point_lat_us[k] = l->pt_ios[k] ? (double)l->pt_lat[k] / (double)l->pt_ios[k] / 1e3
+						  : 0;
+		if (r->point_iops[k] > r->point_iops[r->best])
+			r->best = k;
+	}
+}
+
+/*
+ * Run test t of method mm on model m from its idle time for dur_ns of
+ * virtual time with qd requests in flight on [0, span_len): the first tenth
+ * is ramp, the rest measured (or as mm's report says; a curve's points
+ * are first_ns each). Reads of a curve method run its maximum only.
+ */
+static int cal_run(struct qs_model *m, const struct cal_test *t, const struct cal_method *mm,
+		   uint64_t span_len, uint64_t dur_ns, uint32_t qd, uint64_t seed,
 		   uint64_t first_ns, struct cal_result *r)
 {
+	int peak = !t->write && mm->peak == 3 ? 2 : mm->peak;
 	struct qs_sim *sim = qs_sim_new();
 	if (!sim)
 		return -ENOMEM;
@@ -219,12 +305,17 @@ static int cal_run(struct qs_model *m, const struct cal_test *t, uint64_t span_o
 	qs_sim_run_until(sim, t0);
 	l.sim = sim;
 	l.vol = qs_sim_vol_vol(sv);
-	l.span_off = span_off;
+	l.m = m;
+	l.span_off = 0;
 	l.span_len = span_len - span_len % t->bs;
 	l.bs = t->bs;
 	l.write = t->write;
 	l.seq = t->seq;
 	l.rng = seed;
+	l.randmap = mm->randmap;
+	for (l.pm_size = 1; l.pm_size < l.span_len / l.bs; l.pm_size <<= 1)
+		;
+	l.pm_x = l.pm_size; /* a new pass (and key) at the first draw */
 	l.t0 = t0;
 	l.t_meas = t0 + dur_ns / 10;
 	l.t_end = t0 + dur_ns;
@@ -244,6 +335,7 @@ static int cal_run(struct qs_model *m, const struct cal_test *t, uint64_t span_o
 		l.t_end = t0 + (1 + CURVE_POINTS) * first_ns;
 		dur_ns = l.t_end - t0;
 	}
+	l.t_half = t0 + dur_ns / 2;
 	static char dummy[1];
 	l.iov.iov_base = dummy;
 	for (uint32_t i = 0; i < qd; i++) {
@@ -251,6 +343,12 @@ static int cal_run(struct qs_model *m, const struct cal_test *t, uint64_t span_o
 		loop_issue(&l.slots[i]);
 	}
 	qs_sim_run(sim);
+	struct qs_model_counters c1;
+	qs_model_get_counters(m, &c1);
+	uint64_t wrote = c1.host_write_bytes - l.c_half.host_write_bytes;
+	r->prog_amp = l.half_taken && wrote ? (double)(c1.nand_prog_bytes -
+						       l.c_half.nand_prog_bytes) / (double)wrote
+					    : NAN;
 	double win = (double)(l.t_mend - l.t_meas) / 1e9;
 	r->ios = l.done_ios;
 	r->total_ios = l.all_ios;
@@ -259,12 +357,8 @@ static int cal_run(struct qs_model *m, const struct cal_test *t, uint64_t span_o
 	r->mean_lat_us = l.done_ios ? (double)l.lat_sum / (double)l.done_ios / 1e3 : 0;
 	for (int i = 0; i < 10; i++)
 		r->slice_iops[i] = (double)l.slice_ios[i] * 10 / ((double)dur_ns / 1e9);
-	if (l.curve) {
-		/* Each point's rate, for -v (the figure is the maximum's). */
-		double pwin = (double)(l.first_ns - l.first_ns / 10) / 1e9;
-		for (int k = 0; k <= CURVE_POINTS; k++)
-			r->point_iops[k] = (double)l.pt_ios[k] / pwin;
-	}
+	if (l.curve)
+		cal_curve_best(&l, r);
 	if (peak == 1) {
 		/* The best tenth after the first (ramp), as a rate sweep reports. */
 		int b = 1;
@@ -299,6 +393,59 @@ static int parse_rw(const char *s, struct cal_test *t)
 			return 0;
 		}
 	return -EINVAL;
+}
+
+/* A method's offset distribution and MB: keys random and mbps_unit. */
+static int load_method_units(dictionary *d, const char *path, const char *sec,
+			     struct cal_method *mm)
+{
+	char k[128];
+	snprintf(k, sizeof(k), "%s:random", sec);
+	const char *rnd = iniparser_getstring(d, k, "uniform");
+	mm->randmap = !strcmp(rnd, "map");
+	if (!mm->randmap && strcmp(rnd, "uniform")) {
+		fprintf(stderr, "calibrate: %s: [%s] random = '%s': allowed uniform (vdbench, "
+			"fio norandommap), map (fio's default: each block once a pass)\n", path,
+			sec, rnd);
+		return -EINVAL;
+	}
+	snprintf(k, sizeof(k), "%s:mbps_unit", sec);
+	const char *u = iniparser_getstring(d, k, "MB");
+	mm->mb = !strcmp(u, "MiB") ? 1048576.0 : 1e6;
+	if (strcmp(u, "MiB") && strcmp(u, "MB")) {
+		fprintf(stderr, "calibrate: %s: [%s] mbps_unit = '%s': allowed MB (10^6 bytes), "
+			"MiB (2^20 bytes: a review whose MB/s are IOPS x KiB / 1024)\n", path, sec,
+			u);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* A test's own run length and endurance rating: keys run_s, pbw, budget. */
+static int load_test_wear(dictionary *d, const char *path, const char *sec,
+			  struct cal_test *t)
+{
+	char k[128];
+	snprintf(k, sizeof(k), "%s:run_s", sec);
+	t->run_s = iniparser_getdouble(d, k, 0);
+	snprintf(k, sizeof(k), "%s:pbw", sec);
+	t->pbw = iniparser_getdouble(d, k, 0);
+	snprintf(k, sizeof(k), "%s:budget", sec);
+	t->budget = iniparser_getint(d, k, 0);
+	if (t->run_s < 0 || t->pbw < 0 || (t->budget != 0 && t->budget != 1) ||
+	    ((t->pbw > 0 || t->budget) && !t->write)) {
+		fprintf(stderr, "calibrate: %s: [%s] run_s = %g, pbw = %g, budget = %d: allowed "
+			"run_s >= 0, pbw >= 0 (PB written, the rating of a write test's "
+			"workload), budget 0 or 1 (with pbw: the rating that defines the NAND "
+			"budget)\n", path, sec, t->run_s, t->pbw, t->budget);
+		return -EINVAL;
+	}
+	if (t->budget && !(t->pbw > 0)) {
+		fprintf(stderr, "calibrate: %s: [%s] budget = 1 needs pbw (the rating)\n", path,
+			sec);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static int load_tests(const char *path, struct cal_method *meth, int *nmeth,
@@ -379,6 +526,8 @@ static int load_tests(const char *path, struct cal_method *meth, int *nmeth,
 					path, sec, rep);
 				rc = -EINVAL;
 			}
+			if (!rc)
+				rc = load_method_units(d, path, sec, mm);
 			if (mm->span_pct <= 0 || mm->span_pct > 100 || mm->run_s <= 0) {
 				fprintf(stderr,
 					"calibrate: %s: [%s] span_pct must be in (0, 100] and "
@@ -410,6 +559,8 @@ static int load_tests(const char *path, struct cal_method *meth, int *nmeth,
 			t->mbps = GETD("mbps");
 			t->gbps = GETD("gbps");
 			t->lat_us = GETD("lat_us");
+			if (!rc)
+				rc = load_test_wear(d, path, sec, t);
 			if (!t->bs || t->bs % 4096 || !t->qd || t->qd > 4096) {
 				fprintf(stderr,
 					"calibrate: %s: [%s] bs_kib must be a multiple of 4 and "
@@ -445,15 +596,71 @@ static void add_point(struct cal_point *pts, int *n, const struct cal_method *mm
 	p->model = model;
 }
 
+/* Lines printed under the table: unit checks, the endurance budget. */
+#define MAX_NOTES 32
+static char cal_notes[MAX_NOTES][240];
+static int cal_nnotes;
+
+__attribute__((format(printf, 1, 2))) static void cal_note(const char *fmt, ...)
+{
+	if (cal_nnotes >= MAX_NOTES)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cal_notes[cal_nnotes++], sizeof(cal_notes[0]), fmt, ap);
+	va_end(ap);
+}
+
+/* A test's published bandwidth in bytes/s, in its method's unit (0: none). */
+static double cal_pub_bytes(const struct cal_method *mm, const struct cal_test *t)
+{
+	return t->mbps ? t->mbps * mm->mb : t->gbps * 1000 * mm->mb;
+}
+
+/* Published IOPS: given, or the bandwidth over the block size. */
+static double cal_pub_iops(const struct cal_method *mm, const struct cal_test *t)
+{
+	return t->iops ? t->iops : cal_pub_bytes(mm, t) / t->bs;
+}
+
+/*
+ * Where a test gives IOPS and a bandwidth, which unit the bandwidth is in:
+ * IOPS x block size against it in 10^6 and in 2^20 bytes. A note says
+ * which matches, and warns when that is not the method's mbps_unit.
+ */
+static void cal_unit_check(const struct cal_method *mm, const struct cal_test *t)
+{
+	if (!t->iops || !(t->mbps || t->gbps))
+		return;
+	double pub = t->mbps ? t->mbps : t->gbps * 1000;
+	double dec = t->iops * t->bs / 1e6, bin = t->iops * t->bs / 1048576.0;
+	double ed = (pub - dec) / dec * 100, eb = (pub - bin) / bin * 100;
+	int is_bin = fabs(eb) < fabs(ed);
+	cal_note("units: %s: %s: %.6g %s = %.0f IOPS x %u KiB with MB = 2^%s bytes (%+.1f%%; "
+		 "with 10^%s: %+.1f%%)%s", mm->name, t->name, t->mbps ? t->mbps : t->gbps,
+		 t->mbps ? "MB/s" : "GB/s", t->iops, t->bs / 1024, is_bin ? "20" : "6 (not 2^20)",
+		 is_bin ? eb : ed, is_bin ? "6" : "... 2^20", is_bin ? ed : eb,
+		 is_bin != (mm->mb > 1e6) ? "; NOT the method's mbps_unit" : "");
+}
+
+/*
+ * The points of test t: IOPS where published (the primary figure: a
+ * bandwidth given with it is only checked for its unit), else the
+ * bandwidth in the method's unit.
+ */
 static void add_points(struct cal_point *pts, int *n, const struct cal_method *mm,
 		       const struct cal_test *t, const struct cal_result *r)
 {
+	int bin = mm->mb > 1e6;
+	cal_unit_check(mm, t);
 	if (t->iops)
 		add_point(pts, n, mm, t->name, "IOPS", t->iops, r->iops);
-	if (t->mbps)
-		add_point(pts, n, mm, t->name, "MB/s", t->mbps, r->bytes_per_s / 1e6);
-	if (t->gbps)
-		add_point(pts, n, mm, t->name, "GB/s", t->gbps, r->bytes_per_s / 1e9);
+	else if (t->mbps)
+		add_point(pts, n, mm, t->name, bin ? "MiB/s" : "MB/s", t->mbps,
+			  r->bytes_per_s / mm->mb);
+	else if (t->gbps)
+		add_point(pts, n, mm, t->name, bin ? "kMiB/s" : "GB/s", t->gbps,
+			  r->bytes_per_s / (1000 * mm->mb));
 }
 
 /* Where the run for a method stands, for the summary of drive state. */
@@ -473,16 +680,186 @@ static void print_state(const struct qs_model *m, const char *what, const char *
 /* I/Os simulated by closed loops (preconditioning excluded), for the rate. */
 static uint64_t cal_total_ios;
 
+/*
+ * Outstanding I/Os of test t: a closed loop obeys Little's law, so where
+ * the review gives a latency at its peak, the outstanding count it ran is
+ * IOPS x latency, which its thread count does not always equal (vdbench
+ * threads may each keep several I/Os in flight). That count then, else
+ * the thread count.
+ */
+static uint32_t cal_qd(const struct cal_method *mm, const struct cal_test *t)
+{
+	if (!t->lat_us || !(t->iops || t->mbps || t->gbps))
+		return t->qd;
+	long qd = lround(cal_pub_iops(mm, t) * t->lat_us / 1e6);
+	return qd < 1 ? 1 : (uint32_t)qd;
+}
+
+/* Per test, over a method's repeats: sums for the means, the range. */
+struct cal_sums {
+	double iops[MAX_TESTS], lat[MAX_TESTS], amp[MAX_TESTS];
+	double lo[MAX_TESTS], hi[MAX_TESTS];
+	uint32_t qd[MAX_TESTS];
+};
+
+static void cal_print_run(const struct cal_method *mm, const struct cal_test *t, int rp,
+			  uint32_t qd, const struct cal_result *r, const struct qs_model *m)
+{
+	char tag[48] = "";
+	if (mm->repeat > 1)
+		snprintf(tag, sizeof(tag), " #%d", rp + 1);
+	printf("  [%s%s] %-22s qd %-4u %10.0f IOPS %9.1f MB/s lat %8.1f us (%llu I/Os measured)\n",
+	       mm->name, tag, t->name, qd, r->iops, r->bytes_per_s / 1e6, r->mean_lat_us,
+	       (unsigned long long)r->ios);
+	if (!t->write)
+		return;
+	if (mm->peak == 3) {
+		printf("    IOPS at the maximum, then at 10%%..120%% of it:");
+		for (int k = 0; k <= CURVE_POINTS; k++)
+			printf(" %.0f", r->point_iops[k]);
+		printf(" (best: %s)\n", r->best ? "a paced point" : "the maximum");
+		printf("    latency (us) at each:");
+		for (int k = 0; k <= CURVE_POINTS; k++)
+			printf(" %.0f", r->point_lat_us[k]);
+		printf("\n");
+	}
+	printf("    IOPS by tenth of the run:");
+	for (int k = 0; k < 10; k++)
+		printf(" %.0f", r->slice_iops[k]);
+	printf("\n    NAND bytes per byte written over its second half: %.3f\n", r->prog_amp);
+	print_state(m, t->name, mm->name);
+}
+
+/* One pass of method mm's tests on m (repeat rp), into the sums. */
+static int cal_pass(struct qs_model *m, const struct cal_method *mm, const struct cal_test *tests,
+		    int ntests, double tscale, uint64_t span, int rp, struct cal_sums *sm,
+		    int verbose)
+{
+	for (int i = 0; i < ntests; i++) {
+		const struct cal_test *t = &tests[i];
+		if (strcmp(t->method, mm->name))
+			continue;
+		struct cal_result r = {0};
+		uint64_t dur = (uint64_t)((t->run_s > 0 ? t->run_s : mm->run_s) * tscale * 1e9);
+		/* Reads leave the drive state as it is, so they need only run
+		 * long enough for a stable figure. */
+		if (!t->write && dur > 500000000ull)
+			dur = 500000000ull;
+		uint32_t qd = cal_qd(mm, t);
+		int rc = cal_run(m, t, mm, span, dur, qd, 1 + (uint64_t)i + 1000 * (uint64_t)rp,
+				 (uint64_t)(mm->first_s * tscale * 1e9), &r);
+		if (rc)
+			return rc;
+		cal_total_ios += r.total_ios;
+		sm->qd[i] = qd;
+		sm->iops[i] += r.iops;
+		sm->lat[i] += r.mean_lat_us;
+		sm->amp[i] += r.prog_amp;
+		sm->lo[i] = rp ? fmin(sm->lo[i], r.iops) : r.iops;
+		sm->hi[i] = rp ? fmax(sm->hi[i], r.iops) : r.iops;
+		if (verbose)
+			cal_print_run(mm, t, rp, qd, &r, m);
+	}
+	return 0;
+}
+
+/*
+ * Endurance of method mm's rated tests: the NAND budget is the budget
+ * test's rating times the model's program amplification under it; every
+ * other rated test's rating is predicted as that budget over its own
+ * amplification (a point each, unit PBW).
+ */
+/*
+ * The bench's wear figures take the profile's endurance_pbw times its
+ * endurance_prog_amp as the budget: where the profile's rating is this
+ * test's, say whether that amplification is the model's.
+ */
+static void cal_check_profile_amp(const struct qs_profile *p, const struct cal_test *t,
+				  double amp)
+{
+	double given = p->endurance_prog_amp > 0 ? p->endurance_prog_amp : 1;
+	if (p->endurance_pbw != t->pbw || !(amp > 0))
+		return;
+	if (fabs(given / amp - 1) > 0.02)
+		cal_note("endurance: the profile's endurance_prog_amp %.3f is not the model's "
+			 "%.3f under its rating's pattern (%s): set endurance_prog_amp = %.2f",
+			 given, amp, t->name, amp);
+	else
+		cal_note("endurance: the profile's endurance_prog_amp %.3f is the model's (%.3f)",
+			 given, amp);
+}
+
+static void cal_endurance(const struct qs_profile *p, const struct cal_method *mm,
+			  const struct cal_test *tests, int ntests, const struct cal_sums *sm,
+			  struct cal_point *pts, int *npts)
+{
+	double budget = 0;
+	for (int i = 0; i < ntests; i++) {
+		const struct cal_test *t = &tests[i];
+		if (!strcmp(t->method, mm->name) && t->budget) {
+			double amp = sm->amp[i] / mm->repeat;
+			budget = t->pbw * amp;
+			cal_note("endurance: %s: NAND budget %.5g PB = %.5g PBW of %s (published) x "
+				 "%.3f NAND bytes per byte written (model)", mm->name, budget, t->pbw,
+				 t->name, amp);
+			cal_check_profile_amp(p, t, amp);
+		}
+	}
+	for (int i = 0; i < ntests && budget > 0; i++) {
+		const struct cal_test *t = &tests[i];
+		if (strcmp(t->method, mm->name) || t->budget || !(t->pbw > 0))
+			continue;
+		char nm[96];
+		double amp = sm->amp[i] / mm->repeat;
+		snprintf(nm, sizeof(nm), "endurance, %.40s (x %.2f)", t->name, amp);
+		int n0 = *npts;
+		add_point(pts, npts, mm, nm, "PBW", t->pbw, budget / amp);
+		/* a prediction from the model's own GC: a goal point whatever its
+		 * method's spec rows are */
+		if (*npts > n0)
+			pts[n0].goal = 1;
+	}
+}
+
+/* The points of method mm from its sums (means over the repeats). */
+static void cal_method_points(const struct qs_profile *p, const struct cal_method *mm,
+			      const struct cal_test *tests, int ntests, const struct cal_sums *sm,
+			      struct cal_point *pts, int *npts, int verbose)
+{
+	for (int i = 0; i < ntests; i++) {
+		const struct cal_test *t = &tests[i];
+		if (strcmp(t->method, mm->name))
+			continue;
+		struct cal_result r = {0};
+		r.iops = sm->iops[i] / mm->repeat;
+		r.bytes_per_s = r.iops * t->bs;
+		r.mean_lat_us = sm->lat[i] / mm->repeat;
+		if (t->iops || t->mbps || t->gbps)
+			add_points(pts, npts, mm, t, &r);
+		if (t->lat_us) {
+			char nm[96];
+			snprintf(nm, sizeof(nm), "%.50s latency", t->name);
+			add_point(pts, npts, mm, nm, "us", t->lat_us, r.mean_lat_us);
+		}
+		if (verbose && mm->repeat > 1)
+			printf("  [%s] %-22s qd %-4u mean of %d runs %10.0f IOPS (%.0f..%.0f) lat "
+			       "%8.1f us\n",
+			       mm->name, t->name, sm->qd[i], mm->repeat, r.iops, sm->lo[i],
+			       sm->hi[i], r.mean_lat_us);
+	}
+	cal_endurance(p, mm, tests, ntests, sm, pts, npts);
+}
+
 static int run_method(const struct qs_profile *p, uint64_t scaled, const struct cal_method *mm,
 		      const struct cal_test *tests, int ntests, struct cal_point *pts, int *npts,
 		      int verbose)
 {
 	struct qs_model *base;
 	char why[512];
-	int mrc = qs_model_create(&base, p, scaled, why, sizeof(why));
-	if (mrc < 0) {
+	int rc = qs_model_create(&base, p, scaled, why, sizeof(why));
+	if (rc < 0) {
 		fprintf(stderr, "calibrate: cannot create the model: %s\n", why);
-		return mrc;
+		return rc;
 	}
 	uint64_t cap = qs_model_capacity(base);
 	double tscale = (double)cap / (double)p->capacity_bytes;
@@ -495,12 +872,8 @@ static int run_method(const struct qs_profile *p, uint64_t scaled, const struct 
 		qs_model_fill_random(base, 0, 0, cap, 12345);
 	if (mm->fill && verbose)
 		print_state(base, mm->fill == 1 ? "sequential fill" : "random-order fill", mm->name);
-	uint64_t dur_w = (uint64_t)(mm->run_s * tscale * 1e9);
-	/* Sums over the repeats, per test: IOPS and latency; and the range. */
-	double sum_iops[MAX_TESTS] = {0}, sum_lat[MAX_TESTS] = {0};
-	double lo[MAX_TESTS], hi[MAX_TESTS];
-	uint32_t qds[MAX_TESTS] = {0};
-	int rc = 0;
+	struct cal_sums *sm = calloc(1, sizeof(*sm));
+	rc = sm ? 0 : -ENOMEM;
 	for (int rp = 0; rp < mm->repeat && !rc; rp++) {
 		/*
 		 * Each repeat starts from the same preconditioned drive and runs
@@ -514,91 +887,13 @@ static int run_method(const struct qs_profile *p, uint64_t scaled, const struct 
 			rc = -ENOMEM;
 			break;
 		}
-		for (int i = 0; i < ntests && !rc; i++) {
-			const struct cal_test *t = &tests[i];
-			if (strcmp(t->method, mm->name))
-				continue;
-			struct cal_result r;
-			/*
-			 * Reads leave the drive state as it is, so they need only
-			 * run long enough for a stable figure.
-			 */
-			uint64_t dur = t->write || dur_w < 500000000ull ? dur_w : 500000000ull;
-			/*
-			 * Outstanding I/Os: a closed loop obeys Little's law, so
-			 * where the review gives a latency at its peak, the
-			 * outstanding count it ran is IOPS x latency, which its
-			 * thread count does not always equal (vdbench threads may
-			 * each keep several I/Os in flight). Use that count then,
-			 * else the thread count.
-			 */
-			uint32_t qd = t->qd;
-			if (t->lat_us && (t->iops || t->mbps || t->gbps)) {
-				double iops = t->iops ? t->iops
-						      : (t->mbps ? t->mbps * 1e6 : t->gbps * 1e9) /
-								t->bs;
-				qd = (uint32_t)lround(iops * t->lat_us / 1e6);
-				if (qd < 1)
-					qd = 1;
-			}
-			qds[i] = qd;
-			/* Reads change nothing: a curve's maximum is all they need. */
-			rc = cal_run(m, t, 0, span, dur, qd, 1 + (uint64_t)i + 1000 * (uint64_t)rp,
-				     !t->write && mm->peak == 3 ? 2 : mm->peak,
-				     (uint64_t)(mm->first_s * tscale * 1e9), &r);
-			if (rc)
-				break;
-			cal_total_ios += r.total_ios;
-			sum_iops[i] += r.iops;
-			sum_lat[i] += r.mean_lat_us;
-			lo[i] = rp ? fmin(lo[i], r.iops) : r.iops;
-			hi[i] = rp ? fmax(hi[i], r.iops) : r.iops;
-			if (verbose) {
-				char tag[48] = "";
-				if (mm->repeat > 1)
-					snprintf(tag, sizeof(tag), " #%d", rp + 1);
-				printf("  [%s%s] %-22s qd %-4u %10.0f IOPS %9.1f MB/s lat %8.1f us "
-				       "(%llu I/Os measured)\n",
-				       mm->name, tag, t->name, qd, r.iops, r.bytes_per_s / 1e6,
-				       r.mean_lat_us, (unsigned long long)r.ios);
-				if (t->write && mm->peak == 3) {
-					printf("    IOPS at the maximum, then at 10%%..120%% of it:");
-					for (int k = 0; k <= CURVE_POINTS; k++)
-						printf(" %.0f", r.point_iops[k]);
-					printf("\n");
-				}
-				if (t->write) {
-					printf("    IOPS by tenth of the run:");
-					for (int k = 0; k < 10; k++)
-						printf(" %.0f", r.slice_iops[k]);
-					printf("\n");
-					print_state(m, t->name, mm->name);
-				}
-			}
-		}
+		rc = cal_pass(m, mm, tests, ntests, tscale, span, rp, sm, verbose);
 		if (m != base)
 			qs_model_free(m);
 	}
-	for (int i = 0; i < ntests && !rc; i++) {
-		const struct cal_test *t = &tests[i];
-		if (strcmp(t->method, mm->name))
-			continue;
-		struct cal_result r = {0};
-		r.iops = sum_iops[i] / mm->repeat;
-		r.bytes_per_s = r.iops * t->bs;
-		r.mean_lat_us = sum_lat[i] / mm->repeat;
-		add_points(pts, npts, mm, t, &r);
-		if (t->lat_us) {
-			char nm[96];
-			snprintf(nm, sizeof(nm), "%.50s latency", t->name);
-			add_point(pts, npts, mm, nm, "us", t->lat_us, r.mean_lat_us);
-		}
-		if (verbose && mm->repeat > 1)
-			printf("  [%s] %-22s qd %-4u mean of %d runs %10.0f IOPS (%.0f..%.0f) lat "
-			       "%8.1f us\n",
-			       mm->name, t->name, qds[i], mm->repeat, r.iops, lo[i], hi[i],
-			       r.mean_lat_us);
-	}
+	if (!rc)
+		cal_method_points(p, mm, tests, ntests, sm, pts, npts, verbose);
+	free(sm);
 	qs_model_free(base);
 	return rc;
 }
@@ -705,6 +1000,8 @@ int qs_cmd_bench_calibrate(int argc, char **argv)
 		printf("%-58s %-5s %12.6g %12.6g %+7.1f%%%s\n", pts[i].name, pts[i].unit,
 		       pts[i].published, pts[i].model, e, pts[i].goal ? "" : "  (context)");
 	}
+	for (int i = 0; i < cal_nnotes; i++)
+		printf("%s%s\n", i ? "" : "\n", cal_notes[i]);
 	/* The goal's points (methods with goal = 1) and the others, each with its worst. */
 	printf("\n%d points: %d goal points, worst error %.1f%%", npts, ngoal, worst[1]);
 	if (npts > ngoal)

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The endurance rating the projected-life figure (qs_report_life_years)
- * uses: the profile's endurance_pbw (a conf/profiles file, checked by the
- * profile loader: a pattern of whole IUs, the drive of capacity_gb), shared
- * by the simulation (bench/run.c) and the real-time driver (bench/rt.c).
+ * The endurance rating the projected-life figures (qs_report_life_years,
+ * qs_report_wear_fill) use: the profile's endurance_pbw (a conf/profiles
+ * file, checked by the profile loader: a pattern of whole IUs, the drive of
+ * capacity_gb), which times the profile's endurance_prog_amp (the model's
+ * NAND bytes per byte under that pattern, docs/MODEL.md) is the NAND
+ * budget; shared by the simulation (bench/run.c) and the real-time driver
+ * (bench/rt.c).
  */
 #ifndef QS_BENCH_RATING_H
 #define QS_BENCH_RATING_H

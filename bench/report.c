@@ -85,17 +85,17 @@ void qs_report_dir_fill(struct qs_report_dir *d, const struct qs_hist *lat,
 	}
 }
 
-double qs_report_life_years(double rating_bytes, uint64_t rated_capacity,
+double qs_report_life_years(double budget_bytes, uint64_t rated_capacity,
 			    uint64_t capacity, double qlc_write_bytes_per_s,
-			    double waf_iu)
+			    double prog_amp)
 {
-	if (!(rating_bytes > 0) || !rated_capacity || !capacity || !(waf_iu > 0) ||
+	if (!(budget_bytes > 0) || !rated_capacity || !capacity || !(prog_amp > 0) ||
 	    !(qlc_write_bytes_per_s >= 0))
 		return NAN;
 	if (qlc_write_bytes_per_s == 0)
 		return INFINITY;
-	double budget = rating_bytes * ((double)capacity / (double)rated_capacity);
-	return budget / (qlc_write_bytes_per_s * waf_iu * SECONDS_PER_YEAR);
+	double budget = budget_bytes * ((double)capacity / (double)rated_capacity);
+	return budget / (qlc_write_bytes_per_s * prog_amp * SECONDS_PER_YEAR);
 }
 
 void qs_report_qlc_fill(struct qs_report_qlc *q, const struct qs_report_qlc_in *in)
@@ -113,11 +113,18 @@ void qs_report_qlc_fill(struct qs_report_qlc *q, const struct qs_report_qlc_in *
 		return;
 	}
 	double rate = (double)in->qlc_write_bytes / ((double)in->elapsed_ns / 1e9);
-	/* Nothing written: the life is unbounded whatever waf_iu would be. */
+	/*
+	 * The NAND budget (the rating times its pattern's amplification) over
+	 * what the drive programs per byte it is sent, its GC included: the
+	 * model's figure, whatever the workload is called. Nothing written:
+	 * the life is unbounded whatever the amplification would be.
+	 */
+	double amp = in->drive_write_bytes ?
+		(double)in->drive_nand_prog_bytes / (double)in->drive_write_bytes : NAN;
+	double budget = in->rating_bytes * (in->rating_prog_amp > 0 ? in->rating_prog_amp : 1);
 	q->life_years = rate == 0 ? INFINITY :
-		isnan(q->waf_iu) ? NAN :
-		qs_report_life_years(in->rating_bytes, in->rated_capacity,
-				     in->capacity, rate, q->waf_iu);
+		isnan(amp) ? NAN :
+		qs_report_life_years(budget, in->rated_capacity, in->capacity, rate, amp);
 }
 
 void qs_report_wear_fill(struct qs_report_wear *w, const struct qs_report_qlc_in *in)

@@ -157,19 +157,20 @@ void qs_report_dir_fill(struct qs_report_dir *d, const struct qs_hist *lat,
 
 /*
  * Projected drive life in years:
- *   life = rating_bytes * (capacity / rated_capacity)
- *          / (qlc_write_bytes_per_s * waf_iu * 31557600 s/year)
- * rating_bytes is the endurance rating (bytes written, e.g. 22.93 PBW =
- * 22.93e15) for the write pattern it was measured with, on a drive of
- * rated_capacity bytes; capacity is the drive being modelled (the rating
- * scales with it: a fixed number of full-drive writes). waf_iu is the
- * IU write amplification relative to that pattern (1 when the writes reaching
- * the drive are whole IUs, as in the rating's 64K random pattern). Returns
- * INFINITY when nothing is written, NAN on invalid input (<= 0 ratings).
+ *   life = budget_bytes * (capacity / rated_capacity)
+ *          / (qlc_write_bytes_per_s * prog_amp * 31557600 s/year)
+ * budget_bytes is what the drive may program over its life (the rating in
+ * bytes written times the NAND bytes its pattern programs per byte, e.g.
+ * 104.55e15 x 1.00), on a drive of rated_capacity bytes; capacity is the
+ * drive being modelled (the budget scales with it: a fixed number of
+ * full-drive writes). prog_amp is what the drive programs per byte sent
+ * to it (qs_report_qlc_fill: the model's, IU effect and GC). Returns
+ * INFINITY when nothing is written, NAN on invalid input (<= 0 budget).
+ * Any time, any thread.
  */
-double qs_report_life_years(double rating_bytes, uint64_t rated_capacity,
+double qs_report_life_years(double budget_bytes, uint64_t rated_capacity,
 			    uint64_t capacity, double qlc_write_bytes_per_s,
-			    double waf_iu);
+			    double prog_amp);
 
 /* What one run measured on the QLC side, over the measured window. */
 struct qs_report_qlc_in {
@@ -181,7 +182,7 @@ struct qs_report_qlc_in {
 	uint64_t drive_prog_bytes;    /* bytes it programmed for them (whole IUs) */
 	uint64_t drive_nand_prog_bytes; /* bytes its NAND programmed (host and GC) */
 	uint64_t elapsed_ns;	      /* measured time */
-	double rating_bytes;	      /* endurance rating, bytes (64K random) */
+	double rating_bytes;	      /* endurance rating, bytes (the profile's pattern) */
 	uint64_t rated_capacity;      /* capacity the rating is for */
 	uint64_t capacity;	      /* capacity of the modelled drive */
 	double rating_prog_amp;	      /* NAND bytes per byte under the rating's
@@ -192,9 +193,12 @@ struct qs_report_qlc_in {
  * Fill q from in with the formulas of docs/BENCH-OUTPUT.md:
  * waf_host = qlc_write_bytes / client_write_bytes, waf_iu =
  * drive_prog_bytes / drive_write_bytes, life_years from
- * qs_report_life_years() at qlc_write_bytes / elapsed. A ratio whose
- * denominator is 0 is NAN (printed as null / empty), and so is the life
- * when waf_iu is unknown (no drive model, e.g. dev mode).
+ * qs_report_life_years() of the NAND budget (rating_bytes x
+ * rating_prog_amp) at qlc_write_bytes / elapsed, amplified by the drive's
+ * drive_nand_prog_bytes / drive_write_bytes (IU effect and GC). A ratio
+ * whose denominator is 0 is NAN (printed as null / empty), and so is the
+ * life when the drive's amplification is unknown (no drive model, e.g.
+ * dev mode).
  */
 void qs_report_qlc_fill(struct qs_report_qlc *q, const struct qs_report_qlc_in *in);
 

@@ -146,6 +146,41 @@ const struct qs_profile *qs_bench_world_qlc_profile(const struct qs_bench_world 
 
 /* ---- one run on the simulator ---- */
 
+struct qs_bench_drive {
+	struct qs_model *m; /* the variant's QLC drive */
+	uint64_t free_ns;   /* when its last group ended (its next starts there) */
+};
+
+int qs_bench_drive_new(const struct qs_bench_world *w, struct qs_bench_drive **out, char *err,
+		       size_t errlen)
+{
+	if (!w->is_filled) {
+		snprintf(err, errlen, "QLC model %s: the world's drive is not filled (call "
+			 "qs_bench_world_fill first)", w->qlc_p.name);
+		return -EINVAL;
+	}
+	struct qs_bench_drive *d = calloc(1, sizeof(*d));
+	if (d)
+		d->m = qs_model_clone(w->filled);
+	if (!d || !d->m) {
+		free(d);
+		snprintf(err, errlen, "QLC model %s: no memory for a variant's copy of the drive",
+			 w->qlc_p.name);
+		return -ENOMEM;
+	}
+	d->free_ns = w->fill_idle_ns;
+	*out = d;
+	return 0;
+}
+
+void qs_bench_drive_free(struct qs_bench_drive *d)
+{
+	if (!d)
+		return;
+	qs_model_free(d->m);
+	free(d);
+}
+
 /* The device counters at one job's window edges. */
 struct rn_window {
 	struct qs_model_counters q0, q1, f0, f1;
@@ -157,6 +192,7 @@ struct rn_sim {
 	struct qs_bench_world *w;
 	struct qs_sim *sim;
 	struct qs_model *qm, *fm;
+	struct qs_bench_drive *drive; /* qm is its drive's (NULL: qm is the run's own) */
 	struct qs_sim_vol *qv, *fv;
 	struct qs_engine *e;   /* whose timer the simulation fires */
 	uint64_t stop_at;      /* a stop event is pending at this time (0: none) */
@@ -275,15 +311,16 @@ static bool rn_keeps_data(const struct qs_bench_variant *v)
 	return v->shaping && v->recovery;
 }
 
-/* A fresh simulation with the filled drive's copy and a new fast tier,
- * at the time the filled drive is idle. */
-static int rn_sim_new(struct rn_sim *s, struct qs_bench_world *w, size_t njobs,
-		      const struct qs_bench_variant *v)
+/* A fresh simulation with drive d's QLC drive (NULL: a copy of the filled
+ * drive) and a new fast tier, at the time that drive is free. */
+static int rn_sim_new(struct rn_sim *s, struct qs_bench_world *w, struct qs_bench_drive *d,
+		      size_t njobs, const struct qs_bench_variant *v)
 {
 	s->w = w;
+	s->drive = d;
 	s->win = calloc(njobs, sizeof(*s->win));
 	s->sim = qs_sim_new();
-	s->qm = qs_model_clone(w->filled);
+	s->qm = d ? d->m : qs_model_clone(w->filled);
 	/* Log placement keeps its map region on the fast tier besides the
 	 * log: the device grows by it, so the log is the same in every variant. */
 	uint64_t fast = w->sz.log_bytes;
@@ -295,8 +332,9 @@ static int rn_sim_new(struct rn_sim *s, struct qs_bench_world *w, size_t njobs,
 	s->fm = qs_model_new(&w->fast_p, fast);
 	if (!s->win || !s->sim || !s->qm || !s->fm)
 		return -ENOMEM;
-	/* the filled drive's resources are busy until fill_idle_ns: start there */
-	qs_sim_run_until(s->sim, w->fill_idle_ns);
+	/* the filled drive's resources are busy until fill_idle_ns, a carried
+	 * drive's last group ended at free_ns: start there */
+	qs_sim_run_until(s->sim, d ? d->free_ns : w->fill_idle_ns);
 	/* Timing only: the engine's destage then writes whatever is in its
 	 * buffers, which a benchmark never looks at; so the engine is opened
 	 * with QS_OPEN_NO_DATA and skips checksums and copies of data. A run
@@ -316,8 +354,11 @@ static void rn_sim_free(struct rn_sim *s)
 {
 	qs_sim_vol_free(s->qv);
 	qs_sim_vol_free(s->fv);
+	if (s->drive && s->sim)
+		s->drive->free_ns = qs_sim_now(s->sim);
 	qs_sim_free(s->sim);
-	qs_model_free(s->qm);
+	if (!s->drive)
+		qs_model_free(s->qm);
 	qs_model_free(s->fm);
 	free(s->win);
 }
@@ -327,6 +368,15 @@ int qs_bench_run_group_fio(struct qs_bench_world *w, const struct qs_job *jobs, 
 			   struct qs_bench_result *res, struct qs_report_run *fio, size_t *nfio,
 			   char *err, size_t errlen)
 {
+	return qs_bench_run_group_on(w, NULL, jobs, njobs, v, seed, res, fio, nfio, err, errlen);
+}
+
+int qs_bench_run_group_on(struct qs_bench_world *w, struct qs_bench_drive *drive,
+			  const struct qs_job *jobs, size_t njobs,
+			  const struct qs_bench_variant *v, uint64_t seed,
+			  struct qs_bench_result *res, struct qs_report_run *fio, size_t *nfio,
+			  char *err, size_t errlen)
+{
 	uint64_t wall0 = qs_henv_now_ns();
 	struct rn_sim s = {0};
 	if (!w->is_filled) {
@@ -335,7 +385,7 @@ int qs_bench_run_group_fio(struct qs_bench_world *w, const struct qs_job *jobs, 
 			 "qs_bench_world_fill first)", jobs[0].name);
 		return -EINVAL;
 	}
-	int rc = rn_sim_new(&s, w, njobs, v);
+	int rc = rn_sim_new(&s, w, drive, njobs, v);
 	struct qs_engine_conf lc;
 	qs_bench_world_log_conf(w, &lc);
 	if (rc) {

@@ -10,10 +10,14 @@
  *
  * A "world" holds what every run of one invocation shares: the two
  * profiles, the scale, and the QLC model preconditioned once (sequential
- * fill of the whole drive, as the published fio method does). Every run
- * starts from a deep copy of that model and a fresh simulation, so runs
- * are independent of each other and of their order, and a run is a pure
- * function of (job, profiles, scale, cache size, variant, seed).
+ * fill of the whole drive, as the published fio method does). Each variant
+ * runs the job file on a drive of its own (struct qs_bench_drive, a deep
+ * copy of that model), group after group, each finding the drive as the
+ * one before left it, as a real drive running a fio job file does; or,
+ * with no drive given, a group starts from a fresh copy of the filled
+ * drive (--fresh-drive). A variant's runs are then a pure function of
+ * (job file, profiles, scale, cache size, variant, seed), and variants are
+ * independent of each other and of their order.
  *
  * Single-threaded; nothing here reads a real clock except the progress
  * display and the wall-time figure (neither reaches the JSON).
@@ -96,6 +100,24 @@ double qs_bench_world_scale(const struct qs_bench_world *w);
 /* The QLC profile the rating and its pattern come from (owned by w). */
 const struct qs_profile *qs_bench_world_qlc_profile(const struct qs_bench_world *w);
 
+/*
+ * The QLC drive one variant runs its groups on: a copy of the world's
+ * filled drive that keeps its state (mapping, validity, GC, timelines)
+ * from group to group, and the time the last group ended on its clock.
+ * Only the QLC drive carries: each group opens the engine afresh on a new
+ * fast tier (the log starts empty).
+ */
+struct qs_bench_drive;
+
+/*
+ * A drive of its own for one variant, a copy of w's filled drive (w must
+ * be filled: qs_bench_world_fill), into *out (the caller's, freed with
+ * qs_bench_drive_free before w). 0, or -errno with one line in err.
+ */
+int qs_bench_drive_new(const struct qs_bench_world *w, struct qs_bench_drive **out, char *err,
+		       size_t errlen);
+void qs_bench_drive_free(struct qs_bench_drive *d);
+
 /* One variant of a job: shaping off, or on with a policy. */
 struct qs_bench_variant {
 	bool shaping;
@@ -174,5 +196,18 @@ int qs_bench_run_group_fio(struct qs_bench_world *w, const struct qs_job *jobs, 
 			   const struct qs_bench_variant *v, uint64_t seed,
 			   struct qs_bench_result *res, struct qs_report_run *fio, size_t *nfio,
 			   char *err, size_t errlen);
+
+/*
+ * qs_bench_run_group_fio on drive d (NULL: a fresh copy of w's filled
+ * drive, as qs_bench_run_group_fio): the group starts when d's last group
+ * ended, on the state it left, and leaves d as it ends. d belongs to one
+ * variant of w; the caller runs that variant's groups in the job file's
+ * order on it.
+ */
+int qs_bench_run_group_on(struct qs_bench_world *w, struct qs_bench_drive *d,
+			  const struct qs_job *jobs, size_t njobs,
+			  const struct qs_bench_variant *v, uint64_t seed,
+			  struct qs_bench_result *res, struct qs_report_run *fio, size_t *nfio,
+			  char *err, size_t errlen);
 
 #endif

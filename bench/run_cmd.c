@@ -59,6 +59,7 @@ struct rc_opts {
 	bool fast_set, scale_set, rating_set; /* given on the command line */
 	unsigned workers; /* runs at once (sim mode); 0 = not given */
 	bool recovery;	  /* --recovery: power cut and recovery after each run */
+	bool fresh_drive; /* --fresh-drive: every group on a fresh copy of the filled drive */
 };
 
 /* The world the runs use: the simulator's, or the real-time driver's. */
@@ -82,6 +83,25 @@ static bool rc_has_log(const struct rc_opts *o)
 		if (o->place[i] == QS_PLACE_LOG)
 			return true;
 	return false;
+}
+
+/*
+ * Whether the drive's state carries from group to group within a variant:
+ * in sim mode unless --fresh-drive (emu fills its drive before every run;
+ * dev's devices keep their state whatever the bench does).
+ */
+static bool rc_carries(const struct rc_opts *o)
+{
+	return o->mode == RC_SIM && !o->fresh_drive && o->kind != RC_CURVE;
+}
+
+/* Jobs of the group that starts at job g: g and those up to the next stonewall. */
+static size_t rc_group_len(const struct qs_job_file *jf, size_t g)
+{
+	size_t gn = 1;
+	while (g + gn < jf->njobs && !jf->jobs[g + gn].stonewall)
+		gn++;
+	return gn;
 }
 
 /*
@@ -175,6 +195,10 @@ static int rc_usage(FILE *f, enum rc_kind kind)
 		"                     needed with shaping on); the log is --cache or the device\n"
 		"  --yes-overwrite    dev: confirm that both devices may be overwritten; mounted\n"
 		"                     or in-use block devices are refused anyway\n"
+		"  --fresh-drive      sim: every job (group between stonewalls) on a fresh copy\n"
+		"                     of the filled drive; by default each variant runs the\n"
+		"                     whole file on a drive of its own, each job finding it\n"
+		"                     as the one before left it (bench curve: always fresh)\n"
 		"  --seed N           workload seed (default 1)\n"
 		"  --scale-gib N      QLC model capacity in GiB (default as bench calibrate)\n"
 		"  --rating-pbw X     endurance rating, PB written, for the life figure (default: the\n"
@@ -182,9 +206,9 @@ static int rc_usage(FILE *f, enum rc_kind kind)
 		"  --runtime T        every job's runtime (and time_based=1), e.g. 10s, 500ms\n"
 		"  --ramp-time T      every job's ramp_time\n"
 		"  --workers N        sim: runs at once, each in a worker process (default: the\n"
-		"                     CPUs, %u here, but at most one for every two runs;\n"
-		"                     1 = one after another in this process); the figures\n"
-		"                     do not depend on it\n"
+		"                     CPUs, %u here, but at most one a variant, or with\n"
+		"                     --fresh-drive one for every two runs; 1 = one after\n"
+		"                     another in this process); the figures do not depend on it\n"
 		"  --json F, --csv F, --svg F   also write the runs as JSON, CSV, SVG\n"
 		"  --output-format L  fio's: normal (the table, default), json (fio's JSON\n"
 		"                     layout: one fio job per job and variant), or both,\n"
@@ -210,6 +234,13 @@ static int rc_check_mode(const struct rc_opts *o)
 		/* a power cut needs devices the bench can switch off: the models */
 		fprintf(stderr, "qlcshape %s: --recovery: only with --mode sim, shaping on, and "
 				"bench run or ab\n", o->cmd);
+		return 2;
+	}
+	if (o->fresh_drive && o->mode != RC_SIM) {
+		/* emu starts every run on a fresh drive; dev's devices keep theirs */
+		fprintf(stderr, "qlcshape %s: --fresh-drive: only with --mode sim (emu fills the "
+				"drive before every job; dev runs on the devices as they are)\n",
+			o->cmd);
 		return 2;
 	}
 	if (o->mode != RC_SIM && o->workers > 1) {
@@ -472,6 +503,7 @@ static int rc_opt(int c, const char *arg, struct rc_opts *o)
 	case 'F': o->fast_dev = arg; return 0;
 	case 'Y': o->yes_overwrite = true; return 0;
 	case 'X': o->recovery = true; return 0;
+	case 'D': o->fresh_drive = true; return 0;
 	case 's': return rc_opt_shaping(arg, o);
 	case 'P': return rc_opt_policy(arg, o);
 	case 'L': return rc_opt_placement(arg, o);
@@ -540,6 +572,7 @@ static int rc_parse(int argc, char **argv, struct rc_opts *o)
 		{"yes-overwrite", no_argument, NULL, 'Y'},
 		{"workers", required_argument, NULL, 'W'},
 		{"recovery", no_argument, NULL, 'X'},
+		{"fresh-drive", no_argument, NULL, 'D'},
 		{"output-format", required_argument, NULL, 'U'},
 		{"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
@@ -662,18 +695,22 @@ static void rc_describe(const struct rc_opts *o, const struct rc_world *rw,
 	fprintf(f, "qlcshape %s %s: QLC %s, fast tier %s, seed %llu\n", o->cmd, jf->path,
 		o->conf.profile, o->conf.fast, (unsigned long long)o->seed);
 	fprintf(f, "model: %.2f GiB QLC (1/%.0f of the drive), log %.1f MB (--cache %.3g GB "
-		   "scaled alike); drive filled sequentially first\n",
+		   "scaled alike); drive filled sequentially first; %s\n",
 		(double)qs_bench_world_sizes(w)->capacity / 1073741824.0, scale,
-		(double)qs_bench_world_sizes(w)->log_bytes / 1e6, (double)o->conf.cache_bytes / 1e9);
+		(double)qs_bench_world_sizes(w)->log_bytes / 1e6, (double)o->conf.cache_bytes / 1e9,
+		rc_carries(o) ? "each variant runs the jobs in order on a drive of its own"
+			      : "each job on a fresh copy of it");
 	const struct qs_profile *p = qs_bench_world_qlc_profile(w);
 	double rating = qs_bench_world_sizes(w)->rating_bytes;
 	if (o->conf.rating_bytes > 0)
 		fprintf(f, "life: endurance rating %.4g PBW (--rating-pbw), taken as whole-IU "
 			   "writes\n", rating / 1e15);
 	else if (rating > 0)
-		fprintf(f, "life: endurance rating %.4g PBW for %u KiB %s (profile)\n",
-			rating / 1e15, p->endurance_bs_bytes / 1024,
-			qs_profile_endurance_rw_name(p->endurance_rw));
+		fprintf(f, "life: endurance rating %.5g PBW for %u KiB %s x %.3g NAND bytes per "
+			   "byte under it (profile): the NAND budget, over each run's own "
+			   "amplification\n", rating / 1e15, p->endurance_bs_bytes / 1024,
+			qs_profile_endurance_rw_name(p->endurance_rw),
+			p->endurance_prog_amp > 0 ? p->endurance_prog_amp : 1);
 	else
 		fprintf(f, "life: no endurance rating in the profile (endurance_pbw) or "
 			   "--rating-pbw: not projected\n");
@@ -1004,6 +1041,7 @@ static void rc_print_recovery(const struct rc_opts *o, const struct rc_world *w,
  */
 struct rc_task {
 	size_t g, gn, k; /* first job, jobs, variant */
+	bool carry;	 /* the groups of jobs g..g+gn-1 one after another on one drive */
 	bool curve;	 /* run job g alone at rate_iops = rate */
 	unsigned step;	 /* curve: 0 for the maximum, else rate is step * 10% of it */
 	uint64_t rate;	 /* curve: rate_iops per clone */
@@ -1060,6 +1098,33 @@ static size_t rc_variants(const struct rc_opts *o)
 }
 
 /*
+ * A carrying task: variant v runs the groups of t's jobs in order on one
+ * drive of its own (sim mode), each group's results at its jobs' places in
+ * out, fio's entries one group after the other.
+ */
+static int rc_task_carry(struct rc_tasks *c, const struct rc_task *t,
+			 const struct qs_bench_variant *v, void *out, char *err, size_t errlen)
+{
+	struct qs_bench_drive *d = NULL;
+	int rc = qs_bench_drive_new(c->w->sim, &d, err, errlen);
+	struct qs_bench_result *res = out;
+	struct qs_report_run *fio = rc_out_fio(c, out);
+	size_t n = 0;
+	for (size_t g = t->g; !rc && g < t->g + t->gn;) {
+		size_t gn = rc_group_len(c->jf, g), k = 0;
+		rc = qs_bench_run_group_on(c->w->sim, d, &c->jf->jobs[g], gn, v, c->o->seed,
+					   res + (g - t->g), fio ? fio + n : NULL, fio ? &k : NULL,
+					   err, errlen);
+		n += k;
+		g += gn;
+	}
+	if (rc_out_nfio(c, out))
+		*rc_out_nfio(c, out) = n;
+	qs_bench_drive_free(d);
+	return rc;
+}
+
+/*
  * qs_par_fn: run task i into out (its group's results, first job first). A
  * curve run's rep.job is left NULL (it would point at this function's copy
  * of the job): the caller names the run.
@@ -1076,6 +1141,8 @@ static int rc_task_run(void *ctx, size_t i, void *out, char *err, size_t errlen)
 		one.rate_iops = t->rate;
 		jobs = &one;
 	}
+	if (t->carry)
+		return rc_task_carry(c, t, &v, out, err, errlen);
 	int rc = rc_group(c->w, jobs, t->gn, &v, c->o->seed, out, rc_out_fio(c, out),
 			  rc_out_nfio(c, out), err, errlen);
 	if (t->curve)
@@ -1100,8 +1167,11 @@ static unsigned rc_workers(const struct rc_opts *o, size_t nruns)
 	if (o->workers)
 		return o->workers;
 	unsigned w = qs_par_default_workers();
-	if (nruns / 2 < w)
-		w = nruns / 2 ? (unsigned)(nruns / 2) : 1;
+	/* a carrying run is a variant's whole file: long enough to pay for a
+	 * worker's cold start, so one worker each (up to the CPUs) */
+	size_t most = rc_carries(o) ? nruns : nruns / 2;
+	if (most < w)
+		w = most ? (unsigned)most : 1;
 	return w;
 }
 
@@ -1169,18 +1239,26 @@ static int rc_run(struct rc_opts *o)
 		return st;
 	size_t per = rc_variants(o);
 	/* jobs between stonewalls run together, as in fio: one task a group
-	 * and variant, variants of a group next to each other */
-	size_t ntask = 0, maxgn = 1, maxc = 1;
+	 * and variant, variants of a group next to each other; or, when the
+	 * drive carries, one task a variant running every group in order */
+	size_t ntask = 0, maxgn = 1, maxc = 1, allc = 0;
 	struct rc_task *tasks = calloc(jf->njobs * per, sizeof(*tasks));
 	for (size_t g = 0; tasks && g < jf->njobs;) {
-		size_t gn = 1, clones = jf->jobs[g].numjobs;
-		while (g + gn < jf->njobs && !jf->jobs[g + gn].stonewall)
-			clones += jf->jobs[g + gn++].numjobs;
-		for (size_t k = 0; k < per; k++)
-			tasks[ntask++] = (struct rc_task){g, gn, k, false, 0, 0};
+		size_t gn = rc_group_len(jf, g), clones = 0;
+		for (size_t j = g; j < g + gn; j++)
+			clones += jf->jobs[j].numjobs;
+		for (size_t k = 0; k < per && !rc_carries(o); k++)
+			tasks[ntask++] = (struct rc_task){g, gn, k, false, false, 0, 0};
 		maxgn = gn > maxgn ? gn : maxgn;
 		maxc = clones > maxc ? clones : maxc;
+		allc += clones;
 		g += gn;
+	}
+	for (size_t k = 0; tasks && k < per && rc_carries(o); k++)
+		tasks[ntask++] = (struct rc_task){0, jf->njobs, k, true, false, 0, 0};
+	if (rc_carries(o)) {
+		maxgn = jf->njobs;
+		maxc = allc;
 	}
 	struct rc_tasks ctx = {o, &w, jf, tasks, NULL, maxgn,
 			       o->formats & RC_FMT_JSON ? maxc : 0};
@@ -1212,9 +1290,10 @@ static int rc_run(struct rc_opts *o)
 		for (size_t j = 0; j < t->gn; j++) {
 			res[(t->g + j) * per + t->k] = r[j];
 			ios += r[j].ios;
+			if (!j || jf->jobs[t->g + j].stonewall) /* a group's time, once */
+				sim_ns += r[j].sim_ns;
 		}
 		memcpy(late[t->g * per + t->k], tlate[i], sizeof(tlate[i]));
-		sim_ns += r[0].sim_ns;
 	}
 	/* the report's entries: a job group_reporting sums into an earlier
 	 * job's entry has none of its own */
@@ -1309,7 +1388,7 @@ static int rc_curve(struct rc_opts *o)
 	/* variant x = j * per + k: its maximum is task x, its step s task
 	 * nvar + x * RC_CURVE_STEPS + s - 1 */
 	for (size_t x = 0; x < nvar; x++)
-		tasks[x] = (struct rc_task){x / per, 1, x % per, true, 0, 0};
+		tasks[x] = (struct rc_task){x / per, 1, x % per, false, true, 0, 0};
 	struct rc_tasks ctx = {o, &w, jf, tasks, late, 1, 0};
 	size_t ntask = nvar;
 	if (qs_par_run(nvar, workers, rc_task_run, &ctx, res, sizeof(*res), err, sizeof(err),
@@ -1322,7 +1401,7 @@ static int rc_curve(struct rc_opts *o)
 			double per_clone = max * step * 10 / 100.0 / job->numjobs;
 			uint64_t rate = per_clone < 1 ? 1 : (uint64_t)(per_clone + 0.5);
 			tasks[nvar + x * RC_CURVE_STEPS + step - 1] =
-				(struct rc_task){x / per, 1, x % per, true, step, rate};
+				(struct rc_task){x / per, 1, x % per, false, true, step, rate};
 		}
 	}
 	/* variants without a maximum have no steps (their entries stay step 0):

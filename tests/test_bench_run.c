@@ -483,6 +483,49 @@ static void test_life_rating(void **state)
 	unlink(rated);
 }
 
+/* NAND bytes the drive programmed per byte written to it in r's window. */
+static double drive_amp(const struct qs_bench_result *r)
+{
+	assert_true(r->qlc.host_write_bytes > 0);
+	return (double)r->qlc.nand_prog_bytes / (double)r->qlc.host_write_bytes;
+}
+
+/*
+ * The drive's state carries from group to group on a variant's drive: a
+ * sequential write after random writes finds their garbage (its drive
+ * programs more than it is sent, and the drive's clock goes on from where
+ * the random writes left it); the same write on a fresh copy of the
+ * filled drive (--fresh-drive) moves nothing.
+ */
+static void test_drive_carries(void **state)
+{
+	(void)state;
+	struct qs_bench_world *w = tiny_world();
+	char path[64], err[512];
+	struct qs_job_file *jf = load_job_text(w,
+		"[global]\nsize=100%\niodepth=16\ntime_based=1\nstonewall=1\nbs=64k\n"
+		"[rw]\nrw=randwrite\nruntime=3s\n[sw]\nrw=write\nruntime=200ms\n",
+		path, sizeof(path));
+	struct qs_bench_variant v = {.shaping = false};
+	struct qs_bench_drive *d;
+	struct qs_bench_result rw, sw, fresh;
+	assert_int_equal(qs_bench_drive_new(w, &d, err, sizeof(err)), 0);
+	assert_int_equal(qs_bench_run_group_on(w, d, &jf->jobs[0], 1, &v, 1, &rw, NULL, NULL, err,
+					       sizeof(err)), 0);
+	assert_int_equal(qs_bench_run_group_on(w, d, &jf->jobs[1], 1, &v, 1, &sw, NULL, NULL, err,
+					       sizeof(err)), 0);
+	assert_int_equal(qs_bench_run_group_fio(w, &jf->jobs[1], 1, &v, 1, &fresh, NULL, NULL, err,
+						sizeof(err)), 0);
+	assert_true(drive_amp(&rw) > 1.2); /* the random writes reached GC */
+	assert_true(drive_amp(&sw) > 1.05);
+	assert_true(drive_amp(&fresh) < 1.01);
+	assert_true(sw.rep.write.bw_bytes < fresh.rep.write.bw_bytes);
+	qs_bench_drive_free(d);
+	qs_job_file_free(jf);
+	unlink(path);
+	qs_bench_world_free(w);
+}
+
 /* The curve writes a line chart and one JSON run per point. */
 static void test_curve(void **state)
 {
@@ -762,6 +805,8 @@ static void test_arg_errors(void **state)
 	assert_int_equal(run_args(4, a17), 2);
 	char *a18[] = {"run", job_path, "--mode", "emu", "--workers", "2", NULL};
 	assert_int_equal(run_args(6, a18), 2); /* real time runs go one at a time */
+	char *a18b[] = {"run", job_path, "--mode", "emu", "--fresh-drive", NULL};
+	assert_int_equal(run_args(5, a18b), 2); /* emu's drive is fresh anyway */
 	/* --recovery needs devices the bench can switch off and shaping on */
 	char *a19[] = {"run", job_path, "--mode", "emu", "--recovery", NULL};
 	assert_int_equal(run_args(5, a19), 2);
@@ -886,6 +931,7 @@ int main(void)
 		cmocka_unit_test(test_recovery),
 		cmocka_unit_test(test_wait_for),
 		cmocka_unit_test(test_group),
+		cmocka_unit_test(test_drive_carries),
 		cmocka_unit_test(test_group_reporting),
 		cmocka_unit_test(test_life_rating),
 		cmocka_unit_test(test_curve),

@@ -112,7 +112,7 @@ static bool refusal_well_formed(const char *path, const char *err)
 
 /*
  * Run the job file for 20 ms of simulated time, shaping off, on the default
- * drive model (151 GiB of the 30.72 TB drive). 0: it ran; 2: it was refused
+ * drive model (149 GiB of the 30.72 TB drive). 0: it ran; 2: it was refused
  * at the model's capacity, naming the file and a line (printed). Any other
  * outcome fails the test.
  */

@@ -420,6 +420,35 @@ static void test_prog_passes(void **state)
 	assert_true(two < 0.9 * one);
 }
 
+/*
+ * The power budget caps the programs at once, whatever the dies: 8 dies
+ * with power for 3 programs write at 3 dies' rate, and without the keys at
+ * 8 dies' (the channels, 4 x 800 MB/s, are not the limit).
+ */
+static void test_power_cap(void **state)
+{
+	(void)state;
+	struct qs_profile p = small_qlc();
+	double rate[2];
+	for (int k = 0; k < 2; k++) {
+		if (k) {
+			p.power_w = 10;
+			p.power_idle_w = 9;
+			p.prog_mw = 1000.0 / 3;
+		}
+		struct qs_model *m = qs_model_new(&p, 0);
+		assert_non_null(m);
+		uint64_t bytes = 128 * MIB;
+		uint64_t end = qs_model_fill_seq(m, 0, 0, bytes);
+		rate[k] = (double)bytes / (double)end; /* bytes per ns */
+		assert_int_equal(qs_model_check(m), 0);
+		qs_model_free(m);
+	}
+	double unit_per_ns = 4.0 * 64 * KIB / (double)p.t_prog_ns;
+	assert_true(fabs(rate[0] / (8 * unit_per_ns) - 1) < 0.05);
+	assert_true(fabs(rate[1] / (3 * unit_per_ns) - 1) < 0.05);
+}
+
 static void test_scm_no_iu_penalty(void **state)
 {
 	(void)state;
@@ -476,6 +505,22 @@ static void test_profile_loader(void **state)
 	assert_non_null(strstr(err, "op_pct"));
 	assert_non_null(strstr(err, "'900'"));
 	assert_non_null(strstr(err, "0..200"));
+
+	/* The power keys go together, and leave power for one program. */
+	snprintf(buf, sizeof(buf), "%s%s", good_ini, "power_w = 25\nprog_mw = 125\n");
+	ttmp_write(path, buf);
+	assert_int_equal(qs_profile_load(path, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "power_idle_w is missing"));
+	snprintf(buf, sizeof(buf), "%s%s", good_ini,
+		 "power_w = 25\npower_idle_w = 24.95\nprog_mw = 125\n");
+	ttmp_write(path, buf);
+	assert_int_equal(qs_profile_load(path, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "[drive] power_idle_w = '24.95': leaves no power"));
+	snprintf(buf, sizeof(buf), "%s%s", good_ini,
+		 "power_w = 25\npower_idle_w = 5\nprog_mw = 125\n");
+	ttmp_write(path, buf);
+	assert_int_equal(qs_profile_load(path, &p, err, sizeof(err)), 0);
+	assert_true(p.power_w == 25 && p.power_idle_w == 5 && p.prog_mw == 125);
 
 	/* Not a number. */
 	subst(buf, sizeof(buf), good_ini, "channels = 2", "channels = x");
@@ -645,12 +690,13 @@ static void test_shipped_profiles_load(void **state)
 		int rc = qs_profile_load(path, &p, err, sizeof(err));
 		if (rc)
 			fail_msg("%s: %s", names[i], err);
-		/* Ratings from drives.md where published: both P5316 capacities. */
+		/* Ratings from drives.md where published: both P5316 capacities,
+		 * the sequential one (the budget; docs/MODEL.md, Endurance). */
 		if (!strncmp(names[i], "p5316", 5)) {
-			assert_int_equal(p.endurance_rw, QS_ENDURANCE_RANDWRITE);
+			assert_int_equal(p.endurance_rw, QS_ENDURANCE_WRITE);
 			assert_int_equal(p.endurance_bs_bytes, p.iu_bytes);
 			assert_true(p.endurance_pbw ==
-				    (strstr(names[i], "30t") ? 22.93 : 10.78));
+				    (strstr(names[i], "30t") ? 104.55 : 51.85));
 		}
 		struct qs_model *m = qs_model_new(&p, (uint64_t)p.iu_bytes << 14);
 		assert_non_null(m);
@@ -663,6 +709,110 @@ static void test_shipped_profiles_load(void **state)
  * -v calibrate prints each point's rate; the low points run at their rate
  * (within 10%), not at the maximum.
  */
+/* A shipped profile by name, from the source tree or the build directory. */
+static void load_shipped(const char *name, struct qs_profile *p)
+{
+	char path[256], err[512];
+	snprintf(path, sizeof(path), "conf/profiles/%s.ini", name);
+	if (access(path, R_OK))
+		snprintf(path, sizeof(path), "../../conf/profiles/%s.ini", name);
+	if (qs_profile_load(path, p, err, sizeof(err)))
+		fail_msg("%s: %s", name, err);
+}
+
+/*
+ * The 15.36 TB P5316 is the 30.72 TB one with the parameters the capacity
+ * changes: its capacity, its dies (dies_per_channel: half, same channels)
+ * and its rating; everything else, power budget included, is the same
+ * structure (docs/MODEL.md, Second capacity).
+ */
+static void test_p5316_capacities_share_structure(void **state)
+{
+	(void)state;
+	struct qs_profile big, small;
+	load_shipped("p5316-30t", &big);
+	load_shipped("p5316-15t", &small);
+	assert_int_equal(small.capacity_bytes * 2, big.capacity_bytes);
+	assert_int_equal(small.dies_per_channel * 2, big.dies_per_channel);
+	assert_true(small.endurance_pbw < big.endurance_pbw);
+	/* the same drive but for those */
+	small.capacity_bytes = big.capacity_bytes;
+	small.dies_per_channel = big.dies_per_channel;
+	small.endurance_pbw = big.endurance_pbw;
+	memcpy(small.name, big.name, sizeof(small.name));
+	assert_memory_equal(&small, &big, sizeof(big));
+}
+
+/* The JSON calibrate wrote to path, into out. */
+static void read_json(const char *path, char *out, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	size_t n = fread(out, 1, len - 1, f);
+	fclose(f);
+	out[n] = 0;
+}
+
+/* The "model" figure of the point named name in JSON out. */
+static double json_model(const char *out, const char *name)
+{
+	const char *p = strstr(out, name);
+	double v = NAN;
+	assert_non_null(p);
+	assert_int_equal(sscanf(strstr(p, "\"model\": ") + 9, "%lf", &v), 1);
+	return v;
+}
+
+/*
+ * Endurance points: the sequential rating defines the NAND budget (its
+ * amplification on a full drive overwritten in order is 1), the random
+ * one is predicted from it and the model's GC, so below the budget. Units:
+ * mbps_unit = MiB prints the point in MiB/s; offsets random = map run.
+ * Bad values of the keys are refused by name.
+ */
+static void test_calibrate_endurance_units(void **state)
+{
+	(void)state;
+	char ini[64], json[64], text[2048], out[4096];
+	ttmp_file(ini, sizeof(ini), "cal", ".ini", NULL);
+	ttmp_file(json, sizeof(json), "cal", ".json", NULL);
+	char *argv[] = {"calibrate", "--profile", ini, "--json", json, "--scale-gib", "0.25", NULL};
+	snprintf(text, sizeof(text),
+		 "%s\n[method.m]\nspan_pct = 100\nrun_s = 40\nmbps_unit = MiB\nrandom = map\n"
+		 "[test.1]\nmethod = m\nname = seq\nrw = write\nbs_kib = 64\nqd = 16\n"
+		 "pbw = 100\nbudget = 1\nrun_s = 8\n"
+		 "[test.2]\nmethod = m\nname = rnd\nrw = randwrite\nbs_kib = 64\nqd = 16\n"
+		 "mbps = 100\npbw = 20\n",
+		 good_ini);
+	ttmp_write(ini, text);
+	assert_int_equal(qs_cmd_bench_calibrate(7, argv), 0);
+	read_json(json, out, sizeof(out));
+	assert_non_null(strstr(out, "\"unit\": \"MiB/s\""));
+	assert_non_null(strstr(out, "\"unit\": \"PBW\""));
+	double pbw = json_model(out, "m: endurance, rnd");
+	assert_true(pbw > 5 && pbw < 60); /* 100 PB of NAND over the random WA */
+	static const char *const bad[] = {"random = maps\n", "mbps_unit = GB\n"};
+	for (int i = 0; i < 2; i++) {
+		snprintf(text, sizeof(text),
+			 "%s\n[method.m]\nspan_pct = 100\nrun_s = 4\n%s[test.1]\nmethod = m\n"
+			 "name = rnd\nrw = randwrite\nbs_kib = 64\nqd = 16\nmbps = 100\n",
+			 good_ini, bad[i]);
+		ttmp_write(ini, text);
+		assert_int_equal(qs_cmd_bench_calibrate(7, argv), 1);
+	}
+	/* A rating on a read, a budget without a rating: refused. */
+	static const char *const badt[] = {"rw = read\npbw = 3\n", "rw = write\nbudget = 1\n"};
+	for (int i = 0; i < 2; i++) {
+		snprintf(text, sizeof(text),
+			 "%s\n[method.m]\nspan_pct = 100\nrun_s = 4\n[test.1]\nmethod = m\n"
+			 "name = x\n%sbs_kib = 64\nqd = 16\nmbps = 100\n", good_ini, badt[i]);
+		ttmp_write(ini, text);
+		assert_int_equal(qs_cmd_bench_calibrate(7, argv), 1);
+	}
+	unlink(ini);
+	unlink(json);
+}
+
 static void test_calibrate_curve_pacing(void **state)
 {
 	(void)state;
@@ -856,12 +1006,15 @@ int main(void)
 		cmocka_unit_test(test_regions_span),
 		cmocka_unit_test(test_unit_major_layout),
 		cmocka_unit_test(test_prog_passes),
+		cmocka_unit_test(test_power_cap),
 		cmocka_unit_test(test_scm_no_iu_penalty),
 		cmocka_unit_test(test_profile_loader),
 		cmocka_unit_test(test_profile_hostile),
 		cmocka_unit_test(test_model_refusal_named),
 		cmocka_unit_test(test_shipped_profiles_load),
+		cmocka_unit_test(test_p5316_capacities_share_structure),
 		cmocka_unit_test(test_calibrate_cmd),
+		cmocka_unit_test(test_calibrate_endurance_units),
 		cmocka_unit_test(test_calibrate_curve_pacing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -841,6 +841,7 @@ static void test_life_and_fill(void **state)
 		.client_write_bytes = 1000000000, .qlc_write_bytes = 1000000000,
 		.qlc_writes = 244140, .qlc_iu_whole_writes = 0,
 		.drive_write_bytes = 1000000000, .drive_prog_bytes = 16000000000ull,
+		.drive_nand_prog_bytes = 16000000000ull,
 		.elapsed_ns = 10000000000ull, .rating_bytes = 22.93e15,
 		.rated_capacity = 30720000000000ull, .capacity = 30720000000000ull,
 	};
@@ -849,6 +850,16 @@ static void test_life_and_fill(void **state)
 	assert_true(q.waf_iu == 16.0);
 	assert_int_equal(q.writes, 244140);
 	assert_true(fabs(q.life_years - y / 16) < 1e-9); /* 100 MB/s as above */
+	/* the drive's GC counts: twice the NAND, half the life; a budget of
+	 * the rating times its pattern's amplification, twice the life */
+	in.drive_nand_prog_bytes = 32000000000ull;
+	qs_report_qlc_fill(&q, &in);
+	assert_true(fabs(q.life_years - y / 32) < 1e-9);
+	in.rating_prog_amp = 2;
+	qs_report_qlc_fill(&q, &in);
+	assert_true(fabs(q.life_years - y / 16) < 1e-9);
+	in.rating_prog_amp = 0;
+	in.drive_nand_prog_bytes = 16000000000ull;
 	in.client_write_bytes = 0;
 	in.drive_write_bytes = 0;
 	qs_report_qlc_fill(&q, &in);

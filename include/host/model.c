@@ -152,6 +152,14 @@ struct qs_model {
 	uint64_t *die_prog_free; /* programs and erases */
 	struct bwres *ch;
 	struct bwres link_rd, link_wr;
+	/*
+	 * Power for die programs (power_w - power_idle_w), a bandwidth
+	 * resource: a program takes prog_share_ns of it, t_prog times its
+	 * share of the budget, so that at most budget / prog_mw programs run
+	 * at once on average (0: no cap).
+	 */
+	struct bwres power;
+	uint64_t prog_share_ns;
 	uint64_t clock; /* latest submission time seen */
 	uint64_t host_prog_done; /* last host program completion */
 
@@ -234,9 +242,34 @@ static uint64_t bw_skip(struct bwres *r, uint64_t k)
  * here, for the one resource used, rather than for all of them on every
  * request.
  */
+static uint64_t bw_xfer_at(struct bwres *r, uint64_t now, uint64_t t, uint64_t dur);
+
 static uint64_t bw_xfer(struct qs_model *m, struct bwres *r, uint64_t t, uint64_t dur)
 {
-	bw_advance(r, m->clock);
+	return bw_xfer_at(r, m->clock, t, dur);
+}
+
+/*
+ * The power resource counts time in units of 2^POWER_SHIFT ns: its
+ * reservations lie as far ahead as the dies' queues of programs (GC's
+ * included, half a second and more under random writes), beyond the 0.5 s
+ * a ring of 16 us slots covers, where bw_xfer would serialise them.
+ */
+#define POWER_SHIFT 5
+
+/* Start of a program on the power budget, its die ready at ps. */
+static uint64_t power_start(struct qs_model *m, uint64_t ps)
+{
+	uint64_t share = m->prog_share_ns >> POWER_SHIFT;
+	uint64_t end = bw_xfer_at(&m->power, m->clock >> POWER_SHIFT, ps >> POWER_SHIFT,
+				  share ? share : 1);
+	return max64(ps, (end - (share ? share : 1)) << POWER_SHIFT);
+}
+
+/* bw_xfer with the clock (now) given, in the resource's own time unit. */
+static uint64_t bw_xfer_at(struct bwres *r, uint64_t now, uint64_t t, uint64_t dur)
+{
+	bw_advance(r, now);
 	uint64_t k = t / BW_SLOT_NS;
 	if (k < r->base) {
 		k = r->base;
@@ -346,12 +379,19 @@ static uint64_t die_read(struct qs_model *m, uint32_t d, uint64_t t, uint64_t by
 	return bw_xfer(m, &m->ch[d % m->nch], e, xfer_ns(m->ch_ns_per_byte, bytes));
 }
 
-/* Program one unit on die d once its data is ready; returns completion. */
+/*
+ * Program one unit on die d once its data is ready; returns completion. A
+ * program starts once its die is free and, with a power cap, once its
+ * share of the power is: the drive-wide budget decides how many dies
+ * program at once, whatever the number of dies.
+ */
 static uint64_t die_prog(struct qs_model *m, uint32_t d, uint64_t ready)
 {
 	uint64_t bytes = (uint64_t)m->unit * m->iu;
 	uint64_t xe = bw_xfer(m, &m->ch[d % m->nch], ready, xfer_ns(m->ch_ns_per_byte, bytes));
 	uint64_t ps = max64(xe, m->die_prog_free[d]);
+	if (m->prog_share_ns)
+		ps = power_start(m, ps);
 	m->die_prog_free[d] = ps + m->p.t_prog_ns;
 	m->c.nand_prog_bytes += bytes;
 	return m->die_prog_free[d];
@@ -747,7 +787,7 @@ uint64_t qs_model_idle_time(const struct qs_model *m)
 		t = max64(t, max64(m->die_rd_free[d], m->die_prog_free[d]));
 	for (uint32_t c = 0; c < m->nch; c++)
 		t = max64(t, m->ch[c].tail);
-	return t;
+	return max64(t, m->power.tail << POWER_SHIFT);
 }
 
 uint64_t qs_model_fill_seq(struct qs_model *m, uint64_t now, uint64_t off, uint64_t len)
@@ -843,7 +883,7 @@ static int alloc_all(struct qs_model *m, enum maps_init mi)
 	for (uint32_t c = 0; c < m->nch; c++)
 		if (bw_init(&m->ch[c]))
 			return -ENOMEM;
-	if (bw_init(&m->link_rd) || bw_init(&m->link_wr))
+	if (bw_init(&m->link_rd) || bw_init(&m->link_wr) || bw_init(&m->power))
 		return -ENOMEM;
 	if (m->p.media == QS_MEDIA_SCM)
 		return 0;
@@ -928,6 +968,9 @@ static struct qs_model *model_create(const struct qs_profile *p, uint64_t scaled
 	m->ch_ns_per_byte = 1000.0 / p->channel_mbps;
 	m->lrd_ns_per_byte = 1000.0 / p->link_read_mbps;
 	m->lwr_ns_per_byte = 1000.0 / p->link_write_mbps;
+	if (p->prog_mw > 0 && p->power_w > p->power_idle_w)
+		m->prog_share_ns = (uint64_t)((double)p->t_prog_ns * p->prog_mw /
+					      ((p->power_w - p->power_idle_w) * 1000.0) + 0.5);
 	if (m->user_ius == 0 || m->user_ius >= NONE / 2) {
 		uint64_t ius = m->user_ius, bytes = scaled ? scaled : p->capacity_bytes;
 		free(m);
@@ -1074,6 +1117,7 @@ void qs_model_free(struct qs_model *m)
 	free(m->ch);
 	bw_fini(&m->link_rd);
 	bw_fini(&m->link_wr);
+	bw_fini(&m->power);
 	if (m->maps) {
 		munmap(m->maps, m->maps_len);
 	} else {
@@ -1126,6 +1170,7 @@ static struct qs_model *clone_rest(const struct qs_model *m, enum maps_init mi)
 		bw_copy(&c->ch[i], &m->ch[i]);
 	bw_copy(&c->link_rd, &m->link_rd);
 	bw_copy(&c->link_wr, &m->link_wr);
+	bw_copy(&c->power, &m->power);
 	c->clock = m->clock;
 	if (m->p.media == QS_MEDIA_NAND) {
 		DUP(sb_valid, m->nsb);

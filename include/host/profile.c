@@ -55,6 +55,9 @@ static const struct key_def keys[] = {
 	{"prog_passes", K_U32, F(prog_passes), 1, 16, 1, 0},
 	{"unit_major", K_U32, F(unit_major), 0, 1, 1, 0},
 	{"gc_paced", K_U32, F(gc_paced), 0, 1, 1, 0},
+	{"power_w", K_DBL, F(power_w), 0.1, 1000, 1, 0},
+	{"power_idle_w", K_DBL, F(power_idle_w), 0.01, 1000, 1, 0},
+	{"prog_mw", K_DBL, F(prog_mw), 1, 100000, 1, 0},
 	{"endurance_pbw", K_DBL, F(endurance_pbw), 0.001, 1e6, 1, 0},
 	{"endurance_rw", K_ERW, F(endurance_rw), 0, 0, 1, 0},
 	{"endurance_bs_kib", K_U32, F(endurance_bs_bytes), 4, 1024, 1024, 0},
@@ -198,7 +201,9 @@ static int bad(char *err, size_t errlen, const char *path, const char *key,
 /*
  * The endurance keys go together: a rating means nothing without the
  * pattern it was measured with. The pattern's blocks must be whole IUs:
- * the bench charges IU amplification on top of the rating (docs/MODEL.md).
+ * the rating is then a number of bytes programmed once each (times the
+ * pattern's GC: endurance_prog_amp), and the bench charges a run's own
+ * amplification, IU effect and GC, on top of it (docs/MODEL.md).
  */
 static int check_endurance(const struct qs_profile *p, const char *path, char *err,
 			   size_t errlen)
@@ -228,9 +233,38 @@ static int check_endurance(const struct qs_profile *p, const char *path, char *e
 		snprintf(v, sizeof(v), "%u", p->endurance_bs_bytes / 1024);
 		snprintf(why, sizeof(why),
 			 "must be a whole number of IUs (iu_kib = %u) in 4..1024: the "
-			 "life figure charges IU amplification on top of the rating",
+			 "life figures charge the drive's IU amplification on top of the rating",
 			 p->iu_bytes / 1024);
 		return bad(err, errlen, path, "endurance_bs_kib", v, why);
+	}
+	return 0;
+}
+
+/*
+ * The power keys go together: the budget for die programs is the active
+ * power less the idle power, shared by programs of prog_mw each. Without
+ * them no cap applies.
+ */
+static int check_power(const struct qs_profile *p, const char *path, char *err, size_t errlen)
+{
+	int n = (p->power_w > 0) + (p->power_idle_w > 0) + (p->prog_mw > 0);
+	if (n == 0)
+		return 0;
+	if (n < 3) {
+		snprintf(err, errlen, "%s: [drive] %s is missing: power_w, power_idle_w and "
+			 "prog_mw go together (active and idle power, power of one die "
+			 "program); give all three or none", path,
+			 !(p->power_w > 0) ? "power_w" : !(p->power_idle_w > 0) ? "power_idle_w"
+			 : "prog_mw");
+		return -EINVAL;
+	}
+	if (p->power_idle_w + p->prog_mw / 1000.0 > p->power_w) {
+		char v[32], why[200];
+		snprintf(v, sizeof(v), "%g", p->power_idle_w);
+		snprintf(why, sizeof(why), "leaves no power for one die program: power_w (%g) "
+			 "must exceed power_idle_w + prog_mw / 1000 (%g)", p->power_w,
+			 p->power_idle_w + p->prog_mw / 1000.0);
+		return bad(err, errlen, path, "power_idle_w", v, why);
 	}
 	return 0;
 }
@@ -546,6 +580,8 @@ static int profile_load(const char *path, struct qs_profile *p, char *err, size_
 	}
 	if (!rc)
 		rc = check_endurance(p, path, err, errlen);
+	if (!rc)
+		rc = check_power(p, path, err, errlen);
 	iniparser_freedict(d);
 	return rc;
 }

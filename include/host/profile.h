@@ -49,6 +49,12 @@ struct qs_profile {
 	uint32_t unit_major;	   /* 1: a stream fills one die's unit at a time */
 	uint32_t gc_paced;	   /* 1: GC a little per host unit near the quota */
 	/*
+	 * Power (all three or none; 0: no cap): the drive's active and idle
+	 * power, W, and what one die program draws, mW. Die programs share
+	 * power_w - power_idle_w: at most that over prog_mw run at once.
+	 */
+	double power_w, power_idle_w, prog_mw;
+	/*
 	 * Endurance rating of the real drive (capacity_bytes): petabytes
 	 * (1e15 bytes) written over its life with the pattern endurance_rw of
 	 * endurance_bs_bytes blocks, a whole number of IUs. All three are set

@@ -102,7 +102,7 @@ build_initramfs() { # kernel -> build/vm/initramfs-K.cpio
 # ("Oops: int3" in sched_clock_cpu; seen in CI and here). Such a boot
 # says nothing about qlcshape, so it is kept as LOG.early-panic-N and the
 # boot is run again, at most EARLY_RETRIES times; any later panic fails.
-EARLY_RETRIES=2
+EARLY_RETRIES=3
 early_panic() { # log attempt -> 0 if the boot died before /init (log kept)
 	grep -q 'Kernel panic' "$1" && ! grep -q '^qs-vm: kernel ' "$1" || return 1
 	[ "$2" -le "$EARLY_RETRIES" ] || return 1
