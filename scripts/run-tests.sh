@@ -19,13 +19,13 @@ out=$(mktemp -d /tmp/qs_run_tests.XXXXXX) || exit 1
 trap 'rm -rf "$out"' EXIT
 
 progs=()
-for first in test_crash test_fault; do
+for first in test_crash test_fault test_crash_paged; do
 	[ -x "$dir/$first" ] && progs+=("$dir/$first")
 done
 for t in "$dir"/test_*; do
 	[ -x "$t" ] || continue
 	case "$t" in *.o|*.d) continue ;; esac
-	case "$(basename "$t")" in test_crash|test_fault) continue ;; esac
+	case "$(basename "$t")" in test_crash|test_fault|test_crash_paged) continue ;; esac
 	progs+=("$t")
 done
 if [ ${#progs[@]} -eq 0 ]; then

@@ -258,23 +258,32 @@ static void sweep(const char *name)
 		assert_true(swept >= 2000);
 }
 
+#ifndef QS_CRASH_PAGED_PROGRAM
 static void test_crash_sweep(void **st)
 {
-	if (getenv("QS_CRASH_LOG_ONLY") || getenv("QS_CRASH_PAGED_ONLY"))
-		return; /* to debug the other sweeps */
+	if (getenv("QS_CRASH_LOG_ONLY"))
+		return; /* to debug the other sweep */
 	log_placement = false;
 	sweep("");
 }
 
 static void test_crash_sweep_log(void **st)
 {
-	if (getenv("QS_CRASH_PAGED_ONLY"))
-		return;
 	log_placement = true;
 	paged = false;
 	sweep(" (log placement)");
 }
 
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_crash_sweep),
+		cmocka_unit_test(test_crash_sweep_log),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
+#else
+/* tests/test_crash_paged.c: the paged map's sweep, a program of its own */
 static void test_crash_sweep_paged(void **st)
 {
 	log_placement = paged = true;
@@ -285,9 +294,8 @@ static void test_crash_sweep_paged(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_crash_sweep),
-		cmocka_unit_test(test_crash_sweep_log),
 		cmocka_unit_test(test_crash_sweep_paged),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
+#endif
