@@ -32,6 +32,24 @@ static bool log_placement; /* the sweep running: in place or log */
 static bool paged;	   /* ... log placement with the map far larger than its DRAM */
 
 /*
+ * What every sweep shares: destage early and in order, a small DRAM buffer
+ * and log queue so that crash points fall inside destage and checkpoints.
+ * Log writes tear at 512 bytes: the log must detect any tear. The QLC is
+ * taken to write each 4 KiB logical block atomically, as NVMe guarantees
+ * for one LBA of a 4 KiB-formatted namespace: a bypass write cut by power
+ * loss leaves each of its blocks old or new.
+ */
+static void sweep_conf(struct th *h)
+{
+	h->conf.policy.start_pct = 30;
+	h->conf.policy.urgent_pct = 70;
+	h->conf.policy.order = QS_ORDER_FIFO;
+	h->conf.dram_buffer_bytes = 32 * 4096;
+	h->conf.log_qd = 2;
+	h->qlc.tear_unit = 4096;
+}
+
+/*
  * Log placement: 20 bands of 4 IUs, op 40% (768 client blocks), a log of
  * 256 blocks, the map region's 2 and the clean state's 4: destage packs
  * blocks into bands and GC runs within the workload, so crash points fall
@@ -44,14 +62,9 @@ static void setup_log(struct th *h, uint64_t seed)
 	h->conf.placement = QS_PLACE_LOG;
 	h->conf.op_pct = 40;
 	h->conf.band_bytes = 4 * 65536;
-	h->conf.policy.start_pct = 30;
-	h->conf.policy.urgent_pct = 70;
-	h->conf.policy.order = QS_ORDER_FIFO;
-	h->conf.dram_buffer_bytes = 32 * 4096;
-	h->conf.log_qd = 2;
+	sweep_conf(h);
 	h->qlc.check_iu = 65536;
 	h->qlc.check_band = 4 * 65536;
-	h->qlc.tear_unit = 4096; /* as in place: see setup_th */
 }
 
 /*
@@ -67,12 +80,7 @@ static void setup_log(struct th *h, uint64_t seed)
 static void setup_paged(struct th *h, uint64_t seed)
 {
 	assert_int_equal(th_init_paged(h, seed), 0);
-	h->conf.policy.start_pct = 30;
-	h->conf.policy.urgent_pct = 70;
-	h->conf.policy.order = QS_ORDER_FIFO;
-	h->conf.dram_buffer_bytes = 32 * 4096;
-	h->conf.log_qd = 2;
-	h->qlc.tear_unit = 4096;
+	sweep_conf(h);
 }
 
 static void setup_th(struct th *h, uint64_t seed)
@@ -86,20 +94,9 @@ static void setup_th(struct th *h, uint64_t seed)
 		return;
 	}
 	assert_int_equal(th_init(h, (2 + 128) * 4096ull, 2ull << 20, seed), 0);
-	h->conf.policy.start_pct = 30;
-	h->conf.policy.urgent_pct = 70;
-	h->conf.policy.order = QS_ORDER_FIFO;
+	sweep_conf(h);
 	h->conf.bypass_min_bytes = 65536;
-	h->conf.dram_buffer_bytes = 32 * 4096;
-	h->conf.log_qd = 2;
 	h->qlc.check_iu = 65536;
-	/*
-	 * Log writes tear at 512 bytes: the log must detect any tear. The QLC
-	 * is taken to write each 4 KiB logical block atomically, as NVMe
-	 * guarantees for one LBA of a 4 KiB-formatted namespace: a bypass
-	 * write cut by power loss leaves each of its blocks old or new.
-	 */
-	h->qlc.tear_unit = 4096;
 }
 
 /* Run the workload; with crash_at != 0, crash there. Returns the points seen. */
