@@ -11,7 +11,7 @@ set -euo pipefail
 pkgs=(build-essential pkg-config liburing-dev libnvme-dev libjemalloc-dev
       libiniparser-dev libcmocka-dev fio blktrace scdoc systemd man-db)
 case "${1:-}" in
---vm) pkgs+=(qemu-system-x86 busybox-static cpio kmod e2fsprogs xfsprogs python3) ;;
+--vm) pkgs+=(qemu-system-x86 busybox-static cpio kmod xz-utils zstd e2fsprogs xfsprogs python3) ;;
 --fuzz) pkgs+=(clang) ;;
 esac
 

@@ -24,6 +24,14 @@ mkdir -p "$VM"
 
 log() { echo "kernels.sh: $*" >&2; }
 
+# Without modinfo the module list would silently lack every dependency
+# (a command substitution's failure does not stop the script), and the
+# guest would fail to load ext4 or xfs much later; say so now.
+for t in modinfo dpkg-deb xz zstd; do
+	command -v "$t" >/dev/null ||
+		{ log "$t missing: bash scripts/deps.sh --vm installs it"; exit 1; }
+done
+
 # The URI of the machine's Debian archive (the source that carries the
 # 'bookworm' suite itself, not -security), from one-line or deb822 sources.
 debian_uri() {
