@@ -81,11 +81,14 @@ extract_deb() { # deb dir
 # $1 into $3, appending load order to $3/order. Built-in modules are
 # absent from the tree and need nothing.
 collect_mods() { # root name dest
-	local root=$1 name=$2 dest=$3 ko dep
+	local root=$1 name=$2 dest=$3 ko dep deps
 	grep -qx "$name" "$dest/order" 2>/dev/null && return 0
 	ko=$(find "$root/lib/modules" -name "$name.ko*" | head -1)
 	[ -n "$ko" ] || return 0
-	for dep in $(modinfo -F depends "$ko" | tr ',' ' '); do
+	# An assignment of its own, so that modinfo's failure stops the script
+	# (in the for loop's word list it would go unnoticed).
+	deps=$(modinfo -F depends "$ko") || { log "modinfo $ko failed"; return 1; }
+	for dep in ${deps//,/ }; do
 		collect_mods "$root" "$dep" "$dest"
 	done
 	case "$ko" in
