@@ -117,7 +117,9 @@ struct drv_slot {
 	uint64_t bytes; /* client bytes (orig_len) */
 	enum qs_io_op op;
 	void *buf;
-	struct drv_slot *next_free;
+	struct drv_slot *next_free; /* also: the next early completion */
+	uint64_t due_ns; /* an early completion: when its client sees it */
+	int res;	 /* an early completion's result */
 };
 
 struct drv_run {
@@ -135,6 +137,8 @@ struct drv_run {
 	size_t nflows;
 	unsigned flow_held;	/* clones held back by their flow */
 	struct drv_slot *slots, *free_slots;
+	/* completions the engine gave before d->min_lat_ns, due order */
+	struct drv_slot *early;
 	uint64_t nslots, slot_bytes;
 	void *bufs;	   /* the slots' own buffers (none with a shared one) */
 	uint64_t inflight; /* client I/Os in flight, all clones */
@@ -325,9 +329,8 @@ static void drv_count(struct drv_clone *c, const struct drv_slot *s, uint64_t no
 	st->bytes[d] += s->bytes;
 }
 
-static void drv_io_done(void *arg, int res)
+static void drv_io_finish(struct drv_slot *s, int res)
 {
-	struct drv_slot *s = arg;
 	struct drv_clone *c = s->c;
 	struct drv_job *j = c->j;
 	struct drv_run *r = j->r;
@@ -359,6 +362,45 @@ static void drv_io_done(void *arg, int res)
 		drv_pump(c);
 	}
 	drv_flow_retry(r);
+}
+
+/*
+ * The engine completed s. Before d->min_lat_ns after its issue (an I/O
+ * that needed no device, such as a read of unwritten blocks or of the DRAM
+ * buffer, completes at once on a virtual clock) its client sees it only
+ * then: without that, a job of such I/Os would run for ever at one
+ * instant. The early ones wait in due order (issue orders them but for
+ * ties of completion time) for drv_tick.
+ */
+static void drv_io_done(void *arg, int res)
+{
+	struct drv_slot *s = arg;
+	struct drv_run *r = s->c->j->r;
+	uint64_t due = s->issue_ns + r->d->min_lat_ns;
+	if (drv_now(r) >= due) {
+		drv_io_finish(s, res);
+		return;
+	}
+	s->due_ns = due;
+	s->res = res;
+	struct drv_slot **pp = &r->early;
+	while (*pp && (*pp)->due_ns <= due)
+		pp = &(*pp)->next_free;
+	s->next_free = *pp;
+	*pp = s;
+	if (due < r->armed)
+		drv_wake(r); /* sooner than the world is waiting for */
+}
+
+/* Early completions now due reach their clients; the next one's time. */
+static uint64_t drv_early_tick(struct drv_run *r, uint64_t now)
+{
+	while (r->early && r->early->due_ns <= now && !r->err) {
+		struct drv_slot *s = r->early;
+		r->early = s->next_free;
+		drv_io_finish(s, s->res);
+	}
+	return r->early ? r->early->due_ns : UINT64_MAX;
 }
 
 uint64_t qs_drv_log_bytes(uint64_t bytes)
@@ -810,7 +852,7 @@ static uint64_t drv_tick_job(struct drv_job *j, uint64_t now)
  */
 static uint64_t drv_tick(struct drv_run *r)
 {
-	uint64_t now = drv_now(r), next = UINT64_MAX;
+	uint64_t now = drv_now(r), next = drv_early_tick(r, now);
 	for (size_t i = 0; i < r->d->njobs; i++) {
 		uint64_t t = drv_tick_job(&r->jobs[i], now);
 		if (t < next)
@@ -1074,26 +1116,32 @@ nomem:
 	return -ENOMEM;
 }
 
+/* r->ec: the engine configuration of r's variant. */
+static void drv_conf(struct drv_run *r)
+{
+	const struct qs_drv_run *d = r->d;
+	struct qs_engine_conf *ec = &r->ec;
+	qs_engine_conf_default(ec);
+	ec->mode = d->v->shaping ? QS_MODE_CACHE : QS_MODE_PASSTHROUGH;
+	ec->policy.order = d->v->order;
+	ec->iu_bytes = d->iu_bytes;
+	if (d->v->shaping && d->v->placement == QS_PLACE_LOG) {
+		ec->placement = QS_PLACE_LOG;
+		ec->op_pct = d->op_pct;
+		ec->band_bytes = d->band_bytes;
+		ec->map_dram_limit = d->map_dram_limit;
+	}
+}
+
 /* Open the engine (a new log with QS_OPEN_FORMAT in flags, else recovery)
  * and wait for it. */
 static int drv_open(struct drv_run *r, unsigned flags)
 {
 	const struct qs_drv_run *d = r->d;
 	const char *name = d->jobs[0].name;
-	struct qs_engine_conf ec;
-	qs_engine_conf_default(&ec);
-	ec.mode = d->v->shaping ? QS_MODE_CACHE : QS_MODE_PASSTHROUGH;
-	ec.policy.order = d->v->order;
-	ec.iu_bytes = d->iu_bytes;
-	if (d->v->shaping && d->v->placement == QS_PLACE_LOG) {
-		ec.placement = QS_PLACE_LOG;
-		ec.op_pct = d->op_pct;
-		ec.band_bytes = d->band_bytes;
-		ec.map_dram_limit = d->map_dram_limit;
-	}
+	drv_conf(r);
 	r->flag = r->closing = r->closed = false;
-	r->ec = ec;
-	r->e = qs_engine_open(d->env, d->v->shaping ? d->fast : NULL, d->qlc, &ec,
+	r->e = qs_engine_open(d->env, d->v->shaping ? d->fast : NULL, d->qlc, &r->ec,
 			      flags | d->open_flags, drv_flag_cb, r);
 	if (!r->e) {
 		int rc = -errno;
@@ -1172,6 +1220,19 @@ static int drv_loop(struct drv_run *r)
 	return 0;
 }
 
+/* Let every client I/O in flight complete, early ones included; 0 or
+ * -errno. */
+static int drv_drain(struct drv_run *r)
+{
+	int rc = 0;
+	while (!rc && r->inflight) {
+		uint64_t next = drv_early_tick(r, drv_now(r));
+		if (r->inflight)
+			rc = drv_wait(r, next);
+	}
+	return rc;
+}
+
 /* Close the engine (in-flight I/O finishes, no destage) and let every
  * client I/O still in flight complete; 0 or -errno. */
 static int drv_close(struct drv_run *r)
@@ -1181,9 +1242,7 @@ static int drv_close(struct drv_run *r)
 	int rc = qs_engine_close(r->e, drv_flag_cb, r);
 	if (!rc)
 		rc = drv_wait_flag(r);
-	while (!rc && r->inflight)
-		rc = drv_wait(r, UINT64_MAX);
-	return rc;
+	return rc ? rc : drv_drain(r);
 }
 
 /*
@@ -1438,6 +1497,35 @@ static int drv_recover(struct drv_run *r, struct qs_bench_recovery *rec)
 	return rc;
 }
 
+struct drv_closer {
+	const struct qs_drv_world_ops *ops;
+	void *ctx;
+	bool done;
+	int res;
+};
+
+static void drv_closer_cb(void *arg, int res)
+{
+	struct drv_closer *c = arg;
+	c->done = true;
+	c->res = res;
+	if (c->ops->wake)
+		c->ops->wake(c->ctx);
+}
+
+int qs_drv_engine_close(const struct qs_drv_world_ops *ops, void *ctx, struct qs_engine *e)
+{
+	struct drv_closer c = {.ops = ops, .ctx = ctx};
+	int rc = qs_engine_close(e, drv_closer_cb, &c);
+	while (!rc && !c.done)
+		rc = ops->wait(ctx, e, UINT64_MAX);
+	if (c.done) {
+		qs_engine_free(e);
+		rc = c.res;
+	}
+	return rc;
+}
+
 int qs_drv_run(const struct qs_drv_run *d, struct qs_bench_result *res, char *err,
 	       size_t errlen)
 {
@@ -1445,8 +1533,15 @@ int qs_drv_run(const struct qs_drv_run *d, struct qs_bench_result *res, char *er
 	struct drv_run *r = &run;
 	r->vname = d->v->shaping ? qs_policy_order_name(d->v->order) : "shaping off";
 	memset(res, 0, d->njobs * sizeof(*res));
+	/* A carried engine is this run's from the start, so that a failure
+	 * anywhere below closes it. */
+	r->e = d->carry ? *d->carry : NULL;
+	if (d->carry)
+		*d->carry = NULL;
+	if (r->e)
+		drv_conf(r);
 	int rc = drv_setup(r);
-	if (!rc)
+	if (!rc && !r->e)
 		rc = drv_open(r, QS_OPEN_FORMAT);
 	if (!r->e) {
 		drv_teardown(r);
@@ -1460,8 +1555,16 @@ int qs_drv_run(const struct qs_drv_run *d, struct qs_bench_result *res, char *er
 	struct qs_bench_recovery rec = {0};
 	if (!rc && d->v->recovery && d->v->shaping && d->ops->power)
 		rc = drv_recover(r, &rec);
-	/* Whatever happened, the engine is closed: the next run, or the
-	 * world's release, must find no request in flight on the devices. */
+	/* Carried on: the clients' I/O completes first (its callbacks are this
+	 * run's); the engine's own goes on in the next run. */
+	if (!rc && d->carry)
+		rc = drv_drain(r);
+	if (!rc && d->carry) {
+		*d->carry = r->e;
+		r->e = NULL;
+	}
+	/* Otherwise, whatever happened, the engine is closed: the next run, or
+	 * the world's release, must find no request in flight on the devices. */
 	int crc = r->e ? drv_close(r) : 0;
 	if (!rc && crc) {
 		rc = crc;

@@ -101,11 +101,26 @@ struct qs_drv_run {
 	 */
 	struct qs_report_run *fio;
 	size_t *nfio;
+	/*
+	 * The engine carried from group to group (a variant's job file on one
+	 * drive, as fio runs it on one device). NULL: this run formats an
+	 * engine and closes it. Else in: an open engine, left by the run
+	 * before on these very volumes, environment and variant, to run on
+	 * instead of formatting one (NULL: format); out: the engine left open
+	 * for the next run, background work (destage, GC, checkpoints) and
+	 * all, or NULL when the run failed and closed it. The caller closes
+	 * the last one (qs_drv_engine_close).
+	 */
+	struct qs_engine **carry;
+	/* The least time a client I/O takes, issue to completion (0: none): on
+	 * a virtual clock, the host's work for one that needs no device. */
+	uint64_t min_lat_ns;
 };
 
 /*
- * Open the engine (QS_OPEN_FORMAT), run d's jobs on it and close it (no
- * drain) whether they succeeded or not; the engine is freed only once
+ * Open the engine (QS_OPEN_FORMAT; or take *d->carry), run d's jobs on it
+ * and close it (no drain) whether they succeeded or not, unless d->carry
+ * asks to leave it open after a run that succeeded; the engine is freed only once
  * closed. With d->v->recovery and shaping on (the world must have power
  * and volumes that keep the fast tier's data, d->open_flags without
  * QS_OPEN_NO_DATA), power is cut after the window and the engine recovered,
@@ -119,6 +134,14 @@ struct qs_drv_run {
  */
 int qs_drv_run(const struct qs_drv_run *d, struct qs_bench_result *res, char *err,
 	       size_t errlen);
+
+/*
+ * Close e, an engine qs_drv_run left open in *carry, on the world of ops
+ * and ctx (its devices' I/O in flight completes, no destage), and free it;
+ * 0 or -errno. One whose close cannot complete is left allocated (its
+ * volumes may still call it).
+ */
+int qs_drv_engine_close(const struct qs_drv_world_ops *ops, void *ctx, struct qs_engine *e);
 
 /*
  * Log sizes: a bench run's log is whole segments of the engine's default

@@ -21,6 +21,15 @@
 
 /* The largest client I/O a run can carry (one shared, never-read buffer). */
 #define RN_BUF_BYTES (16u << 20)
+/*
+ * The least simulated time a client I/O takes: the host's own work for
+ * one that needs no device (a read of blocks never written or of the DRAM
+ * buffer). 1 us is the engine's CPU for a cached 4 KiB read (`qlcshape
+ * bench engine`, read_4k_cached: 945 ns on the 2-core development
+ * machine); ublk's round trip would add to it. I/Os that reach a device
+ * take longer anyway, so only those are changed.
+ */
+#define RN_MIN_LAT_NS 1000u
 
 struct qs_bench_world {
 	struct qs_bench_conf conf;
@@ -146,9 +155,27 @@ const struct qs_profile *qs_bench_world_qlc_profile(const struct qs_bench_world 
 
 /* ---- one run on the simulator ---- */
 
+/* The simulated world of one run: a fresh simulation, a copy of the filled
+ * drive, a fresh fast tier; or a drive's, carried from group to group. */
+struct rn_sim {
+	struct qs_bench_world *w;
+	struct qs_sim *sim;
+	struct qs_model *qm, *fm;
+	struct qs_bench_drive *drive; /* owns sim, qm, fm, qv, fv (NULL: this run does) */
+	struct qs_sim_vol *qv, *fv;
+	struct qs_engine *e;   /* whose timer the simulation fires */
+	uint64_t stop_at;      /* a stop event is pending at this time (0: none) */
+	struct rn_window *win; /* one per job */
+};
+
 struct qs_bench_drive {
 	struct qs_model *m; /* the variant's QLC drive */
-	uint64_t free_ns;   /* when its last group ended (its next starts there) */
+	uint64_t free_ns;   /* when the filled drive's resources are idle */
+	/* The world its groups share (rs.sim NULL until the first group), so
+	 * that the events and timer a group leaves point at memory that
+	 * lives on; and the engine left open (qs_drv_run's carry). */
+	struct rn_sim rs;
+	struct qs_engine *e;
 };
 
 int qs_bench_drive_new(const struct qs_bench_world *w, struct qs_bench_drive **out, char *err,
@@ -173,31 +200,12 @@ int qs_bench_drive_new(const struct qs_bench_world *w, struct qs_bench_drive **o
 	return 0;
 }
 
-void qs_bench_drive_free(struct qs_bench_drive *d)
-{
-	if (!d)
-		return;
-	qs_model_free(d->m);
-	free(d);
-}
 
 /* The device counters at one job's window edges. */
 struct rn_window {
 	struct qs_model_counters q0, q1, f0, f1;
 };
 
-/* The simulated world of one run: a fresh simulation, a copy of the filled
- * drive, a fresh fast tier. */
-struct rn_sim {
-	struct qs_bench_world *w;
-	struct qs_sim *sim;
-	struct qs_model *qm, *fm;
-	struct qs_bench_drive *drive; /* qm is its drive's (NULL: qm is the run's own) */
-	struct qs_sim_vol *qv, *fv;
-	struct qs_engine *e;   /* whose timer the simulation fires */
-	uint64_t stop_at;      /* a stop event is pending at this time (0: none) */
-	struct rn_window *win; /* one per job */
-};
 
 static uint64_t rn_now(void *ctx)
 {
@@ -311,29 +319,42 @@ static bool rn_keeps_data(const struct qs_bench_variant *v)
 	return v->shaping && v->recovery;
 }
 
-/* A fresh simulation with drive d's QLC drive (NULL: a copy of the filled
- * drive) and a new fast tier, at the time that drive is free. */
-static int rn_sim_new(struct rn_sim *s, struct qs_bench_world *w, struct qs_bench_drive *d,
-		      size_t njobs, const struct qs_bench_variant *v)
+/* The fast tier's model, sized for v: log placement keeps its map region
+ * there besides the log, so the log is the same in every variant. */
+static struct qs_model *rn_fast_new(struct qs_bench_world *w, const struct qs_bench_variant *v)
 {
-	s->w = w;
-	s->drive = d;
-	s->win = calloc(njobs, sizeof(*s->win));
-	s->sim = qs_sim_new();
-	s->qm = d ? d->m : qs_model_clone(w->filled);
-	/* Log placement keeps its map region on the fast tier besides the
-	 * log: the device grows by it, so the log is the same in every variant. */
 	uint64_t fast = w->sz.log_bytes;
 	if (v->shaping && v->placement == QS_PLACE_LOG) {
 		struct qs_engine_conf lc;
 		qs_bench_world_log_conf(w, &lc);
 		fast += qs_engine_conf_map_bytes(&lc, qs_model_capacity(w->filled));
 	}
-	s->fm = qs_model_new(&w->fast_p, fast);
-	if (!s->win || !s->sim || !s->qm || !s->fm)
+	return qs_model_new(&w->fast_p, fast);
+}
+
+/*
+ * The world of a run for njobs jobs: drive d's, set up by its first group
+ * and carried on (its clock goes on where the last group left it), or
+ * with d NULL a fresh simulation with a copy of the filled drive and a new
+ * fast tier, at the time the filled drive is idle.
+ */
+static int rn_sim_new(struct rn_sim *s, struct qs_bench_world *w, struct qs_bench_drive *d,
+		      size_t njobs, const struct qs_bench_variant *v)
+{
+	s->w = w;
+	s->drive = d;
+	s->e = NULL;
+	s->win = calloc(njobs, sizeof(*s->win));
+	if (!s->win)
 		return -ENOMEM;
-	/* the filled drive's resources are busy until fill_idle_ns, a carried
-	 * drive's last group ended at free_ns: start there */
+	if (s->sim) /* the drive's, from its last group */
+		return 0;
+	s->sim = qs_sim_new();
+	s->qm = d ? d->m : qs_model_clone(w->filled);
+	s->fm = rn_fast_new(w, v);
+	if (!s->sim || !s->qm || !s->fm)
+		return -ENOMEM;
+	/* the filled drive's resources are busy until it is idle: start there */
 	qs_sim_run_until(s->sim, d ? d->free_ns : w->fill_idle_ns);
 	/* Timing only: the engine's destage then writes whatever is in its
 	 * buffers, which a benchmark never looks at; so the engine is opened
@@ -350,17 +371,39 @@ static int rn_sim_new(struct rn_sim *s, struct qs_bench_world *w, struct qs_benc
 	return 0;
 }
 
+/* The run's part of s; a drive's world stays for its next group. */
 static void rn_sim_free(struct rn_sim *s)
 {
+	free(s->win);
+	s->win = NULL;
+	if (s->drive)
+		return;
 	qs_sim_vol_free(s->qv);
 	qs_sim_vol_free(s->fv);
-	if (s->drive && s->sim)
-		s->drive->free_ns = qs_sim_now(s->sim);
 	qs_sim_free(s->sim);
-	if (!s->drive)
-		qs_model_free(s->qm);
+	qs_model_free(s->qm);
 	qs_model_free(s->fm);
-	free(s->win);
+}
+
+void qs_bench_drive_free(struct qs_bench_drive *d)
+{
+	if (!d)
+		return;
+	struct rn_sim *s = &d->rs;
+	/* The engine carried from the last group closes on the drive's clock;
+	 * one that cannot close may still be called by the volumes, which
+	 * then stay allocated with it. */
+	if (d->e && qs_drv_engine_close(&rn_ops, s, d->e)) {
+		fprintf(stderr, "qlcshape bench: the engine carried from group to group did not "
+				"close; its devices are left allocated\n");
+		return;
+	}
+	qs_sim_vol_free(s->qv);
+	qs_sim_vol_free(s->fv);
+	qs_sim_free(s->sim);
+	qs_model_free(s->fm);
+	qs_model_free(d->m);
+	free(d);
 }
 
 int qs_bench_run_group_fio(struct qs_bench_world *w, const struct qs_job *jobs, size_t njobs,
@@ -378,14 +421,14 @@ int qs_bench_run_group_on(struct qs_bench_world *w, struct qs_bench_drive *drive
 			  char *err, size_t errlen)
 {
 	uint64_t wall0 = qs_henv_now_ns();
-	struct rn_sim s = {0};
+	struct rn_sim own = {0}, *s = drive ? &drive->rs : &own;
 	if (!w->is_filled) {
 		memset(res, 0, njobs * sizeof(*res));
 		snprintf(err, errlen, "job '%s': the world's drive is not filled (call "
 			 "qs_bench_world_fill first)", jobs[0].name);
 		return -EINVAL;
 	}
-	int rc = rn_sim_new(&s, w, drive, njobs, v);
+	int rc = rn_sim_new(s, w, drive, njobs, v);
 	struct qs_engine_conf lc;
 	qs_bench_world_log_conf(w, &lc);
 	if (rc) {
@@ -394,11 +437,11 @@ int qs_bench_run_group_on(struct qs_bench_world *w, struct qs_bench_drive *drive
 	} else {
 		struct qs_drv_run d = {
 			.ops = &rn_ops,
-			.ctx = &s,
-			.env = qs_sim_env(s.sim),
-			.fast = qs_sim_vol_vol(s.fv),
-			.qlc = qs_sim_vol_vol(s.qv),
-			.iu_bytes = qs_model_iu_bytes(s.qm),
+			.ctx = s,
+			.env = qs_sim_env(s->sim),
+			.fast = qs_sim_vol_vol(s->fv),
+			.qlc = qs_sim_vol_vol(s->qv),
+			.iu_bytes = qs_model_iu_bytes(s->qm),
 			.op_pct = lc.op_pct,
 			.band_bytes = lc.band_bytes,
 			.map_dram_limit = lc.map_dram_limit,
@@ -413,10 +456,12 @@ int qs_bench_run_group_on(struct qs_bench_world *w, struct qs_bench_drive *drive
 			.clock_name = "simulated",
 			.fio = fio,
 			.nfio = nfio,
+			.carry = drive ? &drive->e : NULL,
+			.min_lat_ns = RN_MIN_LAT_NS,
 		};
 		rc = qs_drv_run(&d, res, err, errlen);
 	}
-	rn_sim_free(&s);
+	rn_sim_free(s);
 	double wall = (double)(qs_henv_now_ns() - wall0) / 1e9;
 	for (size_t i = 0; i < njobs; i++)
 		res[i].wall_s = wall;

@@ -101,11 +101,14 @@ double qs_bench_world_scale(const struct qs_bench_world *w);
 const struct qs_profile *qs_bench_world_qlc_profile(const struct qs_bench_world *w);
 
 /*
- * The QLC drive one variant runs its groups on: a copy of the world's
- * filled drive that keeps its state (mapping, validity, GC, timelines)
- * from group to group, and the time the last group ended on its clock.
- * Only the QLC drive carries: each group opens the engine afresh on a new
- * fast tier (the log starts empty).
+ * The devices one variant runs its groups on, as fio runs a job file on
+ * one device: a copy of the world's filled QLC drive that keeps its state
+ * (mapping, validity, GC, timelines) from group to group, the fast tier,
+ * the simulation's clock and, with shaping on, the engine itself, left
+ * open from group to group (its log, DRAM buffer and, with log placement,
+ * its map of where the data went; destage and GC go on into the next
+ * group). The first group formats the engine; qs_bench_drive_free closes
+ * it.
  */
 struct qs_bench_drive;
 
@@ -199,10 +202,11 @@ int qs_bench_run_group_fio(struct qs_bench_world *w, const struct qs_job *jobs, 
 
 /*
  * qs_bench_run_group_fio on drive d (NULL: a fresh copy of w's filled
- * drive, as qs_bench_run_group_fio): the group starts when d's last group
- * ended, on the state it left, and leaves d as it ends. d belongs to one
- * variant of w; the caller runs that variant's groups in the job file's
- * order on it.
+ * drive and a new engine, as qs_bench_run_group_fio): the group starts
+ * when d's last group ended, on the state it left (its engine too), and
+ * leaves d as it ends. d belongs to one variant of w (v each time); the
+ * caller runs that variant's groups in the job file's order on it. After
+ * a failed group d's engine is closed, and the next group formats one.
  */
 int qs_bench_run_group_on(struct qs_bench_world *w, struct qs_bench_drive *d,
 			  const struct qs_job *jobs, size_t njobs,
