@@ -258,7 +258,8 @@ int mpc_peek(struct qs_engine *e, uint64_t pg)
 		m->want = true;
 		return 0;
 	}
-	m->hits++;
+	if (!m->relook)
+		m->hits++;
 	if (x->in_lru && m->lru_head != f) {
 		lru_del(p, f);
 		lru_add(p, f);
@@ -279,7 +280,8 @@ int mpc_get(struct qs_engine *e, uint64_t pg)
 		m->want = m->want_frame = true;
 		return 0;
 	}
-	m->misses++;
+	if (!m->relook)
+		m->misses++;
 	struct mpc_frame *x = fr(p, f);
 	x->page = pg;
 	x->pins = 0;

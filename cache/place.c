@@ -583,6 +583,7 @@ void plc_pages_kick(struct qs_engine *e)
 		return;
 	}
 	p->kicking = true;
+	p->mpc.relook = true;
 	do {
 		p->kick_again = false;
 		p->mpc.want = p->mpc.want_frame = false;
@@ -595,6 +596,7 @@ void plc_pages_kick(struct qs_engine *e)
 		}
 		mpc_errors_release(e);
 	} while (p->kick_again);
+	p->mpc.relook = false;
 	p->kicking = false;
 	/* No frame to take: the checkpoint makes dirty pages clean. */
 	if (p->mpc.want_frame && e->ready)

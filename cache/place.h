@@ -102,7 +102,13 @@ struct mpc {
 	uint32_t err_head;	/* ERROR frames, through next */
 	bool want;		/* something waits for a page or a frame */
 	bool want_frame;	/* ... and found none to take */
+	/* Lookups, each counted once (hits, misses), and pages read (reads).
+	 * relook: the lookups going on are of requests that waited for pages
+	 * (plc_pages_kick), already counted: a request whose page was missing
+	 * would otherwise count a hit when it arrived, and every waiter a hit
+	 * at every other page's arrival. */
 	uint64_t hits, misses, reads;
+	bool relook;
 	unsigned char *scratch; /* timing only: where page reads land */
 };
 

@@ -287,7 +287,9 @@ struct qs_engine_stats {
 					checkpoint included) */
 	uint64_t map_peak_bytes;   /* the most map_resident_bytes has been */
 	uint64_t map_region_bytes; /* the map's region on the fast tier (two slots a page) */
-	uint64_t map_hits, map_misses; /* lookups that found their page in DRAM, or not */
+	uint64_t map_hits, map_misses; /* lookups that found their page in DRAM, or not,
+					  each once: a request looking again as pages
+					  arrive is not counted again */
 	uint64_t map_page_reads;   /* map pages read from the fast tier (misses) */
 	uint64_t mapped_blocks;	   /* client blocks with a QLC copy */
 	bool clean_state;	   /* this open took the clean state a clean close wrote
