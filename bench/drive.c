@@ -395,7 +395,7 @@ static void drv_io_done(void *arg, int res)
 /* Early completions now due reach their clients; the next one's time. */
 static uint64_t drv_early_tick(struct drv_run *r, uint64_t now)
 {
-	while (r->early && r->early->due_ns <= now && !r->err) {
+	while (r->early && r->early->due_ns <= now) {
 		struct drv_slot *s = r->early;
 		r->early = s->next_free;
 		drv_io_finish(s, s->res);
