@@ -516,19 +516,37 @@ static bool wants_zero(const struct req *r)
 #define PACE_WINDOW_NS 500000000ull /* the free rate's window, then smoothed */
 #define PACE_MAX_DT_NS 100000000ull /* the most one bucket fill counts */
 
-/* First block of the paced band: pace_pct of the log, never below
+/*
+ * The log use at which writes with data must wait for room: the whole log
+ * in place (the two segments kept for header-only records are too few to
+ * matter); with log placement, less the map records' reserve (rec_room,
+ * plc_log_reserve), which grows with what is cached: with 4 KiB random
+ * writes over a whole drive data met that limit at about 77% of the log,
+ * so a band at 95% of the whole log never paced, and one write in a
+ * thousand waited 45 ms for room (docs/BENCH.md, The map in bounded DRAM).
+ */
+static uint64_t pace_full(const struct qs_engine *e)
+{
+	if (!e->plc)
+		return e->log_blocks;
+	uint64_t limit = e->log_blocks - 2ull * e->seg_blocks, rsv = plc_log_reserve(e);
+	return limit > rsv ? limit - rsv : 0;
+}
+
+/* First block of the paced band: pace_pct of pace_full, never below
  * urgent_pct (below it destage is not at full depth, and pacing would hold
  * writes under what destage could take); log_blocks: no band. */
 static uint64_t pace_start(const struct qs_engine *e)
 {
 	const struct qs_policy *p = &e->conf.policy;
 	uint32_t pct = p->pace_pct > p->urgent_pct ? p->pace_pct : p->urgent_pct;
-	return p->pace_pct && pct < 100 ? e->log_blocks / 100 * pct : e->log_blocks;
+	return p->pace_pct && pct < 100 ? pace_full(e) / 100 * pct : e->log_blocks;
 }
 
 uint64_t eng_pace_band(const struct qs_engine *e)
 {
-	return e->log_blocks - pace_start(e);
+	uint64_t full = pace_full(e), start = pace_start(e);
+	return full > start ? full - start : 0;
 }
 
 bool eng_pace_on(const struct qs_engine *e)
@@ -536,13 +554,14 @@ bool eng_pace_on(const struct qs_engine *e)
 	return e->pace_in && e->alloc_pos - e->tail_pos >= pace_start(e);
 }
 
-/* Where used lies in the band: 0 at its start, 1 at full. */
+/* Where used (at least the band's start) lies in the band: 0 at its
+ * start, 1 at full. */
 static double pace_level(const struct qs_engine *e, uint64_t used)
 {
-	uint64_t start = pace_start(e);
-	if (used >= e->log_blocks)
+	uint64_t start = pace_start(e), full = pace_full(e);
+	if (used >= full || full <= start)
 		return 1.0;
-	return (double)(used - start) / (double)(e->log_blocks - start);
+	return (double)(used - start) / (double)(full - start);
 }
 
 /* The rate the bucket fills at, blocks per ns, at level (pace_level). */
