@@ -72,7 +72,8 @@ struct qs_policy {
 	uint32_t idle_ms;     /* destage everything after this long idle; 0 off */
 	uint32_t max_age_ms;  /* destage dirty data older than this; 0 off */
 	uint32_t pace_pct;    /* log use from which writes are paced (never below
-				 urgent_pct); 0 off */
+				 urgent_pct; with log placement, of the log
+				 data may fill); 0 off */
 };
 
 struct qs_engine_conf {
