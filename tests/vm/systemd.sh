@@ -161,11 +161,11 @@ boot() { # phase log
 			-drive "file=$SD/fast.img,if=none,id=fast,format=raw" \
 			-device nvme,serial=qsfast,drive=fast,logical_block_size=4096,physical_block_size=4096 \
 			-drive "file=$SD/qlc.img,if=none,id=qlc,format=raw" \
-			-device nvme,serial=qsqlc,drive=qlc,logical_block_size=4096,physical_block_size=65536 \
+			-device nvme,serial=qsqlc,drive=qlc,logical_block_size=4096,physical_block_size=65536,discard_granularity=65536 \
 			</dev/null >"$out" 2>&1 || echo "qemu: exit status $? (124: timeout $TIMEOUT s)" >>"$out"
 		tr -d '\r' <"$out" >"$out.tmp" && mv "$out.tmp" "$out"
 		log "boot $p: $(($(date +%s) - s)) s (console: $out)"
-		if grep -q 'Kernel panic' "$out" && ! grep -q '^qs-sd: phase ' "$out" && [ $try -le 3 ]; then
+		if grep -q 'Kernel panic' "$out" && ! grep -q 'qs-sd: phase ' "$out" && [ $try -le 3 ]; then
 			cp "$out" "$out.early-panic-$try"
 			log "boot $p: the kernel panicked before the guest script ran; booting again"
 			continue
@@ -174,7 +174,7 @@ boot() { # phase log
 	done
 }
 
-show() { grep -E '^(QS-SD|qs-sd)|Kernel panic|BUG:|Oops|^qemu: ' "$1" || true; }
+show() { grep -E '(QS-SD|qs-sd)|Kernel panic|BUG:|Oops|^qemu: ' "$1" || true; }
 
 failed=0
 boot 1 "$VM/console-systemd-1.log"
