@@ -26,8 +26,8 @@
 #    from it with mke2fs -d (no loop device or mount needed):
 #    build/vm/systemd/root.img. Two empty NVMe disks (qemu's emulated NVMe
 #    controller: namespaces are blkext devices, which the unit's
-#    DeviceAllow=block-blkext admits as shipped): fast tier 256 MiB, QLC
-#    1 GiB with a 64 KiB physical block.
+#    DeviceAllow=block-blkext admits as shipped): fast tier 256 MiB, and
+#    1 GiB that backs the emulated QLC (qlc = emu:p5316-30t, 64 KiB IU).
 # 3. Boot 1 (qs_phase=1) and boot 2 (qs_phase=2) of the same images; the
 #    guest script prints "QS-SD: PASS|FAIL N name: ..." per check and
 #    "QS-SD-PHASE N: DONE" at its end; boot 1 ends with `systemctl reboot`
@@ -161,7 +161,7 @@ boot() { # phase log
 			-drive "file=$SD/fast.img,if=none,id=fast,format=raw" \
 			-device nvme,serial=qsfast,drive=fast,logical_block_size=4096,physical_block_size=4096 \
 			-drive "file=$SD/qlc.img,if=none,id=qlc,format=raw" \
-			-device nvme,serial=qsqlc,drive=qlc,logical_block_size=4096,physical_block_size=65536,discard_granularity=65536 \
+			-device nvme,serial=qsqlc,drive=qlc,logical_block_size=4096,physical_block_size=4096 \
 			</dev/null >"$out" 2>&1 || echo "qemu: exit status $? (124: timeout $TIMEOUT s)" >>"$out"
 		tr -d '\r' <"$out" >"$out.tmp" && mv "$out.tmp" "$out"
 		log "boot $p: $(($(date +%s) - s)) s (console: $out)"
