@@ -17,8 +17,8 @@
 #         then systemctl reboot: the shutdown unmounts, stops (and drains)
 # boot 2: 2 fstab-reboot the ext4 mounted at boot, the files intact
 #         6 security     systemd-analyze security: exposure at most 2.5
-#         5 stop-drain   systemctl stop drains (StatusText seen, the mount
-#                        stopped first); journalctl -u has the daemon's lines
+#         5 stop-drain   the mount stopped, then systemctl stop drains
+#                        (StatusText seen); journalctl -u has the daemon's lines
 #
 # Each check prints "QS-SD: PASS N name: ..." or "QS-SD: FAIL N name: why";
 # the end of a boot's checks "QS-SD-PHASE N: DONE". Details go on
@@ -60,6 +60,17 @@ mount_diag() {
 	journalctl -b --no-pager -o cat -u srv-qlc0.mount -u 'systemd-fsck@*' | tail -20 |
 		sed 's/^/qs-sd: journal: /'
 	ls -l /dev/disk/by-uuid/ | sed 's/^/qs-sd: /'
+}
+
+# The daemon's restarts must leave the file system alone: still mounted,
+# no unmount tried (a restart propagated to the mount would try one).
+mount_untouched() {
+	local u
+	u=$(journalctl -b -o cat -u srv-qlc0.mount | grep -E 'Unmount|unmount')
+	[ -z "$u" ] && [ "$(systemctl show -p ActiveState --value srv-qlc0.mount)" = active ] && return 0
+	echo "$u" | sed 's/^/qs-sd: journal: /'
+	say "srv-qlc0.mount: $(systemctl show -p ActiveState --value srv-qlc0.mount)"
+	return 1
 }
 
 done_phase() {
@@ -124,6 +135,22 @@ phase1() {
 	backing = $qlc
 	size = 1G
 	EOF
+	# The instance waits for its devices, as docs/DEPLOYMENT.md says: the
+	# unit's After=systemd-udev-trigger.service does not wait for the
+	# devices to be probed, and at boot the daemon started before udev had
+	# made the by-id links ("cannot open: No such file or directory"; only
+	# Restart= got it going, and a mount that required it failed).
+	local fdev qdev
+	fdev=$(systemd-escape --path --suffix=device "$fast")
+	qdev=$(systemd-escape --path --suffix=device "$qlc")
+	mkdir -p /etc/systemd/system/qlcshaped@qlc0.service.d
+	cat >/etc/systemd/system/qlcshaped@qlc0.service.d/devices.conf <<-EOF
+	[Unit]
+	Requires=$fdev $qdev
+	After=$fdev $qdev
+	EOF
+	sed 's/^/qs-sd: drop-in: /' /etc/systemd/system/qlcshaped@qlc0.service.d/devices.conf
+	systemctl daemon-reload
 	step "1: qlcshaped --config $CONF --format-only"
 	mkdir -p -m 0700 /run/qlcshaped
 	timeout 300 qlcshaped --config "$CONF" --format-only >/tmp/format.log 2>&1
@@ -167,13 +194,18 @@ phase1() {
 	uuid=$(blkid -s UUID -o value /dev/ublkb0)
 	mkdir -p "$MNT"
 	# docs/DEPLOYMENT.md, "File systems on top": by the device's name
-	# (stable with a fixed ublk.dev_id), nofail, tied to its instance so
-	# it waits for the device and unmounts before the stop. Not UUID=:
-	# systemd 252's udev makes no by-uuid links for ublkb* (its
-	# 60-persistent-storage.rules skips them), and with in-place
-	# placement the raw QLC drive carries the same file system signature
-	# once destaged, so the link would name the QLC drive (phase 2 shows it).
-	echo "/dev/ublkb0 $MNT ext4 defaults,nofail,x-systemd.requires=$UNIT 0 2" >>/etc/fstab
+	# (stable with a fixed ublk.dev_id), nofail, ordered after its
+	# instance (so it mounts once the device exists and unmounts before
+	# the daemon stops at shutdown). Not UUID=: systemd 252's udev makes
+	# no by-uuid links for ublkb* (its 60-persistent-storage.rules skips
+	# them), and with in-place placement the raw QLC drive carries the same
+	# file system signature once destaged, so the link names the QLC drive
+	# (phase 2 prints it). Not x-systemd.requires=: systemd 252 propagates
+	# every automatic restart of the daemon (Restart=) to units that
+	# require it, so the mount is unmounted while the daemon is dead and
+	# the device quiesced: umount hung in D state until systemd gave up
+	# 270 s later, and only then was the daemon started again.
+	echo "/dev/ublkb0 $MNT ext4 defaults,nofail,x-systemd.after=$UNIT 0 2" >>/etc/fstab
 	say "fstab: $(tail -1 /etc/fstab)"
 	systemctl daemon-reload
 	if ! timeout 180 systemctl start srv-qlc0.mount; then
@@ -241,6 +273,8 @@ phase1() {
 				fail "3 kill9: fio exited $frc across the kill"
 			elif ! journalctl -b -u "$UNIT" -o cat | grep -q 're-attached by user recovery'; then
 				fail "3 kill9: the restarted daemon did not re-attach by user recovery"
+			elif ! mount_untouched; then
+				fail "3 kill9: systemd touched $MNT during the restart (above)"
 			elif [ "$nr1" -le "$nr0" ]; then
 				fail "3 kill9: NRestarts $nr0 -> $nr1"
 			else
@@ -268,6 +302,10 @@ phase1() {
 			tail -5 | sed 's/^/qs-sd: journal: /'
 		if ! journalctl -b -u "$UNIT" -o cat | grep -q 'Watchdog timeout'; then
 			fail "4 watchdog: restarted, but the journal has no 'Watchdog timeout' from systemd"
+		elif [ "$secs" -gt 120 ]; then
+			fail "4 watchdog: the restart took ${secs} s after SIGSTOP (WatchdogUSec=$wd)"
+		elif ! mount_untouched; then
+			fail "4 watchdog: systemd touched $MNT during the restart (above)"
 		elif (cd "$MNT" && sha256sum --quiet -c "$STATE/files.sha256") >/dev/null 2>&1; then
 			pass "4 watchdog: stopped PID $pid0 killed by the watchdog ($wd) and restarted as $(prop MainPID) after ${secs} s (NRestarts $nr0 -> $(prop NRestarts)); files intact"
 		else
@@ -295,9 +333,16 @@ phase2() {
 	src=$(findmnt -n -o SOURCE,FSTYPE "$MNT")
 	say "$MNT: $src; $UNIT: $(prop ActiveState), $(prop StatusText)"
 	systemd-analyze critical-chain srv-qlc0.mount --no-pager 2>&1 | sed 's/^/qs-sd: /'
+	local bootfail
+	bootfail=$(journalctl -b -o cat -u "$UNIT" | grep -E 'Failed|Dependency failed|cannot open')
+	[ -n "$bootfail" ] && echo "$bootfail" | sed 's/^/qs-sd: journal: /'
+	say "$UNIT at boot: NRestarts=$(prop NRestarts), active since $(prop ActiveEnterTimestampMonotonic | awk '{ printf "%.1f s", $1 / 1e6 }')"
 	if [ -n "$cyc" ]; then
 		mount_diag
 		fail "2 fstab-reboot: systemd found an ordering cycle at boot (above)"
+	elif [ -n "$bootfail" ] || [ "$(prop NRestarts)" != 0 ]; then
+		mount_diag
+		fail "2 fstab-reboot: $UNIT did not start at the first attempt at boot (above)"
 	elif [ "$(echo $src)" != "/dev/ublkb0 ext4" ]; then
 		mount_diag
 		fail "2 fstab-reboot: $MNT is not ext4 on /dev/ublkb0 after the reboot ('$src')"
@@ -331,6 +376,11 @@ phase2() {
 	say "dirty IUs before the stop: ${dirty:-?}"
 	local since
 	since=$(date '+%Y-%m-%d %H:%M:%S')
+	# Users first (docs/DEPLOYMENT.md): the fstab line orders the mount
+	# after the instance but does not require it, so a stop of the
+	# instance alone would delete the device under the mounted file system.
+	timeout 120 systemctl stop srv-qlc0.mount ||
+		{ fail "5 stop-drain: systemctl stop srv-qlc0.mount"; return; }
 	systemctl stop --no-block "$UNIT"
 	# The StatusText values the unit goes through while it stops.
 	local i=0 st seen="" s
@@ -350,7 +400,7 @@ phase2() {
 	if [ "$st" != inactive ]; then
 		fail "5 stop-drain: $UNIT is '$st' after the stop (Result=$(prop Result))"
 	elif [ "$(systemctl show -p ActiveState --value srv-qlc0.mount)" != inactive ]; then
-		fail "5 stop-drain: $MNT still mounted after the stop of its instance"
+		fail "5 stop-drain: $MNT still mounted after systemctl stop srv-qlc0.mount"
 	elif ! [ "${dirty:-0}" -gt 0 ]; then
 		fail "5 stop-drain: no dirty IUs before the stop ('${dirty:-}'): nothing to check the drain with"
 	elif ! echo "$seen" | grep -q 'draining the log to the QLC'; then
@@ -360,7 +410,7 @@ phase2() {
 	elif ! echo "$j" | grep -q 'engine closed cleanly'; then
 		fail "5 stop-drain: no 'engine closed cleanly' in the journal"
 	else
-		pass "5 stop-drain: stopped after the mount, drained $dirty dirty IUs (StatusText: ${seen#|}), closed cleanly; journalctl -u shows it"
+		pass "5 stop-drain: $MNT unmounted, then the stop drained $dirty dirty IUs (StatusText: ${seen#|}), closed cleanly; journalctl -u shows it"
 	fi
 }
 
