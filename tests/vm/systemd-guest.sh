@@ -17,6 +17,8 @@
 #         then systemctl reboot: the shutdown unmounts, stops (and drains)
 # boot 2: 2 fstab-reboot the ext4 mounted at boot, the files intact
 #         6 security     systemd-analyze security: exposure at most 2.5
+#         7 metrics      DEPLOYMENT.md's metrics service and timer, scraped
+#                        by node_exporter (textfile and systemd collectors)
 #         5 stop-drain   the mount stopped, then systemctl stop drains
 #                        (StatusText seen); journalctl -u has the daemon's lines
 #
@@ -319,6 +321,64 @@ phase1() {
 	say "dirty IUs before the reboot: $(qlcshape stats --json --config "$CONF" 2>&1 | sed -n 's/.*"dirty_ius": \([0-9]*\).*/\1/p')"
 }
 
+# docs/DEPLOYMENT.md, Metrics: the timer and service given there, written as
+# they are printed, and node_exporter (Debian's prometheus-node-exporter)
+# with its textfile collector on their directory and its systemd collector
+# (the "unit failed" alert). One scrape over loopback must carry the
+# daemon's metrics and the unit's state.
+metrics() {
+	step "7: qlcshape-metrics@qlc0 and node_exporter"
+	local d=/var/lib/node_exporter/textfile
+	mkdir -p "$d"
+	cat >/etc/systemd/system/qlcshape-metrics@.service <<-'EOF'
+	[Service]
+	Type=oneshot
+	ExecStart=/bin/sh -c 'qlcshape stats --prometheus --config /etc/qlcshape/%i.ini \
+	    > /var/lib/node_exporter/textfile/qlcshape-%i.prom.$$ && \
+	    mv /var/lib/node_exporter/textfile/qlcshape-%i.prom.$$ \
+	       /var/lib/node_exporter/textfile/qlcshape-%i.prom'
+	EOF
+	cat >/etc/systemd/system/qlcshape-metrics@.timer <<-'EOF'
+	[Timer]
+	OnActiveSec=15s
+	OnUnitActiveSec=15s
+	EOF
+	echo "ARGS=\"--collector.textfile.directory=$d --collector.systemd\"" \
+		>/etc/default/prometheus-node-exporter
+	systemctl daemon-reload
+	systemctl restart prometheus-node-exporter
+	systemctl start qlcshape-metrics@qlc0.timer
+	# The first run now rather than in 15 s.
+	if ! timeout 120 systemctl start qlcshape-metrics@qlc0.service; then
+		journalctl -b -u qlcshape-metrics@qlc0.service -o cat | tail -5 | sed 's/^/qs-sd: journal: /'
+		fail "7 metrics: qlcshape-metrics@qlc0.service failed"
+		return
+	fi
+	ls -l "$d" | sed 's/^/qs-sd: /'
+	local i=0
+	until curl -sf http://localhost:9100/metrics >/tmp/metrics.txt; do
+		i=$((i + 1))
+		[ $i -gt 120 ] && break
+		sleep 0.5
+	done
+	grep -E '^qlcshape_(info|qlc_whole_iu_writes_total|dirty_ius)|^node_textfile_scrape_error|^node_systemd_unit_state\{name="qlcshaped@qlc0.service",state="active"' \
+		/tmp/metrics.txt | sed 's/^/qs-sd: scrape: /'
+	if ! [ -s /tmp/metrics.txt ]; then
+		systemctl status --no-pager prometheus-node-exporter 2>&1 | tail -5 | sed 's/^/qs-sd: /'
+		fail "7 metrics: node_exporter did not answer on localhost:9100 within 60 s"
+	elif ! grep -q '^qlcshape_info{.*config="qlc0".*} 1$' /tmp/metrics.txt; then
+		fail "7 metrics: no qlcshape_info{config=\"qlc0\"} 1 in node_exporter's scrape"
+	elif ! grep -q '^node_textfile_scrape_error 0$' /tmp/metrics.txt; then
+		fail "7 metrics: node_exporter's textfile collector reports an error"
+	elif ! grep -qE '^node_systemd_unit_state\{name="qlcshaped@qlc0.service",state="active"[^}]*\} 1$' /tmp/metrics.txt; then
+		fail "7 metrics: no node_systemd_unit_state active = 1 for qlcshaped@qlc0.service"
+	elif [ "$(systemctl show -p ActiveState --value qlcshape-metrics@qlc0.timer)" != active ]; then
+		fail "7 metrics: qlcshape-metrics@qlc0.timer is not active"
+	else
+		pass "7 metrics: DEPLOYMENT.md's metrics service and timer, node_exporter scrape has qlcshape_info{config=\"qlc0\"} and the unit active"
+	fi
+}
+
 phase2() {
 	# --- 2 fstab, after the reboot -------------------------------------------
 	step "2: after the reboot"
@@ -367,6 +427,9 @@ phase2() {
 	else
 		fail "6 security: exposure $expo, above 2.5"
 	fi
+
+	# --- 7 metrics ---------------------------------------------------------------
+	metrics
 
 	# --- 5 stop and drain ------------------------------------------------------
 	step "5: systemctl stop $UNIT, with dirty data"

@@ -12,7 +12,8 @@
 #    --systemd-vm) from this machine's own archive URI (tests/vm/debian-uri.sh,
 #    as tests/vm/kernels.sh: no host name is written anywhere), suites
 #    bookworm and bookworm-backports; packages: systemd, udev, fio, e2fsprogs,
-#    the daemon's runtime libraries, and the exact linux-image package of
+#    curl, prometheus-node-exporter, the daemon's runtime libraries, and the
+#    exact linux-image package of
 #    build/vm/k612 (so /lib/modules matches the kernel booted, and udev and
 #    systemd-modules-load find ublk_drv, nvme and virtio as on a real
 #    machine). Debian's initramfs-tools makes the initrd (MODULES=list:
@@ -61,10 +62,10 @@ KVER=$(cat "$VM/k612/version")
 # What the guest needs: systemd as init, udev, dbus (systemctl and
 # systemd-analyze talk to PID 1 over it), the checks' tools, the daemon's
 # runtime libraries (docs/DEPLOYMENT.md, Install) and the kernel's modules.
-PKGS="systemd,systemd-sysv,udev,dbus,kmod,e2fsprogs,fio,procps,curl"
+PKGS="systemd,systemd-sysv,udev,dbus,kmod,e2fsprogs,fio,procps,curl,prometheus-node-exporter"
 PKGS="$PKGS,liburing2,libnvme1,libjemalloc2,libiniparser1,linux-image-$KVER"
 # Changing anything here or in build_rootfs: bump the recipe number.
-RECIPE="4 $PKGS"
+RECIPE="5 $PKGS"
 
 build_rootfs() {
 	local uri key=/usr/share/keyrings/debian-archive-keyring.gpg
@@ -194,7 +195,7 @@ fi
 
 # Every check must have passed, and none may be missing.
 echo
-for c in "1 enable" "2 fstab-write" "3 kill9" "4 watchdog" "2 fstab-reboot" "6 security" "5 stop-drain"; do
+for c in "1 enable" "2 fstab-write" "3 kill9" "4 watchdog" "2 fstab-reboot" "6 security" "7 metrics" "5 stop-drain"; do
 	line=$(grep -h "^QS-SD: [A-Z]* $c:" "$VM/console-systemd-1.log" "$VM/console-systemd-2.log" | tail -1)
 	if [ -z "$line" ]; then
 		echo "vmtest-systemd check $c: FAIL (no result on the console)"
