@@ -36,12 +36,13 @@
 #    (-no-reboot). Consoles: build/vm/console-systemd-{1,2}.log.
 #
 # Exits non-zero if any check failed or is missing, or a boot timed out
-# (QS_VM_TIMEOUT seconds per boot, default 1500). Prints the time taken.
+# (QS_VM_TIMEOUT seconds per boot, default 900: a boot took about 2 minutes
+# here). Prints the time taken.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 VM=$PWD/build/vm
 SD=$VM/systemd
-TIMEOUT=${QS_VM_TIMEOUT:-1500}
+TIMEOUT=${QS_VM_TIMEOUT:-900}
 t0=$(date +%s)
 
 log() { echo "systemd.sh: $*" >&2; }
