@@ -42,8 +42,9 @@ prop() { systemctl show -p "$1" --value "$UNIT"; }
 # The daemon's journal of this boot, as an operator reads it.
 journal_tail() { journalctl -b -u "$UNIT" --no-pager -o cat | tail -n "${1:-25}" | sed 's/^/qs-sd: journal: /'; }
 
-# Wait until the unit is active with a main PID other than $1 (a restart),
-# at most $2 seconds. Prints nothing; 0 if it happened.
+# Wait until the unit is active with a main PID other than $1 (a restart):
+# $2 x 5 polls 0.2 s apart, so at least $2 seconds (more under TCG, where
+# each poll's two systemctl calls take time). Prints nothing; 0 if it happened.
 wait_restarted() { # old-pid seconds
 	local i=0 n=$(($2 * 5)) st pid
 	while [ $i -lt $n ]; do
