@@ -6,12 +6,20 @@
 #   scripts/deps.sh --vm     also what the VM end-to-end tests need
 #   scripts/deps.sh --fuzz   also clang (Debian 12: clang 14, with libFuzzer
 #                            and the sanitizers' runtimes) for make fuzz
+#   scripts/deps.sh --systemd-vm  also what make vmtest-systemd needs: the VM
+#                            tests' packages, and mmdebstrap (Debian's own
+#                            tool) to build the guest's Debian 12 root file
+#                            system
 set -euo pipefail
 
 pkgs=(build-essential pkg-config liburing-dev libnvme-dev libjemalloc-dev
       libiniparser-dev libcmocka-dev fio blktrace scdoc systemd man-db)
 case "${1:-}" in
---vm) pkgs+=(qemu-system-x86 busybox-static cpio kmod xz-utils zstd e2fsprogs xfsprogs python3) ;;
+--vm|--systemd-vm)
+	pkgs+=(qemu-system-x86 busybox-static cpio kmod xz-utils zstd e2fsprogs xfsprogs python3)
+	# debian-archive-keyring: mmdebstrap checks the archive's signatures.
+	[ "$1" = --systemd-vm ] && pkgs+=(mmdebstrap debian-archive-keyring)
+	;;
 --fuzz) pkgs+=(clang) ;;
 esac
 

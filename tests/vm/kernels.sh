@@ -32,31 +32,8 @@ for t in modinfo dpkg-deb xz zstd; do
 		{ log "$t missing: bash scripts/deps.sh --vm installs it"; exit 1; }
 done
 
-# The URI of the machine's Debian archive (the source that carries the
-# 'bookworm' suite itself, not -security), from one-line or deb822 sources.
-debian_uri() {
-	local f uri=
-	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-		[ -f "$f" ] || continue
-		uri=$(awk '$1 == "deb" {
-			i = 2; if ($2 ~ /^\[/) { while ($i !~ /\]$/) i++; i++ }
-			if ($(i + 1) == "bookworm") { print $i; exit } }' "$f")
-		[ -n "$uri" ] && { echo "$uri"; return; }
-	done
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[ -f "$f" ] || continue
-		uri=$(awk 'BEGIN { RS = ""; FS = "\n" } {
-			u = ""; s = 0; en = 1
-			for (i = 1; i <= NF; i++) {
-				if ($i ~ /^URIs:/) { sub(/^URIs:[ \t]*/, "", $i); split($i, a, " "); u = a[1] }
-				if ($i ~ /^Suites:/ && $i ~ /[ \t]bookworm([ \t]|$)/) s = 1
-				if ($i ~ /^Enabled:[ \t]*no/) en = 0
-			}
-			if (u != "" && s && en) { print u; exit } }' "$f")
-		[ -n "$uri" ] && { echo "$uri"; return; }
-	done
-	return 1
-}
+# debian_uri: the machine's own archive URI (shared with tests/vm/systemd.sh).
+. tests/vm/debian-uri.sh
 
 # apt-get / apt-cache with the private backports lists.
 APTDIR=$VM/apt
