@@ -371,18 +371,24 @@ static int rn_sim_new(struct rn_sim *s, struct qs_bench_world *w, struct qs_benc
 	return 0;
 }
 
-/* The run's part of s; a drive's world stays for its next group. */
-static void rn_sim_free(struct rn_sim *s)
+/* The world of s: volumes, simulation and both models (qm is a drive's
+ * own m when it has one). */
+static void rn_world_free(struct rn_sim *s)
 {
-	free(s->win);
-	s->win = NULL;
-	if (s->drive)
-		return;
 	qs_sim_vol_free(s->qv);
 	qs_sim_vol_free(s->fv);
 	qs_sim_free(s->sim);
 	qs_model_free(s->qm);
 	qs_model_free(s->fm);
+}
+
+/* The run's part of s; a drive's world stays for its next group. */
+static void rn_sim_free(struct rn_sim *s)
+{
+	free(s->win);
+	s->win = NULL;
+	if (!s->drive)
+		rn_world_free(s);
 }
 
 void qs_bench_drive_free(struct qs_bench_drive *d)
@@ -398,11 +404,10 @@ void qs_bench_drive_free(struct qs_bench_drive *d)
 				"close; its devices are left allocated\n");
 		return;
 	}
-	qs_sim_vol_free(s->qv);
-	qs_sim_vol_free(s->fv);
-	qs_sim_free(s->sim);
-	qs_model_free(s->fm);
-	qs_model_free(d->m);
+	if (s->sim)
+		rn_world_free(s); /* its qm is d->m */
+	else
+		qs_model_free(d->m);
 	free(d);
 }
 

@@ -526,6 +526,34 @@ static void test_drive_carries(void **state)
 	qs_bench_world_free(w);
 }
 
+/* Log placement, fifo: the variant of the two tests below. */
+static const struct qs_bench_variant log_fifo = {.shaping = true, .order = QS_ORDER_FIFO,
+						 .placement = QS_PLACE_LOG};
+
+/*
+ * A job file of two groups, text with %llu for a part of the client size
+ * log placement leaves (1/div), loaded into *jf (path, the caller's to
+ * unlink); runs both on one drive in log_fifo into r[0] and r[1] and
+ * leaves the drive freed.
+ */
+static void log_two_groups(struct qs_bench_world *w, const char *text, uint64_t div, char *path,
+			   size_t n, struct qs_job_file **jf, struct qs_bench_result r[2])
+{
+	char err[512], job[512];
+	struct qs_engine_conf lc;
+	qs_bench_world_log_conf(w, &lc);
+	uint64_t cap = qs_engine_conf_client_size(&lc, qs_bench_world_sizes(w)->capacity);
+	snprintf(job, sizeof(job), text, (unsigned long long)(cap / div));
+	ttmp_file(path, n, "br", ".fio", job);
+	assert_int_equal(qs_job_file_load(path, cap, jf, err, sizeof(err)), 0);
+	struct qs_bench_drive *d;
+	assert_int_equal(qs_bench_drive_new(w, &d, err, sizeof(err)), 0);
+	for (int g = 0; g < 2; g++)
+		assert_int_equal(qs_bench_run_group_on(w, d, &(*jf)->jobs[g], 1, &log_fifo, 1, &r[g],
+						       NULL, NULL, err, sizeof(err)), 0);
+	qs_bench_drive_free(d);
+}
+
 /*
  * The engine carries too: with log placement, reads in the group after the
  * writes find the writes' map and go to the QLC where destage put the
@@ -539,34 +567,18 @@ static void test_engine_carries(void **state)
 	(void)state;
 	struct qs_bench_world *w = tiny_world();
 	char path[64], err[512];
-	struct qs_engine_conf lc;
-	qs_bench_world_log_conf(w, &lc);
-	uint64_t cap = qs_engine_conf_client_size(&lc, qs_bench_world_sizes(w)->capacity);
-	char text[512];
-	snprintf(text, sizeof(text),
-		 "[global]\nsize=%llu\niodepth=16\nstonewall=1\n"
-		 "[fill]\nrw=write\nbs=1m\n[rr]\nrw=randread\nbs=4k\ntime_based=1\n"
-		 "runtime=100ms\n", (unsigned long long)(cap / 4));
-	ttmp_file(path, sizeof(path), "br", ".fio", text);
 	struct qs_job_file *jf;
-	assert_int_equal(qs_job_file_load(path, cap, &jf, err, sizeof(err)), 0);
-	struct qs_bench_variant v = {.shaping = true, .order = QS_ORDER_FIFO,
-				     .placement = QS_PLACE_LOG};
-	struct qs_bench_drive *d;
-	struct qs_bench_result fill, rr, fresh;
-	assert_int_equal(qs_bench_drive_new(w, &d, err, sizeof(err)), 0);
-	assert_int_equal(qs_bench_run_group_on(w, d, &jf->jobs[0], 1, &v, 1, &fill, NULL, NULL,
-					       err, sizeof(err)), 0);
-	assert_int_equal(qs_bench_run_group_on(w, d, &jf->jobs[1], 1, &v, 1, &rr, NULL, NULL, err,
-					       sizeof(err)), 0);
-	assert_true(fill.eng.destage_ius > 0);
-	assert_true(rr.rep.read.iops > 0);
+	struct qs_bench_result r[2], fresh;
+	log_two_groups(w, "[global]\nsize=%llu\niodepth=16\nstonewall=1\n"
+		       "[fill]\nrw=write\nbs=1m\n[rr]\nrw=randread\nbs=4k\ntime_based=1\n"
+		       "runtime=100ms\n", 4, path, sizeof(path), &jf, r);
+	assert_true(r[0].eng.destage_ius > 0);
+	assert_true(r[1].rep.read.iops > 0);
 	/* most blocks read were destaged to the QLC, the rest are in the log */
-	assert_true(rr.eng.qlc_reads > rr.eng.client_reads / 2);
-	assert_true(rr.qlc.host_read_bytes > 0);
-	qs_bench_drive_free(d);
-	assert_int_equal(qs_bench_run_group_fio(w, &jf->jobs[1], 1, &v, 1, &fresh, NULL, NULL, err,
-						sizeof(err)), 0);
+	assert_true(r[1].eng.qlc_reads > r[1].eng.client_reads / 2);
+	assert_true(r[1].qlc.host_read_bytes > 0);
+	assert_int_equal(qs_bench_run_group_fio(w, &jf->jobs[1], 1, &log_fifo, 1, &fresh, NULL,
+						NULL, err, sizeof(err)), 0);
 	assert_int_equal(fresh.eng.qlc_reads, 0);
 	assert_true(fresh.eng.client_reads > 0);
 	assert_true(fresh.rep.read.lat_p50_ns >= 1000);
@@ -586,32 +598,19 @@ static void test_log_placement_paces(void **state)
 {
 	(void)state;
 	struct qs_bench_world *w = tiny_world();
-	char path[64], err[512];
-	struct qs_engine_conf lc;
-	qs_bench_world_log_conf(w, &lc);
-	uint64_t cap = qs_engine_conf_client_size(&lc, qs_bench_world_sizes(w)->capacity);
+	char path[64];
 	struct qs_job_file *jf;
-	ttmp_file(path, sizeof(path), "br", ".fio",
-		  "[global]\nsize=100%\niodepth=32\nstonewall=1\n[fill]\nrw=write\nbs=1m\n"
-		  "[w]\nrw=randwrite\nbs=4k\ntime_based=1\nramp_time=2s\nruntime=2s\n");
-	assert_int_equal(qs_job_file_load(path, cap, &jf, err, sizeof(err)), 0);
-	struct qs_bench_variant v = {.shaping = true, .order = QS_ORDER_FIFO,
-				     .placement = QS_PLACE_LOG};
-	struct qs_bench_drive *d;
-	struct qs_bench_result fill, rw;
-	assert_int_equal(qs_bench_drive_new(w, &d, err, sizeof(err)), 0);
-	assert_int_equal(qs_bench_run_group_on(w, d, &jf->jobs[0], 1, &v, 1, &fill, NULL, NULL,
-					       err, sizeof(err)), 0);
-	assert_int_equal(qs_bench_run_group_on(w, d, &jf->jobs[1], 1, &v, 1, &rw, NULL, NULL, err,
-					       sizeof(err)), 0);
+	struct qs_bench_result r[2];
+	log_two_groups(w, "[global]\nsize=%llu\niodepth=32\nstonewall=1\n[fill]\nrw=write\n"
+		       "bs=1m\n[w]\nrw=randwrite\nbs=4k\ntime_based=1\nramp_time=2s\n"
+		       "runtime=2s\n", 1, path, sizeof(path), &jf, r);
 	fprintf(stderr, "log placement, 4K random writes: %llu writes, %llu paced, %llu "
-		"throttled, p99.9 %.2f ms\n", (unsigned long long)rw.eng.client_writes,
-		(unsigned long long)rw.eng.paced_writes,
-		(unsigned long long)rw.eng.throttled_writes,
-		(double)rw.rep.write.lat_p999_ns / 1e6);
-	assert_true(rw.eng.gc_victims > 0);
-	assert_true(rw.eng.paced_writes > 0);
-	qs_bench_drive_free(d);
+		"throttled, p99.9 %.2f ms\n", (unsigned long long)r[1].eng.client_writes,
+		(unsigned long long)r[1].eng.paced_writes,
+		(unsigned long long)r[1].eng.throttled_writes,
+		(double)r[1].rep.write.lat_p999_ns / 1e6);
+	assert_true(r[1].eng.gc_victims > 0);
+	assert_true(r[1].eng.paced_writes > 0);
 	qs_job_file_free(jf);
 	unlink(path);
 	qs_bench_world_free(w);
