@@ -103,10 +103,12 @@ struct mpc {
 	bool want;		/* something waits for a page or a frame */
 	bool want_frame;	/* ... and found none to take */
 	/* Lookups, each counted once (hits, misses), and pages read (reads).
-	 * relook: the lookups going on are of requests that waited for pages
-	 * (plc_pages_kick), already counted: a request whose page was missing
-	 * would otherwise count a hit when it arrived, and every waiter a hit
-	 * at every other page's arrival. */
+	 * relook: plc_pages_kick is retrying the requests that wait, whose
+	 * lookups were counted when they were first made: a request whose
+	 * page was missing would otherwise count a hit when it arrived, and
+	 * every waiter a hit at every other page's arrival. (A request that
+	 * waited for log space and makes its first lookups in that walk goes
+	 * uncounted: the figure errs low on lookups, never double.) */
 	uint64_t hits, misses, reads;
 	bool relook;
 	unsigned char *scratch; /* timing only: where page reads land */
