@@ -104,8 +104,8 @@ const struct qs_profile *qs_bench_world_qlc_profile(const struct qs_bench_world 
  * The devices one variant runs its groups on, as fio runs a job file on
  * one device: a copy of the world's filled QLC drive that keeps its state
  * (mapping, validity, GC, timelines) from group to group, the fast tier,
- * the simulation's clock and, with shaping on, the engine itself, left
- * open from group to group (its log, DRAM buffer and, with log placement,
+ * the simulation's clock and the engine itself, left open from group to
+ * group (with shaping on its log, DRAM buffer and, with log placement,
  * its map of where the data went; destage and GC go on into the next
  * group). The first group formats the engine; qs_bench_drive_free closes
  * it.
