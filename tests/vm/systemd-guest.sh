@@ -1,6 +1,6 @@
 #!/bin/bash
 # The checks of the systemd guest, run inside the VM by
-# qs-systemd-test.service (tests/vm/systemd.sh builds the guest and reads
+# qs-guest-test.service (tests/vm/systemd.sh builds the guest and reads
 # the console). qs_phase=1 or 2 on the kernel command line says which boot
 # this is:
 #
