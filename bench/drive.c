@@ -1125,6 +1125,10 @@ static void drv_conf(struct drv_run *r)
 	ec->mode = d->v->shaping ? QS_MODE_CACHE : QS_MODE_PASSTHROUGH;
 	ec->policy.order = d->v->order;
 	ec->iu_bytes = d->iu_bytes;
+	if (d->v->set_bypass)
+		ec->bypass_min_bytes = d->v->bypass_min_bytes;
+	if (d->v->set_pace)
+		ec->policy.pace_pct = d->v->pace_pct;
 	if (d->v->shaping && d->v->placement == QS_PLACE_LOG) {
 		ec->placement = QS_PLACE_LOG;
 		ec->op_pct = d->op_pct;

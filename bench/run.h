@@ -129,6 +129,12 @@ struct qs_bench_variant {
 	uint64_t rate_iops;	/* != 0: override the job's rate_iops (per clone) */
 	bool recovery;		/* shaping on: measure recovery after the window
 				   (struct qs_bench_recovery; sim only) */
+	/* Engine settings over its defaults, used when shaping and set
+	 * (bench run --bypass-min, --pace-pct): engine.bypass_min_bytes and
+	 * policy.pace_pct. */
+	bool set_bypass, set_pace;
+	uint64_t bypass_min_bytes;
+	uint32_t pace_pct;
 };
 
 /*

@@ -60,6 +60,10 @@ struct rc_opts {
 	unsigned workers; /* runs at once (sim mode); 0 = not given */
 	bool recovery;	  /* --recovery: power cut and recovery after each run */
 	bool fresh_drive; /* --fresh-drive: every group on a fresh copy of the filled drive */
+	/* --bypass-min, --pace-pct: engine settings over its defaults */
+	bool set_bypass, set_pace;
+	uint64_t bypass_min;
+	uint32_t pace_pct;
 };
 
 /* The world the runs use: the simulator's, or the real-time driver's. */
@@ -183,6 +187,11 @@ static int rc_usage(FILE *f, enum rc_kind kind)
 		"                     k/m/g binary); scaled with the drive model like --cache\n"
 		"  --policy NAME      destage policy with shaping on: fifo, sweep, fullest;\n"
 		"                     repeat for several (default the engine's, fifo)\n"
+		"  --bypass-min SIZE  with shaping on, in-place placement (log placement has\n"
+		"                     none): whole-IU writes this big skip the log\n"
+		"                     (engine.bypass_min; 0 = never; default the engine's)\n"
+		"  --pace-pct N       with shaping on: log use from which writes are paced\n"
+		"                     (policy.pace_pct, 0 = off to 99; default the engine's)\n"
 		"  --recovery         sim, shaping on: after each run's window cut the power\n"
 		"                     (the engine's own I/O in flight is lost), recover, close\n"
 		"                     and open again; prints the recovery times (the fast\n"
@@ -433,6 +442,33 @@ static int rc_opt_log(int c, const char *arg, struct rc_opts *o)
 	return 0;
 }
 
+/* --bypass-min SIZE or --pace-pct N (shaping on); 0, or the exit status.
+ * The engine checks the rest when it opens (bypass_min a multiple of the
+ * IU; no bypass with log placement: rc_parse). */
+static int rc_opt_engine(int c, const char *arg, struct rc_opts *o)
+{
+	if (c == 'y') {
+		uint64_t b;
+		if (qs_job_parse_size(arg, 1024, &b) || b > (1ull << 30)) {
+			fprintf(stderr, "qlcshape %s: --bypass-min '%s': allowed 0 (off) to 1g, a "
+					"multiple of the IU (k/m/g are binary here)\n", o->cmd, arg);
+			return 2;
+		}
+		o->bypass_min = b;
+		o->set_bypass = true;
+		return 0;
+	}
+	char *end;
+	unsigned long v = strtoul(arg, &end, 10);
+	if (*arg < '0' || *arg > '9' || *end || v > 99) {
+		fprintf(stderr, "qlcshape %s: --pace-pct '%s': allowed 0 (off) to 99\n", o->cmd, arg);
+		return 2;
+	}
+	o->pace_pct = (uint32_t)v;
+	o->set_pace = true;
+	return 0;
+}
+
 /* --mode sim|emu|dev; 0, or the exit status. */
 static int rc_opt_mode(const char *arg, struct rc_opts *o)
 {
@@ -510,6 +546,7 @@ static int rc_opt(int c, const char *arg, struct rc_opts *o)
 	case 'L': return rc_opt_placement(arg, o);
 	case 'O': case 'B': case 'M': return rc_opt_log(c, arg, o);
 	case 'm': return rc_opt_mode(arg, o);
+	case 'y': case 'e': return rc_opt_engine(c, arg, o);
 	case 'c': case 'S': case 'g': case 'r': case 'W': return rc_opt_number(c, arg, o);
 	case 'T': case 'R': return rc_opt_time(c, arg, o);
 	case 'o': o->output = arg; return 0;
@@ -558,6 +595,8 @@ static int rc_parse(int argc, char **argv, struct rc_opts *o)
 		{"op-pct", required_argument, NULL, 'O'},
 		{"band-size", required_argument, NULL, 'B'},
 		{"map-dram", required_argument, NULL, 'M'},
+		{"bypass-min", required_argument, NULL, 'y'},
+		{"pace-pct", required_argument, NULL, 'e'},
 		{"mode", required_argument, NULL, 'm'},
 		{"seed", required_argument, NULL, 'S'},
 		{"scale-gib", required_argument, NULL, 'g'},
@@ -599,6 +638,12 @@ static int rc_parse(int argc, char **argv, struct rc_opts *o)
 	}
 	if (!o->nplace)
 		o->place[o->nplace++] = QS_PLACE_INPLACE;
+	if (o->set_bypass && o->bypass_min && o->nplace == 1 && o->place[0] == QS_PLACE_LOG) {
+		fprintf(stderr, "qlcshape %s: --bypass-min %llu: log placement has no bypass (every "
+				"write goes through the log); it applies to --placement inplace\n",
+			o->cmd, (unsigned long long)o->bypass_min);
+		return 2;
+	}
 	o->conf.progress = !o->quiet && isatty(2);
 	return rc_check_mode(o);
 }
@@ -1089,6 +1134,10 @@ static struct qs_bench_variant rc_variant(const struct rc_opts *o, size_t k)
 	v.order = o->pol[on % o->npol];
 	v.placement = o->place[on / o->npol];
 	v.recovery = v.shaping && o->recovery;
+	v.set_bypass = o->set_bypass && v.placement == QS_PLACE_INPLACE;
+	v.bypass_min_bytes = o->bypass_min;
+	v.set_pace = o->set_pace;
+	v.pace_pct = o->pace_pct;
 	return v;
 }
 

@@ -194,6 +194,41 @@ static void test_whole_ius(void **state)
 }
 
 /*
+ * --bypass-min and --pace-pct reach the engine: 64 KiB random writes with
+ * bypass_min = 64 KiB skip the log (the fast tier gets INVAL records only,
+ * the QLC every client byte, none of it destaged); with pace_pct = 0 nothing
+ * is paced. Without them, the engine's defaults: every write logged.
+ */
+static void test_engine_settings(void **state)
+{
+	(void)state;
+	struct qs_bench_world *w = tiny_world();
+	struct qs_job_file *jf;
+	char err[512], path[64];
+	ttmp_file(path, sizeof(path), "br", ".fio",
+		  "[w]\nrw=randwrite\nbs=64k\nsize=25%\niodepth=16\nruntime=60ms\ntime_based=1\n");
+	assert_int_equal(qs_job_file_load(path, qs_bench_world_sizes(w)->capacity, &jf, err,
+					  sizeof(err)), 0);
+	struct qs_bench_result by, logged;
+	struct qs_bench_variant v = {.shaping = true, .order = QS_ORDER_FIFO, .set_bypass = true,
+				     .bypass_min_bytes = 65536, .set_pace = true, .pace_pct = 0};
+	assert_int_equal(qs_bench_run_job(w, &jf->jobs[0], &v, 1, &by, err, sizeof(err)), 0);
+	assert_true(by.eng.bypass_writes > 0);
+	assert_int_equal(by.eng.bypass_bytes, by.eng.client_write_bytes);
+	assert_int_equal(by.eng.destage_ius, 0);
+	assert_int_equal(by.eng.paced_writes, 0);
+	assert_true(by.rep.fast_write_bytes < by.eng.client_write_bytes / 8);
+	struct qs_bench_variant d = {.shaping = true, .order = QS_ORDER_FIFO};
+	assert_int_equal(qs_bench_run_job(w, &jf->jobs[0], &d, 1, &logged, err, sizeof(err)), 0);
+	assert_int_equal(logged.eng.bypass_writes, 0);
+	/* all but the writes still in flight when the window closed */
+	assert_true(logged.rep.fast_write_bytes > logged.eng.client_write_bytes / 10 * 9);
+	qs_job_file_free(jf);
+	qs_bench_world_free(w);
+	unlink(path);
+}
+
+/*
  * Log placement in the bench: the same job through the engine with
  * placement = log sends the drive only whole IUs, none of them read-filled,
  * destages, and reports its placement; the drive (the model) sees no
@@ -908,6 +943,13 @@ static void test_arg_errors(void **state)
 	char *a22[] = {"run", job_path, "--profile", qlc_path, "--fast", fast_path, "--cache", "16m",
 		       "--placement", "log", "--band-size", "64g", "--quiet", NULL};
 	assert_int_equal(run_args(13, a22), 2);
+	/* engine settings: sizes and ranges; no bypass with log placement */
+	char *a25[] = {"run", job_path, "--bypass-min", "2g", NULL};
+	assert_int_equal(run_args(4, a25), 2);
+	char *a26[] = {"run", job_path, "--pace-pct", "100", NULL};
+	assert_int_equal(run_args(4, a26), 2);
+	char *a27[] = {"run", job_path, "--placement", "log", "--bypass-min", "64k", NULL};
+	assert_int_equal(run_args(6, a27), 2);
 	char *a12[] = {"ab", "extra", NULL};
 	assert_int_equal(qs_cmd_bench_ab(2, a12), 2);
 	/* fio's --output-format: normal and json; json+ and terse refused
@@ -1018,6 +1060,7 @@ int main(void)
 		cmocka_unit_test(test_deterministic_json),
 		cmocka_unit_test(test_whole_ius),
 		cmocka_unit_test(test_log_placement),
+		cmocka_unit_test(test_engine_settings),
 		cmocka_unit_test(test_recovery),
 		cmocka_unit_test(test_wait_for),
 		cmocka_unit_test(test_group),
