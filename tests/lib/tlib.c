@@ -81,7 +81,8 @@ struct top {
 	uint64_t off, len;
 	const struct iovec *iov; /* reads: where to put the data */
 	int iovcnt;
-	unsigned char *data;	 /* writes: a copy taken at submission */
+	unsigned char *data;	 /* writes: a copy taken at submission (tv_buf_get) */
+	unsigned data_class;	 /* its size class: 4 KiB << data_class */
 	unsigned flags;
 	bool forced; /* FUA: always survives */
 	qs_io_cb cb;
@@ -176,6 +177,50 @@ void tvol_band_reopen(struct tvol *v)
 		v->band_next[b] = UINT64_MAX;
 }
 
+/*
+ * The copies writes take at submission come from free lists by size class,
+ * for the reason tv_image_get gives: fresh blocks from the allocator (under
+ * AddressSanitizer above all) are faulted in anew for every write of every
+ * point of a sweep. Reachable from here until exit.
+ */
+#define TV_BUF_CLASSES 12 /* 4 KiB to 8 MiB */
+#define TV_BUF_KEEP 64	  /* free copies kept per class */
+struct tv_free {
+	struct tv_free *next;
+};
+static struct tv_free *tv_buf_free[TV_BUF_CLASSES];
+static unsigned tv_buf_nfree[TV_BUF_CLASSES];
+
+static unsigned char *tv_buf_get(uint64_t len, unsigned *cls)
+{
+	unsigned c = 0;
+	while ((4096ull << c) < len)
+		c++;
+	*cls = c;
+	if (c < TV_BUF_CLASSES && tv_buf_free[c]) {
+		struct tv_free *f = tv_buf_free[c];
+		tv_buf_free[c] = f->next;
+		tv_buf_nfree[c]--;
+		return (unsigned char *)f;
+	}
+	unsigned char *b = malloc(4096ull << c);
+	if (!b)
+		abort();
+	return b;
+}
+
+static void tv_buf_put(unsigned char *b, unsigned cls)
+{
+	if (cls >= TV_BUF_CLASSES || tv_buf_nfree[cls] >= TV_BUF_KEEP) {
+		free(b);
+		return;
+	}
+	struct tv_free *f = (struct tv_free *)b;
+	f->next = tv_buf_free[cls];
+	tv_buf_free[cls] = f;
+	tv_buf_nfree[cls]++;
+}
+
 static void tv_write(void *ctx, uint64_t off, const struct iovec *iov, int iovcnt,
 		     unsigned flags, qs_io_cb cb, void *arg)
 {
@@ -189,7 +234,7 @@ static void tv_write(void *ctx, uint64_t off, const struct iovec *iov, int iovcn
 		v->iu_violations++;
 	if (v->check_band)
 		band_check(v, off, len);
-	o->data = malloc(len ? len : 1);
+	o->data = tv_buf_get(len, &o->data_class);
 	uint64_t p = 0;
 	for (int i = 0; i < iovcnt; i++) {
 		memcpy(o->data + p, iov[i].iov_base, iov[i].iov_len);
@@ -218,13 +263,52 @@ static const struct qs_vol_ops tvol_ops = {
 	.read = tv_read, .write = tv_write, .flush = tv_flush, .discard = tv_discard,
 };
 
+/*
+ * Zeroed images of volumes that ended, kept for the next tvol_init of the
+ * same size. A crash sweep makes new volumes for each of its thousands of
+ * points; fresh zeroed memory from the allocator is faulted in page by page
+ * as the workload writes it, which cost more than all the copies (about a
+ * third of the sweep's time, most of it in the kernel). Zeroing a mapped
+ * image again is cheaper. Reachable from here until exit, so no leak.
+ */
+#define TV_SPARES 8
+static struct {
+	unsigned char *p;
+	uint64_t size;
+} tv_spare[TV_SPARES];
+
+static unsigned char *tv_image_get(uint64_t size)
+{
+	for (unsigned i = 0; i < TV_SPARES; i++)
+		if (tv_spare[i].p && tv_spare[i].size == size) {
+			unsigned char *p = tv_spare[i].p;
+			tv_spare[i].p = NULL;
+			return p;
+		}
+	return calloc(1, size);
+}
+
+static void tv_image_put(unsigned char *p, uint64_t size)
+{
+	if (!p)
+		return;
+	for (unsigned i = 0; i < TV_SPARES; i++)
+		if (!tv_spare[i].p) {
+			memset(p, 0, size); /* tests write images directly too */
+			tv_spare[i].p = p;
+			tv_spare[i].size = size;
+			return;
+		}
+	free(p);
+}
+
 int tvol_init(struct tvol *v, struct tworld *w, uint64_t size, bool volatile_cache)
 {
 	memset(v, 0, sizeof(*v));
 	v->w = w;
 	v->size = size;
-	v->cur = calloc(1, size);
-	v->durable = calloc(1, size);
+	v->cur = tv_image_get(size);
+	v->durable = tv_image_get(size);
 	v->touched = calloc(1, size / TV_CHUNK / 8 + 1);
 	if (!v->cur || !v->durable || !v->touched)
 		return -ENOMEM;
@@ -238,7 +322,8 @@ int tvol_init(struct tvol *v, struct tworld *w, uint64_t size, bool volatile_cac
 
 static void op_free(struct top *o)
 {
-	free(o->data);
+	if (o->data)
+		tv_buf_put(o->data, o->data_class);
 	free(o);
 }
 
@@ -255,8 +340,8 @@ void tvol_fini(struct tvol *v)
 		op_free(o);
 	}
 	free(v->band_next);
-	free(v->cur);
-	free(v->durable);
+	tv_image_put(v->cur, v->size);
+	tv_image_put(v->durable, v->size);
 	free(v->touched);
 }
 
