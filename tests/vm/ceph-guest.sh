@@ -11,7 +11,7 @@
 #           OSD reaches the emulated QLC as it is (data on the second one)
 #
 # In each: a pool of size 1, `rados bench` writes of 4 KiB objects, then of
-# 64 KiB objects (QS_CEPH_SECS seconds each, 16 in flight), and around each
+# 64 KiB objects (SECS seconds each, 16 in flight), and around each
 # bench the daemon's counters (`qlcshape stats --json`), after a drain when
 # shaping is on so that what the bench wrote has reached the drive. The
 # host computes the figures from these lines on the serial console:
@@ -27,7 +27,8 @@ set -uo pipefail
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 . /usr/local/lib/qs/common.sh
 
-# SECS, the seconds of each bench: tests/vm/ceph.sh writes it here.
+# SECS, the seconds of each bench, and MIN_ALLOC, BlueStore's allocation
+# unit: tests/vm/ceph.sh writes them here.
 . /usr/local/lib/qs/ceph-settings
 QS_DRAIN_S=900         # drain_bounded: the whole log may be dirty under TCG
 MON=/var/lib/ceph/mon/ceph-a
@@ -63,8 +64,10 @@ disk() { # serial
 }
 
 # /etc/ceph/ceph.conf of a one-node cluster on loopback. auth none: there
-# is no one else on the guest, and keyrings would only add steps.
-# bluestore_min_alloc_size as docs/DEPLOYMENT.md says (fixed at mkfs).
+# is no one else on the guest, and keyrings would only add steps (the
+# reclaim setting is the secure one, whose default makes HEALTH_WARN).
+# bluestore_min_alloc_size: 65536 as docs/DEPLOYMENT.md says, unless the
+# host asked for another (it is fixed at mkfs).
 # The memory and thread settings keep the OSD within the guest's 4 GiB and
 # its 2 emulated CPUs.
 ceph_conf() { # fsid
@@ -79,6 +82,7 @@ ceph_conf() { # fsid
 	auth_cluster_required = none
 	auth_service_required = none
 	auth_client_required = none
+	auth_allow_insecure_global_id_reclaim = false
 	osd_pool_default_size = 1
 	osd_pool_default_min_size = 1
 	mon_allow_pool_size_one = true
@@ -86,7 +90,7 @@ ceph_conf() { # fsid
 	osd_crush_chooseleaf_type = 0
 	[osd]
 	osd_objectstore = bluestore
-	bluestore_min_alloc_size = 65536
+	bluestore_min_alloc_size = $MIN_ALLOC
 	osd_memory_target = 1073741824
 	osd_op_num_shards = 2
 	osd_op_num_threads_per_shard = 1
@@ -126,8 +130,8 @@ ceph_up() { # mode
 	ceph-osd -i 0 --mkfs --osd-uuid "$uuid" --debug-bluestore 10 >/tmp/osd-mkfs.log 2>&1 ||
 		{ tail -30 /tmp/osd-mkfs.log; tail -30 /var/log/ceph/ceph-osd.0.log; fail "ceph-osd --mkfs on /dev/ublkb0 failed"; }
 	grep -h -o 'min_alloc_size 0x[0-9a-f]*' /var/log/ceph/ceph-osd.0.log | sort -u | sed "s/^/qs-vm: $1: mkfs: /"
-	grep -q 'min_alloc_size 0x10000' /var/log/ceph/ceph-osd.0.log ||
-		fail "the OSD's mkfs log does not say min_alloc_size 0x10000 (bluestore_min_alloc_size in /etc/ceph/ceph.conf)"
+	grep -q "min_alloc_size $(printf 0x%x "$MIN_ALLOC")" /var/log/ceph/ceph-osd.0.log ||
+		fail "the OSD's mkfs log does not say min_alloc_size $(printf 0x%x "$MIN_ALLOC") (bluestore_min_alloc_size in /etc/ceph/ceph.conf)"
 	step "$1: ceph-osd start"
 	ceph-osd -f -i 0 >/tmp/ceph-osd.out 2>&1 &
 	osd_pid=$!
@@ -149,6 +153,7 @@ ceph_up() { # mode
 		{ c -s; tail -30 /var/log/ceph/ceph-osd.0.log; fail "rados put into pool bench did not complete within 600 s"; }
 	rados -p bench rm probe
 	say "$1: $(c -s 2>&1 | grep -E 'health|osd:|mon:' | tr -s ' ' | tr '\n' ';')"
+	c health detail 2>&1 | sed "s/^/qs-vm: $1: health: /"
 }
 
 ceph_down() { # mode
@@ -210,7 +215,7 @@ run() { # mode config
 	echo "QS-CEPH: PASS $mode: one monitor, one OSD on /dev/ublkb0, two benches"
 }
 
-say "kernel $(uname -r), $(ceph --version | cut -d' ' -f1-3), up $(cut -d' ' -f1 /proc/uptime) s, bench $SECS s"
+say "kernel $(uname -r), $(ceph --version | cut -d' ' -f1-3), up $(cut -d' ' -f1 /proc/uptime) s, bench $SECS s, bluestore_min_alloc_size $MIN_ALLOC"
 grep -q '^ublk_drv ' /proc/modules || fail "ublk_drv not loaded (/etc/modules-load.d/ublk.conf)"
 fast=$(disk qsfast)
 qlc1=$(disk qsqlc1)

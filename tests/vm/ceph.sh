@@ -21,11 +21,14 @@
 #    (engine.mode = passthrough), with `rados bench` writes of 4 KiB then
 #    64 KiB objects (QS_CEPH_SECS seconds each, default 30), and prints the
 #    daemon's counters around each bench (tests/vm/ceph-guest.sh).
+#    bluestore_min_alloc_size is 65536 as docs/DEPLOYMENT.md says;
+#    QS_CEPH_MIN_ALLOC=4096 (Pacific's default for SSDs) compares.
 #
 # The host turns the counters into the figures of each bench (differences
 # between readings): what share of the QLC's writes were whole IUs, the
 # drive's partial-IU writes, QLC bytes and NAND bytes programmed per byte
-# the OSD wrote. Printed as lines and a table, written to build/ceph.json.
+# the OSD wrote. Printed as lines and a table, written to build/ceph.json
+# (build/ceph-allocN.json for QS_CEPH_MIN_ALLOC=N other than 65536).
 # Exits non-zero if a run failed or its lines are missing, if with shaping
 # on anything but whole IUs reached the QLC, or if the boot timed out
 # (QS_VM_TIMEOUT seconds, default 3600). Console:
@@ -42,9 +45,15 @@ command -v python3 >/dev/null || gl_die "python3 missing (it reads the counters)
 
 secs=${QS_CEPH_SECS:-30}
 case $secs in '' | *[!0-9]*) gl_die "QS_CEPH_SECS='$secs': want a number of seconds" ;; esac
+# BlueStore's allocation unit: docs/DEPLOYMENT.md's 65536 (one IU), or
+# another power of two from 4096 to compare.
+alloc=${QS_CEPH_MIN_ALLOC:-65536}
+case $alloc in 4096 | 8192 | 16384 | 32768 | 65536 | 131072) ;;
+*) gl_die "QS_CEPH_MIN_ALLOC='$alloc': want a power of two from 4096 to 131072" ;;
+esac
 gl_check
 gl_rootfs
-echo "SECS=$secs" >"$GL_DIR/ceph-settings"
+printf "SECS=%s\nMIN_ALLOC=%s\n" "$secs" "$alloc" >"$GL_DIR/ceph-settings"
 # 4G: the ceph packages take about 1 GB of the root file system, and the
 # monitor's store and the logs live there too.
 gl_image tests/vm/ceph-guest.sh 4G \
@@ -72,12 +81,15 @@ log "disk use: $(du -sh "$GL_DIR/fast.img" "$GL_DIR/qlc1.img" "$GL_DIR/qlc2.img"
 rm -f "$GL_DIR/fast.img" "$GL_DIR/qlc1.img" "$GL_DIR/qlc2.img"
 
 secs_run=$(($(date +%s) - t0))
+# Another allocation unit is a comparison: it leaves build/ceph.json alone.
+out=build/ceph.json
+[ "$alloc" = 65536 ] || out=build/ceph-alloc$alloc.json
 echo
-python3 - "$con" build/ceph.json "$secs_run" "$secs" <<'EOF'
+python3 - "$con" "$out" "$secs_run" "$secs" "$alloc" <<'EOF'
 # The figures of each bench from the counters read around it: the
 # difference between the reading after it and the one before.
 import json, sys
-con, out, wall, secs = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+con, out, wall, secs, alloc = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 stats, bench, passed = {}, {}, set()
 for line in open(con, errors="replace"):
     line = line.rstrip("\n")
@@ -164,10 +176,10 @@ for r in runs:
           f"{r['qlc_whole_iu_writes']:,} ({num(share and 100 * share, '.2f')}%) | "
           f"{r['drive_partial_iu_writes']:,} | {num(r['qlc_bytes_per_client_byte'], '.2f')} | "
           f"{num(r['nand_bytes_per_client_byte'], '.2f')} |")
-json.dump({"bench_secs": secs, "wall_secs": wall, "pass": ok, "runs": runs,
+json.dump({"bench_secs": secs, "bluestore_min_alloc_size": alloc, "wall_secs": wall, "pass": ok, "runs": runs,
            "readings": {f"{m} {p}": v for (m, p), v in stats.items()}},
           open(out, "w"), indent=1)
 print()
-print(f"vmtest-ceph: {'PASS' if ok else 'FAIL'} ({wall} s; console {con}; figures in {out})")
+print(f"vmtest-ceph: {'PASS' if ok else 'FAIL'} (bluestore_min_alloc_size {alloc}, {wall} s; console {con}; figures in {out})")
 sys.exit(0 if ok else 1)
 EOF
