@@ -66,8 +66,8 @@ disk() { # serial
 # /etc/ceph/ceph.conf of a one-node cluster on loopback. auth none: there
 # is no one else on the guest, and keyrings would only add steps (the
 # reclaim setting is the secure one, whose default makes HEALTH_WARN).
-# bluestore_min_alloc_size: 65536 as docs/DEPLOYMENT.md says, unless the
-# host asked for another (it is fixed at mkfs).
+# bluestore_min_alloc_size: what the host asked for, 65536 (one IU) by
+# default (it is fixed at mkfs).
 # The memory and thread settings keep the OSD within the guest's 4 GiB and
 # its 2 emulated CPUs.
 ceph_conf() { # fsid
@@ -194,7 +194,7 @@ bench() { # mode size
 # One run: the daemon with CONFIG over the emulated QLC, the cluster on
 # it, the two benches, the counters.
 run() { # mode config
-	local mode=$1 drain= fmt=
+	local mode=$1 drain='' fmt=''
 	conf=$2
 	# Shaping on: a fresh log (--format), and drains before each reading.
 	[ "$mode" = shaped ] && { drain=1; fmt=--format; }

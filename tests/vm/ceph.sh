@@ -21,8 +21,10 @@
 #    (engine.mode = passthrough), with `rados bench` writes of 4 KiB then
 #    64 KiB objects (QS_CEPH_SECS seconds each, default 30), and prints the
 #    daemon's counters around each bench (tests/vm/ceph-guest.sh).
-#    bluestore_min_alloc_size is 65536 as docs/DEPLOYMENT.md says;
-#    QS_CEPH_MIN_ALLOC=4096 (Pacific's default for SSDs) compares.
+#    bluestore_min_alloc_size is 65536 (one IU, the allocation unit this
+#    test was written to check); QS_CEPH_MIN_ALLOC=4096 (Pacific's default
+#    for SSDs, which docs/DEPLOYMENT.md recommends from these figures)
+#    compares.
 #
 # The host turns the counters into the figures of each bench (differences
 # between readings): what share of the QLC's writes were whole IUs, the
@@ -45,8 +47,8 @@ command -v python3 >/dev/null || gl_die "python3 missing (it reads the counters)
 
 secs=${QS_CEPH_SECS:-30}
 case $secs in '' | *[!0-9]*) gl_die "QS_CEPH_SECS='$secs': want a number of seconds" ;; esac
-# BlueStore's allocation unit: docs/DEPLOYMENT.md's 65536 (one IU), or
-# another power of two from 4096 to compare.
+# BlueStore's allocation unit: 65536 (one IU), or another power of two
+# from 4096 to compare.
 alloc=${QS_CEPH_MIN_ALLOC:-65536}
 case $alloc in 4096 | 8192 | 16384 | 32768 | 65536 | 131072) ;;
 *) gl_die "QS_CEPH_MIN_ALLOC='$alloc': want a power of two from 4096 to 131072" ;;
