@@ -6,7 +6,8 @@
 #   scripts/deps.sh --vm     also what the VM end-to-end tests need
 #   scripts/deps.sh --fuzz   also clang (Debian 12: clang 14, with libFuzzer
 #                            and the sanitizers' runtimes) for make fuzz
-#   scripts/deps.sh --systemd-vm  also what make vmtest-systemd needs: the VM
+#   scripts/deps.sh --systemd-vm  also what make vmtest-systemd and make
+#                            vmtest-ceph need: the VM
 #                            tests' packages, and mmdebstrap (Debian's own
 #                            tool) to build the guest's Debian 12 root file
 #                            system

@@ -53,11 +53,12 @@ start_daemon() { # what config [--format]
 
 # drain_bounded WHAT CONFIG: qlcshape drain with a time limit (the guest's
 # clock: TCG is slow), so that a drain that never ends fails here, with the
-# engine's state, instead of running into qemu's timeout.
+# engine's state, instead of running into qemu's timeout. QS_DRAIN_S
+# seconds, default 150 (the Ceph guest's log holds more).
 drain_bounded() { # what config
-	timeout 150 /usr/bin/qlcshape drain --config "$2" >/tmp/drain-b.txt 2>&1 && return 0
+	timeout "${QS_DRAIN_S:-150}" /usr/bin/qlcshape drain --config "$2" >/tmp/drain-b.txt 2>&1 && return 0
 	cat /tmp/drain-b.txt
 	echo "qs-vm: engine state: $(/usr/bin/qlcshape stats --state --config "$2" 2>&1)"
 	/usr/bin/qlcshape stats --config "$2" 2>&1 | sed 's/^/qs-vm: stats: /'
-	fail "qlcshape drain ($1) did not answer within 150 s"
+	fail "qlcshape drain ($1) did not answer within ${QS_DRAIN_S:-150} s"
 }
