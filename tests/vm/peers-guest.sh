@@ -124,20 +124,21 @@ run_fio() { # workload dev
 }
 
 # Wait, at most $1 seconds of guest time, until the command "$2" succeeds.
+# The command may `set --`, which would replace this function's arguments:
+# they are copied first.
 wait_until() { # seconds command
-	local i=0
-	while ! eval "$2"; do
+	local i=0 n=$(($1 * 2)) cmd=$2
+	while ! eval "$cmd"; do
 		i=$((i + 1))
-		[ $i -gt $(($1 * 2)) ] && return 1
+		[ $i -gt $n ] && return 1
 		sleep 0.5
 	done
 }
 
-DEVSZ=0
-# The stack of each case on /dev/ublkb0 and /dev/ram0; prints the device
-# fio writes to.
+# The stack of each case on /dev/ublkb0 and /dev/ram0 (DEVSZ: the size of
+# /dev/ublkb0 in sectors, set by run_case: this runs in a subshell); prints
+# the device fio writes to.
 stack_up() { # case
-	DEVSZ=$(blockdev --getsz /dev/ublkb0)
 	case $1 in
 	bare | inplace | log | inplace-bypass) echo /dev/ublkb0 ;;
 	writecache)
@@ -182,12 +183,14 @@ write_back() { # case
 	inplace | log | inplace-bypass)
 		drain_bounded "$1" "$CONF" ;;
 	writecache)
-		# cleaner: write everything back and cache nothing new. Clean
-		# once no block is under writeback and all are free.
-		dmsetup message peers-wc 0 cleaner
-		# status: 0 SIZE writecache ERROR TOTAL FREE UNDER-WRITEBACK ...
-		wait_until 300 'set -- $(dmsetup status peers-wc); [ "$7" = 0 ] && [ "$5" = "$6" ]' ||
-			{ echo "not clean after 300 s: $(dmsetup status peers-wc)"; return; } ;;
+		# flush_on_suspend, then suspend: the suspend returns once every
+		# dirty block is written back (the way the kernel's
+		# documentation removes a writecache). Written-back blocks stay
+		# in the cache for reads, so its free count says nothing here.
+		dmsetup message peers-wc 0 flush_on_suspend &&
+			timeout 300 dmsetup suspend peers-wc &&
+			dmsetup resume peers-wc ||
+			{ echo "not written back (suspend with flush_on_suspend failed or took over 300 s)"; return; } ;;
 	dmcache)
 		# The cleaner policy writes every dirty block back. status:
 		# 0 SIZE cache MD-BLOCK MD-USED BLOCK USED READ-HITS READ-MISSES
@@ -237,6 +240,7 @@ run_case() { # workload case
 		QS_QUIET=1 start_daemon "$c" "$CONF" --format
 	fi
 	grep -E 'model|faithful|emulated' /tmp/qlcshaped.log | head -3 | sed 's/^/qs-peers: daemon: /'
+	DEVSZ=$(blockdev --getsz /dev/ublkb0)
 	if ! dev=$(stack_up "$c"); then
 		emit "$wl" "$c" "setup failed" "" ""
 		stack_down "$c" 2>/dev/null
