@@ -268,7 +268,8 @@ bypass_under_log() {
 	if timeout 120 qlcshaped --config "$CONF" --format-only >/tmp/format.log 2>&1; then
 		note="accepted"
 	else
-		note="refused: $(grep -v '^$' /tmp/format.log | tail -1 | tr -d '"\\')"
+		# The line naming the key, not the closing "exit 1".
+		note="refused: $({ grep -m1 bypass_min /tmp/format.log || tail -1 /tmp/format.log; } | sed 's/^qlcshaped: //' | tr -d '"\\')"
 	fi
 	say "log-bypass: $note"
 	emit rand64k log-bypass "$note" "" ""
