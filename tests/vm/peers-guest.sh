@@ -26,6 +26,9 @@ arg() { sed -n "s/.*$1=\([^ ]*\).*/\1/p" /proc/cmdline; }
 RUNTIME=$(arg qs_runtime)
 SPAN=$(arg qs_span)
 ONLY=$(arg qs_only) # a workload name to run alone (a quick check); empty: all
+# After a boot that crashed, the host boots again from the case after the
+# last one with a result (qs_after; empty: from the first).
+AFTER=$(arg qs_after)
 CONF=/tmp/peers.ini
 OUT=/tmp/peers.jsonl
 say() { echo "qs-peers: $*"; }
@@ -297,15 +300,21 @@ oops_watch() {
 : >/tmp/peers.current
 oops_watch &
 
+skip=${AFTER:+1}
 for wl in rand4k rand64k trace; do
 	[ -n "$ONLY" ] && [ "$ONLY" != "$wl" ] && continue
-	for c in bare inplace log writecache dmcache bcache; do
-		run_case $wl $c
-		# The bypass rows sit with the 64 KiB case they answer for.
-		if [ $wl = rand64k ] && [ $c = log ]; then
-			run_case $wl inplace-bypass
-			bypass_under_log
+	cases="bare inplace log writecache dmcache bcache"
+	# The bypass rows sit with the 64 KiB case they answer for.
+	[ $wl = rand64k ] && cases="bare inplace log inplace-bypass log-bypass writecache dmcache bcache"
+	for c in $cases; do
+		if [ -n "$skip" ]; then
+			[ "$c" = "$AFTER" ] && skip=
+			continue
 		fi
+		case $c in
+		log-bypass) bypass_under_log ;;
+		*) run_case $wl $c ;;
+		esac
 	done
 done
 echo "QS-PEERS: DONE"
