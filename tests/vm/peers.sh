@@ -79,9 +79,8 @@ gl_image tests/vm/peers-guest.sh 2G tests/vm/common.sh:/qs/common.sh "$GL_DIR/tr
 # cache=unsafe: the host's copy need not be durable, and the guest's
 # flushes then cost it nothing) and a results disk. A guest kernel that
 # crashed (seen here: bcache oopsing in bch_journal, and a double fault in
-# the virtio path under TCG) ends its boot; the workload is booted again
-# from the case after the last one with a result, at most twice, and the
-# crash is a row of the table.
+# the virtio path under TCG) ends its boot; the crash is that case's row,
+# and the workload is booted again from the case after it, at most twice.
 : >"$GL_DIR/results.jsonl"
 done_all=1
 for wl in ${QS_PEERS_ONLY:-rand4k rand64k trace}; do
@@ -109,10 +108,13 @@ for wl in ${QS_PEERS_ONLY:-rand4k rand64k trace}; do
 		what=$(grep -m1 -E 'Oops|BUG:|Kernel panic' "$con" | sed 's/^\[[^]]*\] *//' | tr -d '"\\')
 		gl_log "$wl: the guest did not finish (in case ${at:-?}: ${what:-no oops on the console}; console: $con)"
 		grep -q '"note": "kernel oops' "$GL_DIR/results-boot.jsonl" ||
-			printf '{"workload": "%s", "case": "%s", "note": "guest crashed (%s); case booted again", "fio": null, "stats": null}\n' \
+			printf '{"workload": "%s", "case": "%s", "note": "guest kernel crashed: %s", "fio": null, "stats": null}\n' \
 				"$wl" "${at:-?}" "${what:-no oops on the console}" >>"$GL_DIR/results.jsonl"
+		# Onwards from the case after the one that crashed: the crashes
+		# seen here repeated in the same case (a retry would crash again),
+		# and its row says what happened.
 		last=$(sed -n 's/^{"workload": "[^"]*", "case": "\([^"]*\)".*/\1/p' "$GL_DIR/results-boot.jsonl" | tail -1)
-		after=${last:-$after}
+		after=${at:-${last:-$after}}
 		[ $try -lt 3 ] || { gl_log "$wl: crashed 3 times, its remaining cases are not measured"; done_all=0; break; }
 	done
 done
