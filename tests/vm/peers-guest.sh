@@ -37,6 +37,10 @@ say() { echo "qs-peers: $*"; }
 say "kernel $(uname -r), $(nproc) CPUs, runtime ${RUNTIME} s per run, span $SPAN"
 timeout 120 udevadm settle
 [ -b /dev/vdb ] && [ -b /dev/vdc ] || fail "no /dev/vdb (the emulated drive's data) or /dev/vdc (results)"
+# The data disk is kept across boots: a bcache superblock left by a boot
+# that crashed in the bcache case would have udev register the next
+# case's /dev/ublkb0 (the emulated drive maps it 1:1 onto /dev/vdb).
+wipefs -q -a /dev/vdb
 for m in ublk_drv dm_writecache dm_cache dm_cache_smq bcache; do
 	modprobe "$m" || fail "modprobe $m: the guest kernel lacks it"
 done

@@ -74,10 +74,10 @@ gl_image tests/vm/peers-guest.sh 2G tests/vm/common.sh:/qs/common.sh "$GL_DIR/tr
 # -icount: the guest's clock counts instructions (shift 2: 4 ns each)
 # instead of following the host's, so that a host busy with other work
 # slows the run down but does not change what the guest measures.
-# One boot per workload, one after the other, each with a new emulated
+# One boot per workload, one after the other, each with the emulated
 # drive's data disk (10.5 GiB, sparse: only what is written takes space;
 # cache=unsafe: the host's copy need not be durable, and the guest's
-# flushes then cost it nothing) and a results disk. A guest kernel that
+# flushes then cost it nothing) and a new results disk. A guest kernel that
 # crashed (seen here: bcache oopsing in bch_journal, and a double fault in
 # the virtio path under TCG) ends its boot; the crash is that case's row,
 # and the workload is booted again from the case after it, at most twice.
@@ -87,8 +87,12 @@ for wl in ${QS_PEERS_ONLY:-rand4k rand64k trace}; do
 	after= try=0
 	while :; do
 		try=$((try + 1))
-		rm -f "$GL_DIR/qlc.img" "$GL_DIR/results.img"
-		truncate -s 10752M "$GL_DIR/qlc.img"
+		# The drive's data disk is kept across boots and runs: deleting a
+		# file this fragmented took minutes here (the host's ext4 discards
+		# what it frees), and its old data changes no counter (the guest
+		# wipes what bcache would find).
+		[ -f "$GL_DIR/qlc.img" ] || truncate -s 10752M "$GL_DIR/qlc.img"
+		rm -f "$GL_DIR/results.img"
 		truncate -s 16M "$GL_DIR/results.img"
 		GL_QEMU_EXTRA="-icount shift=2,sleep=on
  -drive file=$GL_DIR/qlc.img,if=virtio,format=raw,cache=unsafe
@@ -101,7 +105,6 @@ for wl in ${QS_PEERS_ONLY:-rand4k rand64k trace}; do
 		grep -E '^qs-peers: |QS-PEERS|Kernel panic|BUG:|Oops|^qemu: |FAIL' "$con" || true
 		tr -d '\0' <"$GL_DIR/results.img" >"$GL_DIR/results-boot.jsonl"
 		cat "$GL_DIR/results-boot.jsonl" >>"$GL_DIR/results.jsonl"
-		rm -f "$GL_DIR/qlc.img"
 		grep -q '^QS-PEERS: DONE' "$con" && break
 		# The case it was in, from the guest's step lines.
 		at=$(sed -n "s/^qs-vm: step \[[^]]*\] $wl \([a-z0-9-]*\)\$/\1/p" "$con" | tail -1)
