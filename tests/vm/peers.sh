@@ -60,7 +60,8 @@ mqsim_to_iolog() { # trace span-bytes
 		if (len == 0) next
 		off -= int(off / span) * span
 		if (off + len > span) off = span - len
-		printf "qlc %s %d %d\n", ($5 == 0 ? "write" : "read"), off, len
+		# %.0f, as mawk caps %d at 2^31 - 1.
+		printf "qlc %s %.0f %.0f\n", ($5 == 0 ? "write" : "read"), off, len
 	}
 	END { if (!bad) print "qlc close" }' "$1"
 }
