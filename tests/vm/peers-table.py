@@ -37,6 +37,10 @@ with open(src) as f:
             row["emu_partial_iu_writes"] = emu.get("partial_iu_writes")
             row["emu_rmw"] = emu.get("rmw")
             row["emu_nand_prog_bytes"] = emu.get("nand_prog_bytes")
+            # How late the emulated drive completed against its model (the
+            # guest's CPU), and whether log placement's GC ran at all.
+            row["emu_late_us_mean"] = emu.get("late_us_mean")
+            row["gc_victims"] = st.get("gc", {}).get("victims")
             if fio and row["client_write_bytes"] and emu.get("nand_prog_bytes") is not None:
                 row["nand_per_client_byte"] = round(emu["nand_prog_bytes"] / row["client_write_bytes"], 3)
         rows.append(row)
