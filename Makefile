@@ -117,7 +117,7 @@ ifneq ($(DAEMON_SRCS),)
 ALL += $(DAEMON)
 endif
 
-.PHONY: all test tests bench deps clean vmtest vmtest-systemd vmtest-ceph man install uninstall fuzz fuzz-bins
+.PHONY: all test tests bench deps clean vmtest vmtest-systemd vmtest-ceph peers man install uninstall fuzz fuzz-bins
 all: $(ALL)
 
 deps:
@@ -237,6 +237,13 @@ vmtest-ceph: deps
 	$(Q)bash scripts/deps.sh --systemd-vm
 	$(Q)$(MAKE) --no-print-directory SAN=0 all
 	$(Q)bash tests/vm/ceph.sh
+# qlcshape against dm-writecache, bcache and dm-cache over the same emulated
+# QLC (docs/COMPARISON.md): one Debian guest under TCG, about half an hour.
+# Not part of vmtest; the table is printed, the figures go to build/peers.json.
+peers: deps
+	$(Q)bash scripts/deps.sh --systemd-vm
+	$(Q)$(MAKE) --no-print-directory SAN=0 all man
+	$(Q)bash tests/vm/peers.sh
 
 clean:
 	rm -rf build
