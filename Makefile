@@ -237,6 +237,7 @@ vmtest-ceph: deps
 	$(Q)bash scripts/deps.sh --systemd-vm
 	$(Q)$(MAKE) --no-print-directory SAN=0 all
 	$(Q)bash tests/vm/ceph.sh
+
 # qlcshape against dm-writecache, bcache and dm-cache over the same emulated
 # QLC (docs/COMPARISON.md): one Debian guest under TCG, about half an hour.
 # Not part of vmtest; the table is printed, the figures go to build/peers.json.

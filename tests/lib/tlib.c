@@ -179,9 +179,13 @@ void tvol_band_reopen(struct tvol *v)
 
 /*
  * The copies writes take at submission come from free lists by size class,
- * for the reason tv_image_get gives: fresh blocks from the allocator (under
- * AddressSanitizer above all) are faulted in anew for every write of every
- * point of a sweep. Reachable from here until exit.
+ * for the reason tv_image_get gives: fresh blocks from the allocator are
+ * faulted in anew for every write of every point of a sweep (measured,
+ * test_crash at QS_CRASH_STEP=20, plain build: 3.7 s with fresh copies, 2.7
+ * s with these; under AddressSanitizer no difference, its allocator being
+ * the cost there). A copy is as large as its class, so an access past its
+ * write's length but within the class is not caught by ASan: only tlib
+ * reads the copies. Reachable from here until exit.
  */
 #define TV_BUF_CLASSES 12 /* 4 KiB to 8 MiB */
 #define TV_BUF_KEEP 64	  /* free copies kept per class */
