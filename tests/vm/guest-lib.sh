@@ -132,6 +132,15 @@ gl_image() { # script [size] [file:guest-path]...
 	rm -rf "$run"
 }
 
+# The qemu arguments of one disk on qemu's emulated NVMe controller, 4 KiB
+# blocks, backed by FILE (raw), with SERIAL as its serial and drive id;
+# OPTS: more -drive options (e.g. discard=unmap). Namespaces are blkext
+# devices, which the unit's DeviceAllow=block-blkext admits as shipped.
+gl_nvme() { # file serial [opts]
+	echo "-drive file=$1,if=none,id=$2,format=raw${3:+,$3}
+ -device nvme,serial=$2,drive=$2,logical_block_size=4096,physical_block_size=4096"
+}
+
 # One boot of the guest: qs_phase=PHASE on the kernel command line tells the
 # guest script what to do; the console goes to LOG. GL_MEM (MiB, default
 # 2048), GL_QEMU_EXTRA (more qemu arguments: disks, -icount) and

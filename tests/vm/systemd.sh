@@ -45,12 +45,8 @@ rm -f "$SD/fast.img" "$SD/qlc.img"
 truncate -s 256M "$SD/fast.img"
 truncate -s 1G "$SD/qlc.img"
 log "image ready ($(($(date +%s) - t0)) s so far)"
-# Two NVMe disks (qemu's emulated NVMe controller: namespaces are blkext
-# devices, which the unit's DeviceAllow=block-blkext admits as shipped).
-GL_QEMU_EXTRA="-drive file=$SD/fast.img,if=none,id=fast,format=raw
- -device nvme,serial=qsfast,drive=fast,logical_block_size=4096,physical_block_size=4096
- -drive file=$SD/qlc.img,if=none,id=qlc,format=raw
- -device nvme,serial=qsqlc,drive=qlc,logical_block_size=4096,physical_block_size=4096"
+# Two NVMe disks (gl_nvme).
+GL_QEMU_EXTRA="$(gl_nvme "$SD/fast.img" qsfast) $(gl_nvme "$SD/qlc.img" qsqlc)"
 boot() { gl_boot "$1" "$2" 'qs-sd: phase '; }
 
 show() { grep -E '(QS-SD|qs-sd)|Kernel panic|BUG:|Oops|^qemu: ' "$1" || true; }
