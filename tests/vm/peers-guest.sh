@@ -18,7 +18,7 @@
 # runs prints "QS-PEERS: DONE".
 set -uo pipefail
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-# run_daemon, stop_daemon, drain_bounded, step, fail (fail ends the runs:
+# start_daemon, stop_daemon, drain_bounded, step, fail (fail ends the runs:
 # it is used only where nothing after could be measured).
 . /qs/common.sh
 
@@ -142,6 +142,12 @@ wait_until() { # seconds command
 	done
 }
 
+# dm-cache's table over /dev/ublkb0 with POLICY (smq to run, cleaner to
+# write everything back): 128-sector (64 KiB) blocks, writeback.
+dmcache_table() { # policy
+	echo "0 $DEVSZ cache /dev/mapper/peers-cmeta /dev/mapper/peers-cdata /dev/ublkb0 128 1 writeback $1 0"
+}
+
 # The stack of each case on /dev/ublkb0 and /dev/ram0 (DEVSZ: the size of
 # /dev/ublkb0 in sectors, set by run_case: this runs in a subshell); prints
 # the device fio writes to.
@@ -160,7 +166,7 @@ stack_up() { # case
 		# writeback.
 		dmsetup create peers-cmeta --table "0 16384 linear /dev/ram0 0" >&2 &&
 			dmsetup create peers-cdata --table "0 $((262144 - 16384)) linear /dev/ram0 16384" >&2 &&
-			dmsetup create peers-cache --table "0 $DEVSZ cache /dev/mapper/peers-cmeta /dev/mapper/peers-cdata /dev/ublkb0 128 1 writeback smq 0" >&2 ||
+			dmsetup create peers-cache --table "$(dmcache_table smq)" >&2 ||
 			return 1
 		echo /dev/mapper/peers-cache ;;
 	bcache)
@@ -203,7 +209,7 @@ write_back() { # case
 		# 0 SIZE cache MD-BLOCK MD-USED BLOCK USED READ-HITS READ-MISSES
 		# WRITE-HITS WRITE-MISSES DEMOTIONS PROMOTIONS DIRTY ...
 		dmsetup suspend peers-cache &&
-			dmsetup reload peers-cache --table "0 $DEVSZ cache /dev/mapper/peers-cmeta /dev/mapper/peers-cdata /dev/ublkb0 128 1 writeback cleaner 0" &&
+			dmsetup reload peers-cache --table "$(dmcache_table cleaner)" &&
 			dmsetup resume peers-cache || { echo "the cleaner policy could not be loaded"; return; }
 		wait_until 300 'set -- $(dmsetup status peers-cache); [ "${14}" = 0 ]' ||
 			{ echo "not clean after 300 s: $(dmsetup status peers-cache | cut -d' ' -f1-14)"; return; } ;;
