@@ -143,7 +143,8 @@ gl_nvme() { # file serial [opts]
 
 # One boot of the guest: qs_phase=PHASE on the kernel command line tells the
 # guest script what to do; the console goes to LOG. GL_MEM (MiB, default
-# 2048), GL_QEMU_EXTRA (more qemu arguments: disks, -icount) and
+# 2048), GL_CPU (qemu's -cpu, default max), GL_QEMU_EXTRA (more qemu
+# arguments: disks, -icount) and
 # QS_VM_TIMEOUT (seconds, default 900) shape it. As tests/vm/run.sh: a
 # kernel that panicked before userspace printed anything (TCG's int3 oops
 # while the kernel patches its text at boot) is booted again, at most 3
@@ -155,7 +156,7 @@ gl_boot() { # phase log mark
 		try=$((try + 1))
 		s=$(date +%s)
 		# shellcheck disable=SC2086
-		timeout "${QS_VM_TIMEOUT:-900}" qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m "${GL_MEM:-2048}" \
+		timeout "${QS_VM_TIMEOUT:-900}" qemu-system-x86_64 -accel tcg -cpu "${GL_CPU:-max}" -smp 2 -m "${GL_MEM:-2048}" \
 			-nographic -no-reboot -nic none \
 			-kernel "$VM/k612/vmlinuz" -initrd "$GL_DIR/initrd.img" \
 			-append "root=LABEL=qsroot rw console=ttyS0 panic=-1 quiet loglevel=4 systemd.show_status=0 qs_phase=$p" \

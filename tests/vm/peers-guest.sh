@@ -29,6 +29,7 @@ ONLY=$(arg qs_only) # a workload name to run alone (a quick check); empty: all
 # After a boot that crashed, the host boots again from the case after the
 # last one with a result (qs_after; empty: from the first).
 AFTER=$(arg qs_after)
+WARM_S=$(arg qs_warm) # seconds of the trace in log placement's warm-up
 CONF=/tmp/peers.ini
 OUT=/tmp/peers.jsonl
 say() { echo "qs-peers: $*"; }
@@ -45,14 +46,17 @@ for m in ublk_drv dm_writecache dm_cache dm_cache_smq bcache; do
 	modprobe "$m" || fail "modprobe $m: the guest kernel lacks it"
 done
 
-# One line of results: the case, the workload, fio's JSON and the stats'.
-# The notes are plain words (no quotes) by construction.
-emit() { # workload case note fio-json-file stats-json-file
+# One line of results: the case, the workload, fio's JSON and the stats'
+# after the run and before it. The notes are plain words (no quotes) by
+# construction.
+emit() { # workload case note fio-json-file stats-json-file stats0-json-file
+	local f
 	{
-		printf '{"workload": "%s", "case": "%s", "note": "%s", "fio": ' "$1" "$2" "$3"
-		if [ -s "$4" ]; then tr -d '\n' <"$4"; else printf null; fi
-		printf ', "stats": '
-		if [ -s "$5" ]; then tr -d '\n' <"$5"; else printf null; fi
+		printf '{"workload": "%s", "case": "%s", "note": "%s"' "$1" "$2" "$3"
+		for f in fio:"$4" stats:"$5" stats0:"${6:-}"; do
+			printf ', "%s": ' "${f%%:*}"
+			if [ -s "${f#*:}" ]; then tr -d '\n' <"${f#*:}"; else printf null; fi
+		done
 		printf '}\n'
 	} >>"$OUT"
 	# The whole file each time: the host reads the disk up to the first NUL.
@@ -128,6 +132,44 @@ run_fio() { # workload dev
 	local rc=$?
 	[ $rc = 0 ] || { sed 's/^/qs-peers: fio: /' /tmp/fio.log /tmp/fio.json 2>/dev/null | tail -20; return 1; }
 	return 0
+}
+
+# Log placement's steady state, before its measured run. Its mapping starts
+# empty at --format, so a 20 s run from there writes into free bands and its
+# GC never runs (gc.victims 0 in the first runs): the NAND figure would
+# leave out log placement's own cost. Every other stack maps LBAs 1:1 onto
+# the drive, whose model starts full and steady, and their 128 MiB caches
+# fill within the run. So, as the published tests fill a drive first: the
+# span written in order (1 MiB writes), then the workload itself until it
+# has written 1.5 times what the free bands hold (GC starts once they run
+# out, and runs for the last third), or for qs_warm seconds of the trace
+# (it is replayed as it is, with no size to set). A different seed from the
+# measured run's, whose offsets would otherwise be the oldest data in the
+# log. The counters are read after it (stats0 in the results): the table
+# gives the measured run alone.
+warm_log() { # workload dev
+	local free band bytes common="--direct=1 --ioengine=io_uring --eta=never --output=/tmp/warm.log"
+	# shellcheck disable=SC2086
+	fio --name=fill --filename="$2" --rw=write --bs=1M --iodepth=4 --size="$SPAN" $common ||
+		{ say "log warm-up: the fill failed"; return 1; }
+	set -- "$1" "$2" $(/usr/bin/qlcshape stats --json --config "$CONF" |
+		sed -n 's/.*"bands": {"total": [0-9]*, "free": \([0-9]*\),.*"bytes": \([0-9]*\),.*/\1 \2/p')
+	free=${3:-0} band=${4:-0}
+	bytes=$((free * band * 3 / 2))
+	[ "$bytes" -gt 0 ] || { say "log warm-up: no free bands in qlcshape stats"; return 1; }
+	say "log warm-up: span filled, $free free bands of $band bytes; writing $((bytes >> 20)) MiB of $1"
+	case $1 in
+	rand4k | rand64k)
+		# shellcheck disable=SC2086
+		fio --name=warm --filename="$2" --rw=randwrite --bs="${1#rand}" --size="$SPAN" \
+			--io_size="$bytes" --norandommap --randseed=61 --iodepth=16 $common ;;
+	trace)
+		# shellcheck disable=SC2086
+		fio --name=warm --read_iolog=/qs/trace.iolog --replay_redirect="$2" --loops=100000 \
+			--runtime="${WARM_S:-240}" --iodepth=16 $common ;;
+	esac || { say "log warm-up: fio failed"; sed 's/^/qs-peers: fio: /' /tmp/warm.log | tail -5; return 1; }
+	say "log warm-up: done, $(/usr/bin/qlcshape stats --json --config "$CONF" |
+		sed -n 's/.*"gc": {"victims": \([0-9]*\),.*/\1/p') GC victims so far"
 }
 
 # Wait, at most $1 seconds of guest time, until the command "$2" succeeds.
@@ -247,7 +289,7 @@ run_case() { # workload case
 	echo "$wl $c" >/tmp/peers.current
 	fresh_fast
 	write_conf $placement $bypass
-	rm -f /tmp/stats.json
+	rm -f /tmp/stats.json /tmp/stats0.json
 	if [ $placement = none ]; then
 		QS_QUIET=1 start_daemon "$c" "$CONF"
 	else
@@ -261,6 +303,15 @@ run_case() { # workload case
 		stop_daemon "$c"
 		return
 	fi
+	if [ "$c" = log ] && ! warm_log "$wl" "$dev"; then
+		emit "$wl" "$c" "warm-up failed" "" "" ""
+		stack_down "$c"
+		stop_daemon "$c"
+		return
+	fi
+	# The counters before the measured run (the table subtracts them).
+	/usr/bin/qlcshape stats --json --config "$CONF" >/tmp/stats0.json ||
+		say "qlcshape stats --json failed"
 	if run_fio "$wl" "$dev"; then
 		note=$(write_back "$c" 2>&1 | tr -d '"\\' | tr '\n' ' ')
 		/usr/bin/qlcshape stats --json --config "$CONF" >/tmp/stats.json ||
@@ -269,7 +320,7 @@ run_case() { # workload case
 		note="fio failed"
 	fi
 	say "$wl $c: $(grep -o '"iops" : [0-9.]*' /tmp/fio.json 2>/dev/null | tr '\n' ' ') $note"
-	emit "$wl" "$c" "$note" /tmp/fio.json /tmp/stats.json
+	emit "$wl" "$c" "$note" /tmp/fio.json /tmp/stats.json /tmp/stats0.json
 	stack_down "$c"
 	stop_daemon "$c"
 }

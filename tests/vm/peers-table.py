@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """make peers: the guest's results (one JSON object a line: the case, the
-workload, fio's JSON, `qlcshape stats --json` after the write-back) to the
+workload, fio's JSON, `qlcshape stats --json` after the write-back and
+before the measured run) to the
 table printed and build/peers.json (docs/COMPARISON.md says what each
 column means).
 
@@ -10,6 +11,15 @@ import json
 import sys
 
 src, out, wall = sys.argv[1], sys.argv[2], int(sys.argv[3])
+
+
+def delta(st, st0, section, keys):
+    """The counters KEYS of SECTION in st less those in st0 (absent there: 0);
+    a key st lacks is left out."""
+    now, before = st.get(section) or {}, st0.get(section) or {}
+    return {k: now[k] - before.get(k, 0) for k in keys if now.get(k) is not None}
+
+
 rows = []
 with open(src) as f:
     for n, line in enumerate(f, 1):
@@ -30,17 +40,26 @@ with open(src) as f:
             row["client_write_bytes"] = wr["io_bytes"]
             row["client_read_bytes"] = rd["io_bytes"]
         if st:
-            q, emu = st.get("qlc", {}), st.get("emu", {})
+            # The measured run's counters: after it less before it (stats0,
+            # read after log placement's warm-up; none in older results).
+            st0 = r.get("stats0") or {}
+            q = delta(st, st0, "qlc", ("writes", "write_bytes", "whole_iu_writes"))
+            emu = delta(st, st0, "emu", ("partial_iu_writes", "rmw", "nand_prog_bytes"))
+            gc = delta(st, st0, "gc", ("victims", "write_bytes"))
             row["qlc_writes"] = q.get("writes")
             row["qlc_write_bytes"] = q.get("write_bytes")
-            row["qlc_whole_iu_pct"] = q.get("whole_iu_pct")
+            if q.get("writes") is not None and q.get("whole_iu_writes") is not None:
+                row["qlc_whole_iu_pct"] = round(100 * q["whole_iu_writes"] / q["writes"], 2) \
+                    if q["writes"] else 0.0
             row["emu_partial_iu_writes"] = emu.get("partial_iu_writes")
             row["emu_rmw"] = emu.get("rmw")
             row["emu_nand_prog_bytes"] = emu.get("nand_prog_bytes")
             # How late the emulated drive completed against its model (the
-            # guest's CPU), and whether log placement's GC ran at all.
-            row["emu_late_us_mean"] = emu.get("late_us_mean")
-            row["gc_victims"] = st.get("gc", {}).get("victims")
+            # guest's CPU; over the daemon's life), and whether log
+            # placement's GC ran in the measured run.
+            row["emu_late_us_mean"] = st.get("emu", {}).get("late_us_mean")
+            row["gc_victims"] = gc.get("victims")
+            row["gc_write_bytes"] = gc.get("write_bytes")
             if fio and row["client_write_bytes"] and emu.get("nand_prog_bytes") is not None:
                 row["nand_per_client_byte"] = round(emu["nand_prog_bytes"] / row["client_write_bytes"], 3)
         rows.append(row)
@@ -60,7 +79,7 @@ print("CPU, not the drive); the drive columns are the emulated QLC's own counter
 for wl in dict.fromkeys(r["workload"] for r in rows):
     print(f"\n{wl}")
     print(f"  {'case':<15}{'IOPS':>9}{'MB/s':>9}{'whole-IU %':>12}{'partial IU':>12}"
-          f"{'RMW':>10}{'NAND/client':>13}  note")
+          f"{'RMW':>10}{'NAND/client':>13}{'GC victims':>12}  note")
     for r in rows:
         if r["workload"] != wl:
             continue
@@ -68,5 +87,6 @@ for wl in dict.fromkeys(r["workload"] for r in rows):
               f"{cell(r.get('client_mbs'), '{:.1f}'):>9}"
               f"{cell(r.get('qlc_whole_iu_pct'), '{:.2f}'):>12}"
               f"{cell(r.get('emu_partial_iu_writes')):>12}{cell(r.get('emu_rmw')):>10}"
-              f"{cell(r.get('nand_per_client_byte'), '{:.3f}'):>13}  {r['note']}")
+              f"{cell(r.get('nand_per_client_byte'), '{:.3f}'):>13}"
+              f"{cell(r.get('gc_victims')):>12}  {r['note']}")
 print(f"\nwall time {wall} s; JSON: {out}")
