@@ -12,6 +12,7 @@ int qs_cmd_bench_calibrate(int argc, char **argv);
 int qs_cmd_bench_run(int argc, char **argv);   /* bench/run_cmd.c */
 int qs_cmd_bench_ab(int argc, char **argv);
 int qs_cmd_bench_curve(int argc, char **argv);
+int qs_cmd_bench_trace_export(int argc, char **argv); /* bench/trace_export.c */
 int qs_cmd_stats(int argc, char **argv);  /* bench/ctl_cmd.c: a running daemon */
 int qs_cmd_policy(int argc, char **argv);
 int qs_cmd_drain(int argc, char **argv);

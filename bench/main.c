@@ -33,6 +33,8 @@ static const struct qs_cmd cmds[] = {
 	 "A/B run of a job file, shaping off and on, on the simulator JOB [--json F] ..."},
 	{"bench", "ab", qs_cmd_bench_ab, "the default A/B: conf/bench/default.fio, shaping off and on"},
 	{"bench", "curve", qs_cmd_bench_curve, "latency against IOPS, 10%..120% of the maximum JOB"},
+	{"bench", "trace-export", qs_cmd_bench_trace_export,
+	 "a trace as a fio iolog, mapped as the bench replays it TRACE [-o OUT] ..."},
 	{"bench", "calibrate", qs_cmd_bench_calibrate, "drive model vs published figures --profile NAME [--json FILE]"},
 	{NULL, "stats", qs_cmd_stats,
 	 "statistics of a running qlcshaped --config FILE [--json|--prometheus]"},

@@ -49,6 +49,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "workload.h"
 
@@ -226,5 +227,39 @@ bool qs_trace_summary_misaligned(const struct qs_trace_summary *s, unsigned *k, 
  * footprint, highest offset, duration. Returns buf.
  */
 const char *qs_trace_summary_format(const struct qs_trace_summary *s, char *buf, size_t len);
+
+/* How qs_trace_export writes its fio iolog (bench/trace_export.c). */
+struct qs_trace_export_opts {
+	const char *file; /* the file name every line gives: 1 to 256 bytes, no blanks */
+	bool timed;	  /* version 3, stamped in microseconds; else version 2, untimed */
+};
+
+/* What an export wrote and skipped. */
+struct qs_trace_export_result {
+	enum qs_trace_format format;   /* the trace's, AUTO resolved */
+	uint64_t lines[QS_IO_SYNC + 1]; /* requests written, by enum qs_io_op */
+	uint64_t skipped;	       /* qs_trace_skipped at the end */
+	bool out_failed;	       /* the error was in writing out, not the trace */
+};
+
+/*
+ * Read the trace at path with opts (as a replay does: qs_trace_next's
+ * mapping and span) and write it to out as a fio iolog: the header, "FILE
+ * add" and "FILE open", one "FILE read|write|trim|sync OFFSET LENGTH" line
+ * per request (a flush is "FILE sync 0 0": fio takes a line with fewer
+ * fields for a file action), "FILE close". With eo->timed, version 3: each
+ * line starts with the request's time in microseconds (fio 3.33 reads
+ * them so), plus 1 (why: in trace_export.c); a trace without time stamps
+ * is refused before anything is written. Any time; out stays the
+ * caller's (written, not flushed or closed). Fills *res (also on failure:
+ * what was done so far). Returns 0, or -errno with err as qs_trace_open
+ * and qs_trace_next write it ("path:line: what"; -EINVAL for a bad trace,
+ * a file name fio cannot read back, or a timed export of an untimed
+ * trace) or, with res->out_failed, the write's error and err "writing the
+ * iolog: reason".
+ */
+int qs_trace_export(const char *path, const struct qs_trace_opts *opts,
+		    const struct qs_trace_export_opts *eo, FILE *out,
+		    struct qs_trace_export_result *res, char *err, size_t errlen);
 
 #endif

@@ -68,7 +68,7 @@ while read -r section key; do
 done < <(sed -n 's/^[[:space:]]*{"\([a-z]*\)", "\([a-z_]*\)", CFG_.*/\1 \2/p' \
 	"$src/include/host/config.c")
 # The tool's commands (bench/main.c) and their long options.
-for c in $(sed -n 's/^[[:space:]]*{"bench", "\([a-z]*\)".*/\1/p' "$src/bench/main.c"); do
+for c in $(sed -n 's/^[[:space:]]*{"bench", "\([a-z-]*\)".*/\1/p' "$src/bench/main.c"); do
 	need "$src/man/qlcshape.1.scd" "*bench $c*" "qlcshape bench $c"
 	n=$((n + 1))
 done

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../bench/cmds.h"
 #include "../bench/job.h"
 #include "../bench/trace.h"
 #include "../bench/workload.h"
@@ -1031,6 +1032,300 @@ static void test_summary_tpcc(void **state)
 	assert_non_null(strstr(err, ":2: field type '9'"));
 }
 
+/* An MQSim trace whose requests show each rule of the mapping in a 64 KiB
+ * span: a write rounded outward (512 + 4096 bytes: [0, 8192)), an aligned
+ * read, a write at 1 MiB wrapped to 0, a write rounded out to [61440,
+ * 69632) that would straddle the span's end, moved back to end there, a
+ * read at 68 KiB wrapped to 4 KiB. Times in ns: 0, 1 ms, 2500.4 us,
+ * 2500.6 us, 7 ms. */
+static const char export_mqsim[] = "0 0 1 8 0\n"
+				   "1000000 0 16 8 1\n"
+				   "2500400 0 2048 16 0\n"
+				   "2500600 0 126 4 0\n"
+				   "7000000 0 136 8 1\n";
+
+/* qs_trace_export of path into a string (*text, the caller frees it). */
+static int export_str(const char *path, const struct qs_trace_opts *o,
+		      const struct qs_trace_export_opts *eo, char **text,
+		      struct qs_trace_export_result *res, char *err, size_t errlen)
+{
+	size_t len;
+	FILE *f = open_memstream(text, &len);
+	assert_non_null(f);
+	int rc = qs_trace_export(path, o, eo, f, res, err, errlen);
+	assert_int_equal(fclose(f), 0);
+	return rc;
+}
+
+/* The exact iolog, version 2 and 3, of the trace above in a 64 KiB span. */
+static void test_export_text(void **state)
+{
+	(void)state;
+	const char *p = write_tmp(export_mqsim);
+	struct qs_trace_opts o = {.timescale = 1.0, .span_len = 65536};
+	struct qs_trace_export_opts eo = {.file = "qlc"};
+	struct qs_trace_export_result r;
+	char err[256], *text;
+	assert_int_equal(export_str(p, &o, &eo, &text, &r, err, sizeof(err)), 0);
+	assert_string_equal(text, "fio version 2 iolog\n"
+				  "qlc add\n"
+				  "qlc open\n"
+				  "qlc write 0 8192\n"
+				  "qlc read 8192 4096\n"
+				  "qlc write 0 8192\n"
+				  "qlc write 57344 8192\n"
+				  "qlc read 4096 4096\n"
+				  "qlc close\n");
+	free(text);
+	assert_int_equal(r.format, QS_TRACE_MQSIM);
+	assert_int_equal(r.lines[QS_IO_READ], 2);
+	assert_int_equal(r.lines[QS_IO_WRITE], 3);
+	assert_int_equal(r.lines[QS_IO_TRIM] + r.lines[QS_IO_SYNC] + r.skipped, 0);
+	assert_false(r.out_failed);
+
+	/* version 3: microseconds, rounded, plus 1 (fio waits nothing after
+	 * a line stamped 0); the file's lines at 0 and at the last request */
+	eo = (struct qs_trace_export_opts){.file = "/dev/x", .timed = true};
+	assert_int_equal(export_str(p, &o, &eo, &text, &r, err, sizeof(err)), 0);
+	assert_string_equal(text, "fio version 3 iolog\n"
+				  "0 /dev/x add\n"
+				  "0 /dev/x open\n"
+				  "1 /dev/x write 0 8192\n"
+				  "1001 /dev/x read 8192 4096\n"
+				  "2501 /dev/x write 0 8192\n"
+				  "2502 /dev/x write 57344 8192\n"
+				  "7001 /dev/x read 4096 4096\n"
+				  "7001 /dev/x close\n");
+	free(text);
+	/* trace_timescale 2: twice as slow */
+	o.timescale = 2;
+	assert_int_equal(export_str(p, &o, &eo, &text, &r, err, sizeof(err)), 0);
+	assert_non_null(strstr(text, "\n2001 /dev/x read 8192 4096\n5002 /dev/x write 0 8192\n"
+				     "5002 /dev/x write 57344 8192\n14001 /dev/x read 4096"));
+	free(text);
+}
+
+/* A timed export of a trace without times is refused before anything is
+ * written, saying why; so is a file name fio would not read back. */
+static void test_export_refusals(void **state)
+{
+	(void)state;
+	struct qs_trace_opts o = {.timescale = 1.0};
+	struct qs_trace_export_opts eo = {.file = "qlc", .timed = true};
+	struct qs_trace_export_result r;
+	char err[256], *text;
+	const char *p = write_tmp("fio version 2 iolog\nf add\nf write 0 4096\n");
+	assert_int_equal(export_str(p, &o, &eo, &text, &r, err, sizeof(err)), -EINVAL);
+	assert_string_equal(text, "");
+	free(text);
+	assert_non_null(strstr(err, p));
+	assert_non_null(strstr(err, "needs time stamps, and the trace has none (a fio iolog "
+				    "version 2 has none)"));
+
+	p = write_tmp(export_mqsim);
+	o.ignore_time = true;
+	assert_int_equal(export_str(p, &o, &eo, &text, &r, err, sizeof(err)), -EINVAL);
+	free(text);
+	assert_non_null(strstr(err, "(trace_ignore_time is set)"));
+
+	p = write_tmp("w,0,4096\n");
+	o = csv_opts("op:1,offset:2,size:3");
+	assert_int_equal(export_str(p, &o, &eo, &text, &r, err, sizeof(err)), -EINVAL);
+	free(text);
+	assert_non_null(strstr(err, "(its column map has no time column)"));
+
+	/* a bad line: the reader's refusal, with the trace's file and line */
+	o = (struct qs_trace_opts){.timescale = 1.0};
+	eo.timed = false;
+	p = write_tmp("0 0 8 8 1\n1 0 8 8 5\n");
+	assert_int_equal(export_str(p, &o, &eo, &text, &r, err, sizeof(err)), -EINVAL);
+	free(text);
+	char want[128];
+	snprintf(want, sizeof(want), "%s:2: field type '5'", p);
+	assert_non_null(strstr(err, want));
+
+	const char *names[] = {"", "a b", "a\tb"};
+	for (size_t i = 0; i < 3; i++) {
+		eo.file = names[i];
+		assert_int_equal(export_str(p, &o, &eo, &text, &r, err, sizeof(err)), -EINVAL);
+		free(text);
+		assert_non_null(strstr(err, "allowed 1 to 256 bytes without blanks"));
+	}
+
+	/* a failed write is the output's, not the trace's */
+	FILE *full = fopen("/dev/full", "w");
+	if (!full)
+		return;
+	setvbuf(full, NULL, _IONBF, 0);
+	eo.file = "qlc";
+	p = write_tmp(export_mqsim);
+	assert_int_equal(qs_trace_export(p, &o, &eo, full, &r, err, sizeof(err)), -ENOSPC);
+	fclose(full);
+	assert_true(r.out_failed);
+	assert_non_null(strstr(err, "writing the iolog: No space left on device"));
+}
+
+/* Each request the reader yields, compared. */
+static void same_requests(struct qs_trace *a, struct qs_trace *b)
+{
+	struct qs_io x, y;
+	char err[256];
+	int ra, rb;
+	uint64_t n = 0;
+	while ((ra = qs_trace_next(a, &x, err, sizeof(err))) == 1) {
+		assert_int_equal(rb = qs_trace_next(b, &y, err, sizeof(err)), 1);
+		assert_int_equal(x.op, y.op);
+		assert_int_equal(x.off, y.off);
+		assert_int_equal(x.len, y.len);
+		n++;
+	}
+	assert_int_equal(ra, 0);
+	assert_int_equal(qs_trace_next(b, &y, err, sizeof(err)), 0);
+	assert_true(n > 0);
+}
+
+/* The exported iolog, read back as a trace, yields the requests the
+ * original yields with the same options: a csv with a trim, a sub-block
+ * trim (skipped) and a flush, and the MQSim sample in an 8 GiB span. */
+static void export_reread(const char *path, const struct qs_trace_opts *o)
+{
+	struct qs_trace_export_opts eo = {.file = "/dev/qlc"};
+	struct qs_trace_export_result r;
+	char err[256], *text, log[64];
+	assert_int_equal(export_str(path, o, &eo, &text, &r, err, sizeof(err)), 0);
+	ttmp_file(log, sizeof(log), "export", ".iolog", text);
+	free(text);
+	struct qs_trace_opts io = {.format = QS_TRACE_IOLOG, .timescale = 1.0};
+	struct qs_trace *a = open_ok(path, o), *b = open_ok(log, &io);
+	same_requests(a, b);
+	assert_int_equal(qs_trace_skipped(b), 3); /* add, open, close */
+	qs_trace_close(a);
+	qs_trace_close(b);
+	unlink(log);
+}
+
+static void test_export_reread(void **state)
+{
+	(void)state;
+	struct qs_trace_opts o = csv_opts("op:2,offset:3,size:4,time:5:us");
+	o.span_len = 1 << 20;
+	export_reread(write_tmp("device_id,opcode,offset,length,timestamp\n"
+				"3,W,8192,4096,1000000\n"
+				"3,R,1048000,512,1000250.5\n"
+				"3,F,0,0,1000500\n"
+				"3,discard,4000,9000,1002000\n"
+				"3,discard,100,200,1002000\n"
+				"3,W,3000000,70000,1003000\n"),
+		      &o);
+	const char *p = sample("tpcc-small.trace");
+	if (!p)
+		return;
+	o = (struct qs_trace_opts){.timescale = 1.0, .span_len = 8ull << 30};
+	export_reread(p, &o);
+}
+
+/* The file OUT holds, or NULL (the caller frees it). */
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t cap = 0;
+	if (!f)
+		return NULL;
+	if (getdelim(&buf, &cap, 0, f) < 0) {
+		free(buf);
+		buf = strdup("");
+	}
+	fclose(f);
+	return buf;
+}
+
+/* qlcshape bench trace-export ARGS... (NULL-ended): the exit status, its
+ * standard error into *err (the caller frees it). */
+static int export_cmd(char **err, ...)
+{
+	char *argv[16] = {"trace-export"};
+	int n = 1;
+	va_list ap;
+	va_start(ap, err);
+	while (n < 15 && (argv[n] = va_arg(ap, char *)))
+		n++;
+	va_end(ap);
+	argv[n] = NULL;
+	return ttmp_stderr(qs_cmd_bench_trace_export, argv, err);
+}
+
+/* The command: OUT written whole through OUT.tmp, the summary line; exit
+ * status 2 for bad options or a bad trace, 1 for an OUT it cannot write,
+ * and no OUT or OUT.tmp after a failure. */
+static void test_export_cmd(void **state)
+{
+	(void)state;
+	char dir[64], out[128], tmpout[140], *err, *text;
+	ttmp_dir(dir, sizeof(dir), "export");
+	snprintf(out, sizeof(out), "%s/t.iolog", dir);
+	snprintf(tmpout, sizeof(tmpout), "%s.tmp", out);
+	char *p = strdup(write_tmp(export_mqsim));
+	assert_int_equal(export_cmd(&err, p, "--span", "64k", "--file", "/dev/sdz", "--timed",
+				    "-o", out, NULL), 0);
+	assert_non_null(strstr(err, "(mqsim): 5 requests written to"));
+	assert_non_null(strstr(err, "as fio iolog version 3: 2 reads, 3 writes, 0 trims, 0 "
+				    "syncs; 0 records skipped"));
+	free(err);
+	assert_non_null(text = slurp(out));
+	assert_non_null(strstr(text, "fio version 3 iolog\n0 /dev/sdz add\n0 /dev/sdz open\n"
+				     "1 /dev/sdz write 0 8192\n"));
+	assert_non_null(strstr(text, "2502 /dev/sdz write 57344 8192\n"));
+	free(text);
+	assert_int_not_equal(access(tmpout, F_OK), 0);
+	unlink(out);
+
+	const char *bad[][4] = {
+		{"--span", "1000", "--span '1000': allowed a size above 0, a multiple of 4k", NULL},
+		{"--timescale", "2", "--timescale: only with --timed", NULL},
+		{"--format", "mqsim", "--columns: only with --format csv (or auto), not mqsim",
+		 "op:1,offset:2,size:3"},
+		{"--format", "tar", "--format 'tar': allowed auto, mqsim", NULL},
+		{"--file", "a b", "file name 'a b' for the iolog", NULL},
+	};
+	for (size_t i = 0; i < 5; i++) {
+		int st = bad[i][3] ? export_cmd(&err, p, bad[i][0], bad[i][1], "--columns",
+						bad[i][3], "-o", out, NULL)
+				   : export_cmd(&err, p, bad[i][0], bad[i][1], "-o", out, NULL);
+		if (st != 2 || !strstr(err, bad[i][2]))
+			fail_msg("%s %s: status %d, '%s'", bad[i][0], bad[i][1], st, err);
+		free(err);
+	}
+	assert_int_equal(export_cmd(&err, NULL), 2);
+	assert_non_null(strstr(err, "missing TRACE"));
+	free(err);
+
+	/* a bad line at the end: no OUT, no OUT.tmp */
+	free(p);
+	p = strdup(write_tmp("0 0 8 8 1\n1 0 8 8 0\n2 0 8 0 1\n"));
+	assert_int_equal(export_cmd(&err, p, "-o", out, NULL), 2);
+	assert_non_null(strstr(err, ":3: start_lba 8 size_in_sectors 0"));
+	free(err);
+	assert_int_not_equal(access(out, F_OK), 0);
+	assert_int_not_equal(access(tmpout, F_OK), 0);
+	/* --timed on an untimed trace */
+	free(p);
+	p = strdup(write_tmp("fio version 2 iolog\nf add\nf write 0 4096\n"));
+	assert_int_equal(export_cmd(&err, p, "--timed", "-o", out, NULL), 2);
+	assert_non_null(strstr(err, "a timed iolog (version 3) needs time stamps"));
+	free(err);
+	assert_int_not_equal(access(out, F_OK), 0);
+	/* an OUT that cannot be written: status 1, naming it */
+	char nodir[160];
+	snprintf(nodir, sizeof(nodir), "%s/none/t.iolog", dir);
+	assert_int_equal(export_cmd(&err, p, "-o", nodir, NULL), 1);
+	assert_non_null(strstr(err, "cannot write"));
+	assert_non_null(strstr(err, "none/t.iolog.tmp"));
+	free(err);
+	free(p);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1054,6 +1349,10 @@ int main(void)
 		cmocka_unit_test_teardown(test_job_columns, teardown),
 		cmocka_unit_test_teardown(test_summary, teardown),
 		cmocka_unit_test_teardown(test_summary_tpcc, teardown),
+		cmocka_unit_test_teardown(test_export_text, teardown),
+		cmocka_unit_test_teardown(test_export_refusals, teardown),
+		cmocka_unit_test_teardown(test_export_reread, teardown),
+		cmocka_unit_test_teardown(test_export_cmd, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

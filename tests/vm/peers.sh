@@ -11,13 +11,13 @@
 # QS_PEERS_WARM (seconds of the trace in log placement's warm-up, default
 # 240; its random writes warm up by size: tests/vm/peers-guest.sh),
 # QS_PEERS_ONLY (rand4k, rand64k or trace: that workload alone),
-# QS_PEERS_TRACE (the MQSim trace replayed, default
+# QS_PEERS_TRACE (the trace replayed, any format the bench reads, default
 # ../shared/traces/tpcc-small.trace beside the project), QS_VM_TIMEOUT (seconds per boot,
 # default 1800), QS_SD_REBUILD=1 (build the root file system again).
 #
 # 1. The root file system (tests/vm/guest-lib.sh), with bcache-tools and
 #    dmsetup, cached in build/vm/peers/rootfs.
-# 2. The trace converted to fio's iolog v2 here (mqsim_to_iolog), installed
+# 2. The trace converted to fio's iolog v2 here (qlcshape bench trace-export), installed
 #    in the guest with tests/vm/peers-guest.sh, the guest script, and
 #    tests/vm/common.sh (the daemon's start, stop and drain).
 # 3. One boot per workload: tests/vm/peers-guest.sh runs its cases; the
@@ -51,38 +51,22 @@ SPAN=8G
 SPAN_BYTES=$((8 << 30))
 
 command -v python3 >/dev/null || gl_die "python3 missing: bash scripts/deps.sh --systemd-vm"
-[ -r "$TRACE" ] || gl_die "$TRACE: no such trace (set QS_PEERS_TRACE to an MQSim trace)"
-
-# MQSim ("arrival_time device start_lba size_in_sectors type", type 0 a
-# write) to fio iolog v2, mapped as the bench maps traces (bench/trace.h):
-# rounded outward to 4 KiB, offsets wrapped modulo the span, a request that
-# would straddle the span's end moved back to end there. Times are dropped:
-# iolog v2 has none, so fio replays as fast as its queue allows.
-mqsim_to_iolog() { # trace span-bytes
-	awk -v span="$2" -v src="$1" '
-	BEGIN { print "fio version 2 iolog"; print "qlc add"; print "qlc open" }
-	/^[ \t]*$/ { next }
-	NF < 5 || $3 !~ /^[0-9]+$/ || $4 !~ /^[0-9]+$/ {
-		printf "%s:%d: not an MQSim line (time device lba sectors type)\n", src, NR > "/dev/stderr"
-		bad = 1; exit 1
-	}
-	{
-		off = int($3 * 512 / 4096) * 4096
-		len = int(($3 + $4) * 512 / 4096 + (($3 + $4) * 512 % 4096 ? 1 : 0)) * 4096 - off
-		if (len == 0) next
-		off -= int(off / span) * span
-		if (off + len > span) off = span - len
-		# %.0f, as mawk caps %d at 2^31 - 1.
-		printf "qlc %s %.0f %.0f\n", ($5 == 0 ? "write" : "read"), off, len
-	}
-	END { if (!bad) print "qlc close" }' "$1"
-}
+[ -r "$TRACE" ] || gl_die "$TRACE: no such trace (set QS_PEERS_TRACE to a trace the bench reads)"
 
 gl_check
 gl_rootfs
-mqsim_to_iolog "$TRACE" "$SPAN_BYTES" >"$GL_DIR/trace.iolog" ||
-	gl_die "could not convert $TRACE to fio iolog v2"
-gl_log "trace $TRACE: $(grep -c ' write ' "$GL_DIR/trace.iolog") writes, $(grep -c ' read ' "$GL_DIR/trace.iolog") reads"
+# The trace as fio's iolog v2, mapped by the bench's own code (bench trace-export:
+# rounded outward to 4 KiB, offsets wrapped modulo the span, a request that would
+# straddle the span's end moved back to end there), so that fio replays the
+# requests the bench simulates. No times: fio replays as fast as its queue
+# allows. The lines name the file "qlc"; the guest's fio sends them to the
+# device under test with replay_redirect. Its summary line (requests by kind)
+# goes to the log. make peers has built the tool; run alone, this script
+# builds it here.
+make --no-print-directory -s SAN=0 build/qlcshape ||
+	gl_die "make SAN=0 build/qlcshape failed"
+build/qlcshape bench trace-export "$TRACE" --span "$SPAN_BYTES" -o "$GL_DIR/trace.iolog" ||
+	gl_die "could not export $TRACE as a fio iolog (bench trace-export)"
 gl_image tests/vm/peers-guest.sh 2G tests/vm/common.sh:/qs/common.sh "$GL_DIR/trace.iolog:/qs/trace.iolog"
 # -icount: the guest's clock counts instructions (shift 2: 4 ns each)
 # instead of following the host's, so that a host busy with other work
