@@ -29,7 +29,6 @@ ONLY=$(arg qs_only) # a workload name to run alone (a quick check); empty: all
 # After a boot that crashed, the host boots again from the case after the
 # last one with a result (qs_after; empty: from the first).
 AFTER=$(arg qs_after)
-WARM_S=$(arg qs_warm) # seconds of the trace in log placement's warm-up
 CONF=/tmp/peers.ini
 OUT=/tmp/peers.jsonl
 say() { echo "qs-peers: $*"; }
@@ -124,14 +123,32 @@ run_fio() { # workload dev
 			--norandommap --time_based $common >/tmp/fio.log 2>&1 ;;
 	trace)
 		# The trace replayed as fast as the queue allows (iolog v2 has no
-		# times), looped until the runtime ends.
+		# times), over and over until the runtime ends (trace_loop: more
+		# passes than any run here gets through).
+		[ -s /tmp/trace-loop.iolog ] || trace_loop 300 /tmp/trace-loop.iolog
 		# shellcheck disable=SC2086
-		fio --name=trace --read_iolog=/qs/trace.iolog --replay_redirect="$2" --loops=1000 \
-			$common >/tmp/fio.log 2>&1 ;;
+		fio --name=trace --read_iolog=/tmp/trace-loop.iolog --read_iolog_chunked=1 \
+			--replay_redirect="$2" $common >/tmp/fio.log 2>&1 ;;
 	esac
 	local rc=$?
 	[ $rc = 0 ] || { sed 's/^/qs-peers: fio: /' /tmp/fio.log /tmp/fio.json 2>/dev/null | tail -20; return 1; }
 	return 0
+}
+
+# fio 3.33 replays an iolog once: neither loops nor time_based repeat it
+# (checked on the host: loops=5 issued each request once). The trace is
+# therefore written out N times over into one log, which fio reads a chunk
+# at a time (read_iolog_chunked), and a run ends at its runtime or its size.
+trace_loop() { # passes out
+	awk -v n="$1" '$2 == "close" { next }
+		NR > 1 && NF == 4 { body = body $0 "\n"; next }
+		{ print }
+		END { for (i = 0; i < n; i++) printf "%s", body; print "qlc close" }' /qs/trace.iolog >"$2"
+}
+
+# Bytes one pass of the trace writes.
+trace_write_bytes() {
+	awk '$2 == "write" { b += $4 } END { printf "%.0f\n", b }' /qs/trace.iolog
 }
 
 # Log placement's steady state, before its measured run. Its mapping starts
@@ -142,13 +159,14 @@ run_fio() { # workload dev
 # fill within the run. So, as the published tests fill a drive first: the
 # span written in order (1 MiB writes), then the workload itself until it
 # has written 1.5 times what the free bands hold (GC starts once they run
-# out, and runs for the last third), or for qs_warm seconds of the trace
-# (it is replayed as it is, with no size to set). A different seed from the
-# measured run's, whose offsets would otherwise be the oldest data in the
-# log. The counters are read after it (stats0 in the results): the table
-# gives the measured run alone.
+# out, and runs for the last third); the random workloads with a seed other
+# than the measured run's, whose offsets would otherwise be the oldest data
+# in the log. Then the log drained, so that the measured run starts, as
+# every other case does, with nothing in its fast tier; the counters are
+# read after that (stats0 in the results): the table gives the measured
+# run alone.
 warm_log() { # workload dev
-	local free band bytes common="--direct=1 --ioengine=io_uring --eta=never --output=/tmp/warm.log"
+	local free band bytes passes common="--direct=1 --ioengine=io_uring --eta=never --output=/tmp/warm.log"
 	# shellcheck disable=SC2086
 	fio --name=fill --filename="$2" --rw=write --bs=1M --iodepth=4 --size="$SPAN" $common ||
 		{ say "log warm-up: the fill failed"; return 1; }
@@ -164,10 +182,14 @@ warm_log() { # workload dev
 		fio --name=warm --filename="$2" --rw=randwrite --bs="${1#rand}" --size="$SPAN" \
 			--io_size="$bytes" --norandommap --randseed=61 --iodepth=16 $common ;;
 	trace)
+		passes=$((bytes / $(trace_write_bytes) + 1))
+		trace_loop "$passes" /tmp/warm.iolog
 		# shellcheck disable=SC2086
-		fio --name=warm --read_iolog=/qs/trace.iolog --replay_redirect="$2" --loops=100000 \
-			--runtime="${WARM_S:-240}" --iodepth=16 $common ;;
+		fio --name=warm --read_iolog=/tmp/warm.iolog --read_iolog_chunked=1 \
+			--replay_redirect="$2" --iodepth=16 $common ;;
 	esac || { say "log warm-up: fio failed"; sed 's/^/qs-peers: fio: /' /tmp/warm.log | tail -5; return 1; }
+	rm -f /tmp/warm.iolog
+	drain_bounded "log warm-up" "$CONF"
 	say "log warm-up: done, $(/usr/bin/qlcshape stats --json --config "$CONF" |
 		sed -n 's/.*"gc": {"victims": \([0-9]*\),.*/\1/p') GC victims so far"
 }

@@ -8,8 +8,6 @@
 #   tests/vm/peers.sh
 #
 # Environment: QS_PEERS_RUNTIME (fio seconds per run, default 20),
-# QS_PEERS_WARM (seconds of the trace in log placement's warm-up, default
-# 240; its random writes warm up by size: tests/vm/peers-guest.sh),
 # QS_PEERS_ONLY (rand4k, rand64k or trace: that workload alone),
 # QS_PEERS_TRACE (the trace replayed, any format the bench reads, default
 # ../shared/traces/tpcc-small.trace beside the project), QS_VM_TIMEOUT (seconds per boot,
@@ -44,7 +42,6 @@ GL_CPU=max,cx16=off
 . tests/vm/guest-lib.sh
 t0=$(date +%s)
 RUNTIME=${QS_PEERS_RUNTIME:-20}
-WARM=${QS_PEERS_WARM:-240}
 TRACE=${QS_PEERS_TRACE:-$PWD/../shared/traces/tpcc-small.trace}
 # The workloads' span: 5% of the 160 GiB model (tests/vm/peers-guest.sh).
 SPAN=8G
@@ -97,7 +94,7 @@ for wl in ${QS_PEERS_ONLY:-rand4k rand64k trace}; do
 		gl_log "$wl: boot $try${after:+, from the case after $after} ($(($(date +%s) - t0)) s so far)"
 		con=$VM/console-peers-$wl-$try.log
 		# The guest script's arguments ride on the kernel command line.
-		QS_VM_TIMEOUT=${QS_VM_TIMEOUT:-1800} gl_boot "1 qs_runtime=$RUNTIME qs_warm=$WARM qs_span=$SPAN qs_only=$wl qs_after=$after" \
+		QS_VM_TIMEOUT=${QS_VM_TIMEOUT:-1800} gl_boot "1 qs_runtime=$RUNTIME qs_span=$SPAN qs_only=$wl qs_after=$after" \
 			"$con" 'qs-peers: kernel'
 		grep -E '^qs-peers: |QS-PEERS|Kernel panic|BUG:|Oops|^qemu: |FAIL' "$con" || true
 		tr -d '\0' <"$GL_DIR/results.img" >"$GL_DIR/results-boot.jsonl"
