@@ -2,7 +2,7 @@
 # make peers (docs/COMPARISON.md): qlcshape against the kernel's write
 # caches (dm-writecache, bcache, dm-cache) over the same emulated QLC drive
 # and the same fast device, in a Debian 12 guest under qemu TCG with Linux
-# 6.12. Not part of make test or make vmtest: three boots, about 25
+# 6.12. Not part of make test or make vmtest: three boots, about 32
 # minutes.
 #
 #   tests/vm/peers.sh
