@@ -110,29 +110,40 @@ write_conf() { # placement bypass_min
 	} >"$CONF"
 }
 
-# fio on DEV: io_uring, iodepth 16, direct, a fixed seed (the same offsets
-# in every case), a fixed runtime; JSON to /tmp/fio.json.
-run_fio() { # workload dev
-	local common="--direct=1 --ioengine=io_uring --iodepth=16 --randrepeat=1 --randseed=16
-		--runtime=$RUNTIME --output-format=json --output=/tmp/fio.json"
-	rm -f /tmp/fio.json
-	case $1 in
+# The workload's fio job on DEV, the options after LOG added: 4 KiB or 64
+# KiB random writes over the span, or the trace replayed from LOG (an iolog
+# of trace_loop) as fast as the queue allows (iolog v2 has no times).
+# io_uring, iodepth 16, direct. Both the measured run and log placement's
+# warm-up run it.
+fio_wl() { # workload dev log [fio options...]
+	local wl=$1 dev=$2 log=$3
+	shift 3
+	case $wl in
 	rand4k | rand64k)
-		# shellcheck disable=SC2086
-		fio --name="$1" --filename="$2" --rw=randwrite --bs="${1#rand}" --size="$SPAN" \
-			--norandommap --time_based $common >/tmp/fio.log 2>&1 ;;
+		fio --name="$wl" --filename="$dev" --rw=randwrite --bs="${wl#rand}" --size="$SPAN" \
+			--norandommap --direct=1 --ioengine=io_uring --iodepth=16 "$@" ;;
 	trace)
-		# The trace replayed as fast as the queue allows (iolog v2 has no
-		# times), over and over until the runtime ends (trace_loop: more
-		# passes than any run here gets through).
-		[ -s /tmp/trace-loop.iolog ] || trace_loop 300 /tmp/trace-loop.iolog
-		# shellcheck disable=SC2086
-		fio --name=trace --read_iolog=/tmp/trace-loop.iolog --read_iolog_chunked=1 \
-			--replay_redirect="$2" $common >/tmp/fio.log 2>&1 ;;
+		fio --name=trace --read_iolog="$log" --read_iolog_chunked=1 --replay_redirect="$dev" \
+			--direct=1 --ioengine=io_uring --iodepth=16 "$@" ;;
 	esac
-	local rc=$?
-	[ $rc = 0 ] || { sed 's/^/qs-peers: fio: /' /tmp/fio.log /tmp/fio.json 2>/dev/null | tail -20; return 1; }
-	return 0
+}
+
+# The measured run on DEV: a fixed seed (the same offsets in every case), a
+# fixed runtime (the random writes time_based; the trace over and over
+# until it ends: trace_loop, more passes than any run here gets through);
+# JSON to /tmp/fio.json.
+run_fio() { # workload dev
+	local more=--time_based
+	rm -f /tmp/fio.json
+	if [ "$1" = trace ]; then
+		more=
+		[ -s /tmp/trace-loop.iolog ] || trace_loop 300 /tmp/trace-loop.iolog
+	fi
+	# shellcheck disable=SC2086
+	fio_wl "$1" "$2" /tmp/trace-loop.iolog --randrepeat=1 --randseed=16 --runtime="$RUNTIME" \
+		$more --output-format=json --output=/tmp/fio.json >/tmp/fio.log 2>&1 && return 0
+	sed 's/^/qs-peers: fio: /' /tmp/fio.log /tmp/fio.json 2>/dev/null | tail -20
+	return 1
 }
 
 # fio 3.33 replays an iolog once: neither loops nor time_based repeat it
@@ -166,9 +177,10 @@ trace_write_bytes() {
 # read after that (stats0 in the results): the table gives the measured
 # run alone.
 warm_log() { # workload dev
-	local free band bytes passes common="--direct=1 --ioengine=io_uring --eta=never --output=/tmp/warm.log"
+	local free band bytes common="--eta=never --output=/tmp/warm.log"
 	# shellcheck disable=SC2086
-	fio --name=fill --filename="$2" --rw=write --bs=1M --iodepth=4 --size="$SPAN" $common ||
+	fio --name=fill --filename="$2" --rw=write --bs=1M --iodepth=4 --size="$SPAN" \
+		--direct=1 --ioengine=io_uring $common ||
 		{ say "log warm-up: the fill failed"; return 1; }
 	set -- "$1" "$2" $(/usr/bin/qlcshape stats --json --config "$CONF" |
 		sed -n 's/.*"bands": {"total": [0-9]*, "free": \([0-9]*\),.*"bytes": \([0-9]*\),.*/\1 \2/p')
@@ -176,18 +188,16 @@ warm_log() { # workload dev
 	bytes=$((free * band * 3 / 2))
 	[ "$bytes" -gt 0 ] || { say "log warm-up: no free bands in qlcshape stats"; return 1; }
 	say "log warm-up: span filled, $free free bands of $band bytes; writing $((bytes >> 20)) MiB of $1"
-	case $1 in
-	rand4k | rand64k)
-		# shellcheck disable=SC2086
-		fio --name=warm --filename="$2" --rw=randwrite --bs="${1#rand}" --size="$SPAN" \
-			--io_size="$bytes" --norandommap --randseed=61 --iodepth=16 $common ;;
-	trace)
-		passes=$((bytes / $(trace_write_bytes) + 1))
-		trace_loop "$passes" /tmp/warm.iolog
-		# shellcheck disable=SC2086
-		fio --name=warm --read_iolog=/tmp/warm.iolog --read_iolog_chunked=1 \
-			--replay_redirect="$2" --iodepth=16 $common ;;
-	esac || { say "log warm-up: fio failed"; sed 's/^/qs-peers: fio: /' /tmp/warm.log | tail -5; return 1; }
+	# The random writes stop at that size; the trace, whose reads would
+	# count towards a size, after as many passes as write it.
+	local more=--io_size=$bytes
+	if [ "$1" = trace ]; then
+		more=
+		trace_loop $((bytes / $(trace_write_bytes) + 1)) /tmp/warm.iolog
+	fi
+	# shellcheck disable=SC2086
+	fio_wl "$1" "$2" /tmp/warm.iolog $more --randseed=61 $common ||
+		{ say "log warm-up: fio failed"; sed 's/^/qs-peers: fio: /' /tmp/warm.log | tail -5; return 1; }
 	rm -f /tmp/warm.iolog
 	drain_bounded "log warm-up" "$CONF"
 	say "log warm-up: done, $(/usr/bin/qlcshape stats --json --config "$CONF" |

@@ -72,8 +72,9 @@ gl_image tests/vm/peers-guest.sh 2G tests/vm/common.sh:/qs/common.sh "$GL_DIR/tr
 # drive's data disk (10.5 GiB, sparse: only what is written takes space;
 # cache=unsafe: the host's copy need not be durable, and the guest's
 # flushes then cost it nothing) and a new results disk. A guest kernel that
-# crashed (seen here: bcache oopsing in bch_journal, and a double fault in
-# the virtio path under TCG) ends its boot; the crash is that case's row,
+# crashed (seen here: bcache oopsing in bch_journal, and double faults
+# before the guest's CPU lost CMPXCHG16B, GL_CPU above) ends its boot; the
+# crash is that case's row,
 # and the workload is booted again from the case after it, at most twice.
 : >"$GL_DIR/results.jsonl"
 done_all=1
