@@ -687,9 +687,14 @@ static uint64_t cal_total_ios;
  * threads may each keep several I/Os in flight). That count then, else
  * the thread count.
  */
+static int cal_qd_from_latency(const struct cal_test *t)
+{
+	return t->lat_us && (t->iops || t->mbps || t->gbps);
+}
+
 static uint32_t cal_qd(const struct cal_method *mm, const struct cal_test *t)
 {
-	if (!t->lat_us || !(t->iops || t->mbps || t->gbps))
+	if (!cal_qd_from_latency(t))
 		return t->qd;
 	long qd = lround(cal_pub_iops(mm, t) * t->lat_us / 1e6);
 	return qd < 1 ? 1 : (uint32_t)qd;
@@ -850,6 +855,83 @@ static void cal_method_points(const struct qs_profile *p, const struct cal_metho
 	cal_endurance(p, mm, tests, ntests, sm, pts, npts);
 }
 
+/*
+ * How method mm ran, under the table: the precondition, the span, the
+ * order, the offsets, each test's length and figure, the repeats, the
+ * unit, and each test's depth with where it comes from, so that a point
+ * can be read against the review's method without the profile file.
+ */
+static void cal_print_method(const struct cal_method *mm, const struct cal_test *tests,
+			     int ntests)
+{
+	static const char *const fill[] = {"a fresh drive (nothing written)",
+					   "the whole drive written in order first",
+					   "the whole drive written once in random order first"};
+	printf("  %s: %s, then its tests in published order on that one drive (each finds "
+	       "the state the one before left), on %g%% of it at offset 0\n",
+	       mm->name, fill[mm->fill], mm->span_pct);
+	int rnd = 0;
+	for (int i = 0; i < ntests; i++)
+		rnd |= !strcmp(tests[i].method, mm->name) && !tests[i].seq;
+	printf("    ");
+	if (rnd)
+		printf("random offsets %s; ", mm->randmap ? "each block once a pass (fio's random map)"
+							  : "uniform (vdbench, fio norandommap)");
+	if (mm->peak == 3)
+		printf("writes: a vdbench curve, the maximum for %g s then %d paced points at "
+		       "10%%..120%% of it, the figure its maximum; ",
+		       mm->first_s, CURVE_POINTS);
+	else if (mm->peak == 2)
+		printf("%g s a test, the figure its first %g s; ", mm->run_s, mm->first_s);
+	else
+		printf("%g s a test, the figure the %s after a ramp of a tenth; ", mm->run_s,
+		       mm->peak ? "best tenth" : "mean");
+	printf("reads at most 0.5 s\n    ");
+	if (mm->repeat > 1)
+		printf("the mean of %d runs with other workload seeds; ", mm->repeat);
+	printf("MB = %s bytes%s\n", mm->mb > 1e6 ? "2^20" : "10^6",
+	       mm->goal ? "" : "; context points (goal = 0)");
+	for (int i = 0; i < ntests; i++) {
+		const struct cal_test *t = &tests[i];
+		if (strcmp(t->method, mm->name))
+			continue;
+		printf("    %s: depth %u", t->name, cal_qd(mm, t));
+		if (cal_qd_from_latency(t))
+			printf(" (Little's law: %.0f IOPS x %g us; the profile's qd %u)",
+			       cal_pub_iops(mm, t), t->lat_us, t->qd);
+		else
+			printf(" (the profile's qd)");
+		if (t->run_s > 0)
+			printf(", run %g s", t->run_s);
+		printf("\n");
+	}
+}
+
+/* Method mm as a JSON object (the facts cal_print_method prints). */
+static void cal_json_method(FILE *f, const struct cal_method *mm, const struct cal_test *tests,
+			    int ntests, int idx)
+{
+	static const char *const fill[] = {"none", "seq", "random"};
+	static const char *const report[] = {"mean", "peak", "first", "curve"};
+	fprintf(f,
+		"%s\n  {\"name\": \"%s\", \"fill\": \"%s\", \"span_pct\": %g, \"random\": "
+		"\"%s\", \"report\": \"%s\", \"run_s\": %g, \"first_s\": %g, \"repeat\": %d, "
+		"\"mb_bytes\": %.0f, \"goal\": %s, \"tests\": [",
+		idx ? "," : "", mm->name, fill[mm->fill], mm->span_pct,
+		mm->randmap ? "map" : "uniform", report[mm->peak], mm->run_s, mm->first_s,
+		mm->repeat, mm->mb, mm->goal ? "true" : "false");
+	int n = 0;
+	for (int i = 0; i < ntests; i++) {
+		const struct cal_test *t = &tests[i];
+		if (strcmp(t->method, mm->name))
+			continue;
+		fprintf(f, "%s{\"name\": \"%s\", \"qd\": %u, \"qd_from\": \"%s\"}",
+			n++ ? ", " : "", t->name, cal_qd(mm, t),
+			cal_qd_from_latency(t) ? "latency" : "threads");
+	}
+	fprintf(f, "]}");
+}
+
 static int run_method(const struct qs_profile *p, uint64_t scaled, const struct cal_method *mm,
 		      const struct cal_test *tests, int ntests, struct cal_point *pts, int *npts,
 		      int verbose)
@@ -1002,6 +1084,10 @@ int qs_cmd_bench_calibrate(int argc, char **argv)
 	}
 	for (int i = 0; i < cal_nnotes; i++)
 		printf("%s%s\n", i ? "" : "\n", cal_notes[i]);
+	printf("\nmethods (how each point above was measured; run lengths in real-drive "
+	       "seconds, scaled with the capacity; docs/MODEL.md):\n");
+	for (int i = 0; i < nmeth; i++)
+		cal_print_method(&meth[i], tests, ntests);
 	/* The goal's points (methods with goal = 1) and the others, each with its worst. */
 	printf("\n%d points: %d goal points, worst error %.1f%%", npts, ngoal, worst[1]);
 	if (npts > ngoal)
@@ -1026,6 +1112,9 @@ int qs_cmd_bench_calibrate(int argc, char **argv)
 				pts[i].model,
 				(pts[i].model - pts[i].published) / pts[i].published * 100.0,
 				pts[i].goal ? "true" : "false");
+		fprintf(f, "\n], \"methods\": [");
+		for (int i = 0; i < nmeth; i++)
+			cal_json_method(f, &meth[i], tests, ntests, i);
 		fprintf(f, "\n]}\n");
 		if (fclose(f)) {
 			fprintf(stderr, "calibrate: %s: write failed\n", json);

@@ -773,7 +773,7 @@ static double json_model(const char *out, const char *name)
 static void test_calibrate_endurance_units(void **state)
 {
 	(void)state;
-	char ini[64], json[64], text[2048], out[4096];
+	char ini[64], json[64], text[2048], out[8192];
 	ttmp_file(ini, sizeof(ini), "cal", ".ini", NULL);
 	ttmp_file(json, sizeof(json), "cal", ".json", NULL);
 	char *argv[] = {"calibrate", "--profile", ini, "--json", json, "--scale-gib", "0.25", NULL};
@@ -782,11 +782,18 @@ static void test_calibrate_endurance_units(void **state)
 		 "[test.1]\nmethod = m\nname = seq\nrw = write\nbs_kib = 64\nqd = 16\n"
 		 "pbw = 100\nbudget = 1\nrun_s = 8\n"
 		 "[test.2]\nmethod = m\nname = rnd\nrw = randwrite\nbs_kib = 64\nqd = 16\n"
-		 "mbps = 100\npbw = 20\n",
+		 "mbps = 100\npbw = 20\nlat_us = 20000\n",
 		 good_ini);
 	ttmp_write(ini, text);
 	assert_int_equal(qs_cmd_bench_calibrate(7, argv), 0);
 	read_json(json, out, sizeof(out));
+	/* The method as run: its keys, and each test's depth with its source
+	 * (100 MiB/s of 64 KiB is 1,600 IOPS; x 20 ms = 32 outstanding). */
+	assert_non_null(strstr(out, "\"methods\": [\n  {\"name\": \"m\", \"fill\": \"seq\", "
+				    "\"span_pct\": 100, \"random\": \"map\""));
+	assert_non_null(strstr(out, "\"mb_bytes\": 1048576"));
+	assert_non_null(strstr(out, "{\"name\": \"seq\", \"qd\": 16, \"qd_from\": \"threads\"}"));
+	assert_non_null(strstr(out, "{\"name\": \"rnd\", \"qd\": 32, \"qd_from\": \"latency\"}"));
 	assert_non_null(strstr(out, "\"unit\": \"MiB/s\""));
 	assert_non_null(strstr(out, "\"unit\": \"PBW\""));
 	double pbw = json_model(out, "m: endurance, rnd");
