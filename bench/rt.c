@@ -146,8 +146,19 @@ struct qs_rt_world {
 	struct qs_uloop loop;
 	struct qs_henv henv;
 	struct rt_dev qlc, fast;	/* dev */
-	struct qs_emu *qe, *fe;		/* emu: open during a run only */
+	struct qs_emu *qe, *fe;		/* emu: open during a run, or a carry */
 	struct qs_rt_late qlate, flate; /* emu: of the last run */
+	/* emu: the drives' stats at the last run's start (its lateness is
+	 * the difference) */
+	struct qs_emu_stats qs0, fs0;
+	/*
+	 * Between qs_rt_carry_begin and qs_rt_carry_end: one variant's runs on
+	 * the same drives, with the engine its last run left open (NULL before
+	 * the first, or after a failure closed it).
+	 */
+	bool carrying;
+	const struct qs_bench_variant *carry_v;
+	struct qs_engine *carry;
 	struct rt_cvol qc, fc;
 	struct qs_drv_sizes sz;		/* dev: the devices' (no rating); emu: as sim */
 	uint32_t iu;
@@ -410,7 +421,7 @@ void qs_rt_world_describe(const struct qs_rt_world *w, char *buf, size_t len)
 	if (w->conf.kind == QS_RT_EMU) {
 		snprintf(buf, len,
 			 "emulated QLC %s: %.2f GiB model (1/%.0f of the drive), IU %u KiB, filled "
-			 "sequentially before each run; emulated fast tier %s: log %.1f MB (--cache "
+			 "sequentially when opened; emulated fast tier %s: log %.1f MB (--cache "
 			 "%.3g GB scaled alike); timing only (no data kept)",
 			 w->prof.name, (double)w->sz.capacity / 1073741824.0,
 			 (double)w->prof.capacity_bytes / (double)w->sz.capacity, w->iu / 1024,
@@ -477,23 +488,39 @@ static int rt_emu_open(struct qs_rt_world *w, const struct qs_bench_variant *v, 
 	return 0;
 }
 
-static void rt_late(struct qs_emu *e, struct qs_rt_late *l)
+/* How late e was since its stats s0 (the max is the drive's so far). */
+static void rt_late(struct qs_emu *e, const struct qs_emu_stats *s0, struct qs_rt_late *l)
 {
 	struct qs_emu_stats st;
 	qs_emu_get_stats(e, &st);
-	l->requests = st.reads + st.writes + st.flushes + st.discards;
-	l->late = st.completions;
-	l->late_ns_sum = st.late_ns_sum;
+	l->requests = st.reads + st.writes + st.flushes + st.discards -
+		      (s0->reads + s0->writes + s0->flushes + s0->discards);
+	l->late = st.completions - s0->completions;
+	l->late_ns_sum = st.late_ns_sum - s0->late_ns_sum;
 	l->late_ns_max = st.late_ns_max;
 }
 
-/* Emu mode, after a run: keep the lateness figures, free the drives. */
-static void rt_emu_close(struct qs_rt_world *w)
+/* Emu mode, at a run's start: the stats its lateness is counted from. */
+static void rt_emu_mark(struct qs_rt_world *w)
 {
 	if (w->qe)
-		rt_late(w->qe, &w->qlate);
+		qs_emu_get_stats(w->qe, &w->qs0);
 	if (w->fe)
-		rt_late(w->fe, &w->flate);
+		qs_emu_get_stats(w->fe, &w->fs0);
+}
+
+/* Emu mode, after a run: its lateness figures. */
+static void rt_emu_late(struct qs_rt_world *w)
+{
+	if (w->qe)
+		rt_late(w->qe, &w->qs0, &w->qlate);
+	if (w->fe)
+		rt_late(w->fe, &w->fs0, &w->flate);
+}
+
+/* Emu mode, after a run or a carry: free the drives. */
+static void rt_emu_close(struct qs_rt_world *w)
+{
 	qs_emu_close(w->qe);
 	qs_emu_close(w->fe);
 	w->qe = w->fe = NULL;
@@ -592,6 +619,63 @@ static const struct qs_drv_world_ops rt_ops = {
 	.result = rt_result,
 };
 
+/*
+ * The drives of variant v for a run or a carry: emu, fresh emulated drives
+ * (the QLC filled); dev, the fast device's counting volume sized for v.
+ * The counters start at zero and the engine's timer is unarmed.
+ */
+static int rt_drives_open(struct qs_rt_world *w, const struct qs_bench_variant *v, char *err,
+			  size_t errlen)
+{
+	int rc = w->conf.kind == QS_RT_EMU ? rt_emu_open(w, v, err, errlen) : 0;
+	if (!rc && w->conf.kind == QS_RT_DEV && w->fast.uv)
+		rt_cvol_init(&w->fc, &w->fast.uv->vol, rt_fast_bytes(w, v), QS_BLOCK_SIZE);
+	w->qc.c = (struct rt_count){0};
+	w->fc.c = (struct rt_count){0};
+	w->henv.deadline_ns = 0;
+	return rc;
+}
+
+/* Run jobs on the drives open in w (and, carrying, on w->carry). */
+static int rt_run_on(struct qs_rt_world *w, struct rt_run *r, const struct qs_job *jobs,
+		     size_t njobs, const struct qs_bench_variant *v, uint64_t seed,
+		     struct qs_bench_result *res, struct qs_report_run *fio, size_t *nfio,
+		     char *err, size_t errlen)
+{
+	struct qs_engine_conf lc;
+	qs_rt_world_log_conf(w, &lc);
+	struct qs_drv_run d = {
+		.ops = &rt_ops,
+		.ctx = r,
+		.env = &w->henv.env,
+		.fast = &w->fc.vol,
+		.qlc = &w->qc.vol,
+		.iu_bytes = w->iu,
+		.op_pct = lc.op_pct,
+		.band_bytes = lc.band_bytes,
+		.map_dram_limit = lc.map_dram_limit,
+		/* Emu drives keep no data (timing only, as sim mode): the
+		 * engine must not check what it reads back, such as map
+		 * pages, or every page read is a bad magic and destage
+		 * retries for ever. Dev mode keeps data. */
+		.open_flags = w->conf.kind == QS_RT_EMU ? QS_OPEN_NO_DATA : 0,
+		.jobs = jobs,
+		.njobs = njobs,
+		.v = v,
+		.seed = seed,
+		.progress = w->conf.progress,
+		.clock_name = "(wall clock)",
+		.fio = fio,
+		.nfio = nfio,
+		.carry = w->carrying ? &w->carry : NULL,
+		.min_lat_ns = QS_DRV_MIN_LAT_NS,
+	};
+	rt_emu_mark(w);
+	int rc = qs_drv_run(&d, res, err, errlen);
+	rt_emu_late(w);
+	return rc;
+}
+
 int qs_rt_run_group_fio(struct qs_rt_world *w, const struct qs_job *jobs, size_t njobs,
 			const struct qs_bench_variant *v, uint64_t seed,
 			struct qs_bench_result *res, struct qs_report_run *fio, size_t *nfio,
@@ -606,51 +690,67 @@ int qs_rt_run_group_fio(struct qs_rt_world *w, const struct qs_job *jobs, size_t
 				      "(or --shaping off)", jobs[0].name);
 		return -EINVAL;
 	}
+	if (w->carrying && v != w->carry_v) {
+		snprintf(err, errlen, "job '%s': a carry runs one variant's jobs", jobs[0].name);
+		return -EINVAL;
+	}
 	r.win = calloc(njobs, sizeof(*r.win));
 	if (!r.win) {
 		snprintf(err, errlen, "job '%s': out of memory setting up the run", jobs[0].name);
 		return -ENOMEM;
 	}
-	rc = w->conf.kind == QS_RT_EMU ? rt_emu_open(w, v, err, errlen) : 0;
-	if (!rc && w->conf.kind == QS_RT_DEV && w->fast.uv)
-		rt_cvol_init(&w->fc, &w->fast.uv->vol, rt_fast_bytes(w, v), QS_BLOCK_SIZE);
-	struct qs_engine_conf lc;
-	qs_rt_world_log_conf(w, &lc);
-	if (!rc) {
-		w->qc.c = (struct rt_count){0};
-		w->fc.c = (struct rt_count){0};
-		w->henv.deadline_ns = 0;
-		struct qs_drv_run d = {
-			.ops = &rt_ops,
-			.ctx = &r,
-			.env = &w->henv.env,
-			.fast = &w->fc.vol,
-			.qlc = &w->qc.vol,
-			.iu_bytes = w->iu,
-			.op_pct = lc.op_pct,
-			.band_bytes = lc.band_bytes,
-			.map_dram_limit = lc.map_dram_limit,
-			/* Emu drives keep no data (timing only, as sim mode):
-			 * the engine must not check what it reads back, such
-			 * as map pages, or every page read is a bad magic and
-			 * destage retries for ever. Dev mode keeps data. */
-			.open_flags = w->conf.kind == QS_RT_EMU ? QS_OPEN_NO_DATA : 0,
-			.jobs = jobs,
-			.njobs = njobs,
-			.v = v,
-			.seed = seed,
-			.progress = w->conf.progress,
-			.clock_name = "(wall clock)",
-			.fio = fio,
-			.nfio = nfio,
-		};
-		rc = qs_drv_run(&d, res, err, errlen);
-	}
-	rt_emu_close(w);
+	rc = w->carrying ? 0 : rt_drives_open(w, v, err, errlen);
+	if (!rc)
+		rc = rt_run_on(w, &r, jobs, njobs, v, seed, res, fio, nfio, err, errlen);
+	if (!w->carrying)
+		rt_emu_close(w);
 	free(r.win);
 	double wall = (double)(qs_henv_now_ns() - wall0) / 1e9;
 	for (size_t i = 0; i < njobs; i++)
 		res[i].wall_s = wall;
+	return rc;
+}
+
+int qs_rt_carry_begin(struct qs_rt_world *w, const struct qs_bench_variant *v, char *err,
+		      size_t errlen)
+{
+	if (w->carrying) {
+		snprintf(err, errlen, "a carry is already open");
+		return -EBUSY;
+	}
+	memset(&w->qlate, 0, sizeof(w->qlate));
+	memset(&w->flate, 0, sizeof(w->flate));
+	int rc = rt_drives_open(w, v, err, errlen);
+	if (rc) {
+		rt_emu_close(w);
+		return rc;
+	}
+	w->carrying = true;
+	w->carry_v = v;
+	w->carry = NULL;
+	return 0;
+}
+
+int qs_rt_carry_end(struct qs_rt_world *w, char *err, size_t errlen)
+{
+	int rc = 0;
+	if (!w->carrying)
+		return 0;
+	if (w->carry) {
+		/* The last run left the engine open with its background work
+		 * (destage, GC, checkpoints) going on: close it on this world,
+		 * its I/O in flight completing, before the drives go. */
+		struct rt_run r = {.w = w};
+		rc = qs_drv_engine_close(&rt_ops, &r, w->carry);
+		if (rc && err)
+			snprintf(err, errlen, "closing the engine after the last job: %s",
+				 strerror(-rc));
+		w->carry = NULL;
+	}
+	w->carrying = false;
+	w->carry_v = NULL;
+	if (!rc)
+		rt_emu_close(w);
 	return rc;
 }
 

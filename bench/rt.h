@@ -126,8 +126,11 @@ void qs_rt_world_late(const struct qs_rt_world *w, struct qs_rt_late *qlc,
  * and res->fast: emu, the models' counters as in sim mode; dev, what the
  * wrappers counted at the volumes (host_* fields, the others 0). Returns 0
  * or -errno with a
- * message in err. A shaping-on run formats a new log on the fast device;
- * every run closes the engine (no drain) before returning.
+ * message in err. Outside a carry, a run gets drives of its own (emu:
+ * fresh emulated drives, the QLC filled in order) and a shaping-on run
+ * formats a new log on the fast device; every run closes the engine (no
+ * drain) before returning. Inside one (qs_rt_carry_begin), the run takes
+ * the drives and the engine as the variant's run before left them.
  */
 int qs_rt_run_group(struct qs_rt_world *w, const struct qs_job *jobs, size_t njobs,
 		    const struct qs_bench_variant *v, uint64_t seed, struct qs_bench_result *res,
@@ -139,6 +142,21 @@ int qs_rt_run_group_fio(struct qs_rt_world *w, const struct qs_job *jobs, size_t
 			const struct qs_bench_variant *v, uint64_t seed,
 			struct qs_bench_result *res, struct qs_report_run *fio, size_t *nfio,
 			char *err, size_t errlen);
+
+/*
+ * A carry: variant v runs a whole job file, group after group, on one set
+ * of drives (emu: emulated drives opened and filled here, once; dev: the
+ * devices), with the engine each run leaves open taken by the next, as a
+ * real drive running a fio job file keeps its state from job to job. Call
+ * qs_rt_carry_begin before the variant's first run (v must outlive the
+ * carry and be the v of every run in it) and qs_rt_carry_end after its
+ * last, or after a failure: it closes the engine left open (no drain) and
+ * frees emulated drives. 0 or -errno with one line in err (end: err may be
+ * NULL).
+ */
+int qs_rt_carry_begin(struct qs_rt_world *w, const struct qs_bench_variant *v, char *err,
+		      size_t errlen);
+int qs_rt_carry_end(struct qs_rt_world *w, char *err, size_t errlen);
 
 /* qs_rt_run_group with one job. */
 int qs_rt_run_job(struct qs_rt_world *w, const struct qs_job *job,

@@ -21,15 +21,6 @@
 
 /* The largest client I/O a run can carry (one shared, never-read buffer). */
 #define RN_BUF_BYTES (16u << 20)
-/*
- * The least simulated time a client I/O takes: the host's own work for
- * one that needs no device (a read of blocks never written or of the DRAM
- * buffer). 1 us is the engine's CPU for a cached 4 KiB read (`qlcshape
- * bench engine`, read_4k_cached: 945 ns on the 2-core development
- * machine); ublk's round trip would add to it. I/Os that reach a device
- * take longer anyway, so only those are changed.
- */
-#define RN_MIN_LAT_NS 1000u
 
 struct qs_bench_world {
 	struct qs_bench_conf conf;
@@ -462,7 +453,7 @@ int qs_bench_run_group_on(struct qs_bench_world *w, struct qs_bench_drive *drive
 			.fio = fio,
 			.nfio = nfio,
 			.carry = drive ? &drive->e : NULL,
-			.min_lat_ns = RN_MIN_LAT_NS,
+			.min_lat_ns = QS_DRV_MIN_LAT_NS,
 		};
 		rc = qs_drv_run(&d, res, err, errlen);
 	}

@@ -90,13 +90,14 @@ static bool rc_has_log(const struct rc_opts *o)
 }
 
 /*
- * Whether the drive's state carries from group to group within a variant:
- * in sim mode unless --fresh-drive (emu fills its drive before every run;
- * dev's devices keep their state whatever the bench does).
+ * Whether the drives and the engine carry from group to group within a
+ * variant, unless --fresh-drive (bench curve: never). In every mode; dev's
+ * devices keep what the runs before wrote whatever the bench does, so
+ * there --fresh-drive means a new engine (and log) for every group.
  */
 static bool rc_carries(const struct rc_opts *o)
 {
-	return o->mode == RC_SIM && !o->fresh_drive && o->kind != RC_CURVE;
+	return !o->fresh_drive && o->kind != RC_CURVE;
 }
 
 /* Jobs of the group that starts at job g: g and those up to the next stonewall. */
@@ -204,11 +205,13 @@ static int rc_usage(FILE *f, enum rc_kind kind)
 		"                     needed with shaping on); the log is --cache or the device\n"
 		"  --yes-overwrite    dev: confirm that both devices may be overwritten; mounted\n"
 		"                     or in-use block devices are refused anyway\n"
-		"  --fresh-drive      sim: every job (group between stonewalls) on a fresh copy\n"
-		"                     of the filled drive and a new engine; by default each\n"
-		"                     variant runs the whole file on a drive and engine of\n"
-		"                     its own, each job finding them as the one before left\n"
-		"                     them (bench curve: always fresh)\n"
+		"  --fresh-drive      every job (group between stonewalls) on a fresh copy of\n"
+		"                     the filled drive (sim), fresh emulated drives (emu) or\n"
+		"                     the devices as they are (dev), and a new engine; by\n"
+		"                     default each variant runs the whole file on drives and\n"
+		"                     an engine of its own (dev: the devices), each job\n"
+		"                     finding them as the one before left them (bench curve:\n"
+		"                     always fresh)\n"
 		"  --seed N           workload seed (default 1)\n"
 		"  --scale-gib N      QLC model capacity in GiB (default as bench calibrate)\n"
 		"  --rating-pbw X     endurance rating, PB written, for the life figure (default: the\n"
@@ -244,13 +247,6 @@ static int rc_check_mode(const struct rc_opts *o)
 		/* a power cut needs devices the bench can switch off: the models */
 		fprintf(stderr, "qlcshape %s: --recovery: only with --mode sim, shaping on, and "
 				"bench run or ab\n", o->cmd);
-		return 2;
-	}
-	if (o->fresh_drive && o->mode != RC_SIM) {
-		/* emu starts every run on a fresh drive; dev's devices keep theirs */
-		fprintf(stderr, "qlcshape %s: --fresh-drive: only with --mode sim (emu fills the "
-				"drive before every job; dev runs on the devices as they are)\n",
-			o->cmd);
 		return 2;
 	}
 	if (o->mode != RC_SIM && o->workers > 1) {
@@ -730,10 +726,15 @@ static void rc_describe(const struct rc_opts *o, const struct rc_world *rw,
 	if (rw->rt) {
 		char desc[1024];
 		qs_rt_world_describe(rw->rt, desc, sizeof(desc));
-		fprintf(f, "qlcshape %s %s: %s mode (%s, real clock), seed %llu\n%s\n", o->cmd,
+		static const char *const how[2][2] = {
+			{"each job on the devices as the one before left them, with a new engine",
+			 "each variant runs the jobs in order on the devices and one engine"},
+			{"each job on fresh emulated drives",
+			 "each variant runs the jobs in order on emulated drives of its own"}};
+		fprintf(f, "qlcshape %s %s: %s mode (%s, real clock), seed %llu\n%s; %s\n", o->cmd,
 			jf->path, o->mode == RC_EMU ? "emu" : "dev",
 			o->mode == RC_EMU ? "device models in real time" : "real devices",
-			(unsigned long long)o->seed, desc);
+			(unsigned long long)o->seed, desc, how[o->mode == RC_EMU][rc_carries(o)]);
 		return;
 	}
 	const struct qs_bench_world *w = rw->sim;
@@ -1098,7 +1099,9 @@ struct rc_tasks {
 	struct rc_world *w;
 	const struct qs_job_file *jf;
 	const struct rc_task *t;
-	struct qs_rt_late (*late)[2]; /* per task (real-time modes, in process) */
+	/* real-time modes (in process): each group's lateness, at its first
+	 * job's place among the task's maxgn */
+	struct qs_rt_late (*late)[2];
 	/* a task's output: maxgn results, then (maxc > 0, fio's JSON asked
 	 * for) room for maxc of fio's entries and their count */
 	size_t maxgn, maxc;
@@ -1148,28 +1151,46 @@ static size_t rc_variants(const struct rc_opts *o)
 }
 
 /*
- * A carrying task: variant v runs the groups of t's jobs in order on one
- * drive of its own (sim mode), each group's results at its jobs' places in
- * out, fio's entries one group after the other.
+ * A carrying task: variant v (task i) runs the groups of t's jobs in order
+ * on drives of its own (sim: a copy of the filled drive; emu: emulated
+ * drives; dev: the devices) and one engine, each group's results at its
+ * jobs' places in out, fio's entries one group after the other, each
+ * group's lateness (emu) at its first job's place.
  */
-static int rc_task_carry(struct rc_tasks *c, const struct rc_task *t,
-			 const struct qs_bench_variant *v, void *out, char *err, size_t errlen)
+static int rc_task_carry(struct rc_tasks *c, size_t i, const struct qs_bench_variant *v,
+			 void *out, char *err, size_t errlen)
 {
+	const struct rc_task *t = &c->t[i];
+	struct qs_rt_world *rt = c->w->rt;
 	struct qs_bench_drive *d = NULL;
-	int rc = qs_bench_drive_new(c->w->sim, &d, err, errlen);
+	int rc = rt ? qs_rt_carry_begin(rt, v, err, errlen)
+		    : qs_bench_drive_new(c->w->sim, &d, err, errlen);
 	struct qs_bench_result *res = out;
 	struct qs_report_run *fio = rc_out_fio(c, out);
 	size_t n = 0;
 	for (size_t g = t->g; !rc && g < t->g + t->gn;) {
-		size_t gn = rc_group_len(c->jf, g), k = 0;
-		rc = qs_bench_run_group_on(c->w->sim, d, &c->jf->jobs[g], gn, v, c->o->seed,
-					   res + (g - t->g), fio ? fio + n : NULL, fio ? &k : NULL,
-					   err, errlen);
+		size_t gn = rc_group_len(c->jf, g), k = 0, at = g - t->g;
+		const struct qs_job *jobs = &c->jf->jobs[g];
+		if (rt)
+			rc = qs_rt_run_group_fio(rt, jobs, gn, v, c->o->seed, res + at,
+						 fio ? fio + n : NULL, fio ? &k : NULL, err, errlen);
+		else
+			rc = qs_bench_run_group_on(c->w->sim, d, jobs, gn, v, c->o->seed, res + at,
+						   fio ? fio + n : NULL, fio ? &k : NULL, err,
+						   errlen);
+		if (!rc && rt) {
+			struct qs_rt_late *l = c->late[i * c->maxgn + at];
+			qs_rt_world_late(rt, &l[0], &l[1]);
+		}
 		n += k;
 		g += gn;
 	}
 	if (rc_out_nfio(c, out))
 		*rc_out_nfio(c, out) = n;
+	if (rt) {
+		int erc = qs_rt_carry_end(rt, rc ? NULL : err, errlen);
+		rc = rc ? rc : erc;
+	}
 	qs_bench_drive_free(d);
 	return rc;
 }
@@ -1192,13 +1213,14 @@ static int rc_task_run(void *ctx, size_t i, void *out, char *err, size_t errlen)
 		jobs = &one;
 	}
 	if (t->carry)
-		return rc_task_carry(c, t, &v, out, err, errlen);
+		return rc_task_carry(c, i, &v, out, err, errlen);
 	int rc = rc_group(c->w, jobs, t->gn, &v, c->o->seed, out, rc_out_fio(c, out),
 			  rc_out_nfio(c, out), err, errlen);
 	if (t->curve)
 		((struct qs_bench_result *)out)->rep.job = NULL;
 	if (!rc && c->w->rt) /* the group's, kept at its first job */
-		qs_rt_world_late(c->w->rt, &c->late[i][0], &c->late[i][1]);
+		qs_rt_world_late(c->w->rt, &c->late[i * c->maxgn][0],
+				 &c->late[i * c->maxgn][1]);
 	return rc;
 }
 
@@ -1316,7 +1338,7 @@ static int rc_run(struct rc_opts *o)
 	struct qs_report_run *reps = calloc(jf->njobs * per, sizeof(*reps));
 	char *tmp = calloc(ntask ? ntask : 1, rc_out_size(&ctx));
 	struct qs_rt_late (*late)[2] = calloc(jf->njobs * per, sizeof(*late));
-	struct qs_rt_late (*tlate)[2] = calloc(ntask ? ntask : 1, sizeof(*tlate));
+	struct qs_rt_late (*tlate)[2] = calloc((ntask ? ntask : 1) * maxgn, sizeof(*tlate));
 	size_t n = 0;
 	uint64_t ios = 0, sim_ns = 0;
 	double wall0 = rc_wall(), cpu0 = rc_cpu();
@@ -1343,7 +1365,9 @@ static int rc_run(struct rc_opts *o)
 			if (!j || jf->jobs[t->g + j].stonewall) /* a group's time, once */
 				sim_ns += r[j].sim_ns;
 		}
-		memcpy(late[t->g * per + t->k], tlate[i], sizeof(tlate[i]));
+		for (size_t j = 0; j < t->gn; j++)
+			memcpy(late[(t->g + j) * per + t->k], tlate[i * maxgn + j],
+			       sizeof(tlate[0]));
 	}
 	/* the report's entries: a job group_reporting sums into an earlier
 	 * job's entry has none of its own */

@@ -930,8 +930,6 @@ static void test_arg_errors(void **state)
 	assert_int_equal(run_args(4, a17), 2);
 	char *a18[] = {"run", job_path, "--mode", "emu", "--workers", "2", NULL};
 	assert_int_equal(run_args(6, a18), 2); /* real time runs go one at a time */
-	char *a18b[] = {"run", job_path, "--mode", "emu", "--fresh-drive", NULL};
-	assert_int_equal(run_args(5, a18b), 2); /* emu's drive is fresh anyway */
 	/* --recovery needs devices the bench can switch off and shaping on */
 	char *a19[] = {"run", job_path, "--mode", "emu", "--recovery", NULL};
 	assert_int_equal(run_args(5, a19), 2);

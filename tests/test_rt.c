@@ -9,6 +9,8 @@
  * device twice, a mounted device) and the command line's dev-mode errors.
  * Emu mode on tiny emulated drives: the same counts, checked a second time
  * by the QLC model (partial IUs it received), WAF IU and lateness figures.
+ * Both modes carry a variant's drives and engine from group to group (a
+ * read group finds what the write group before it left).
  * No timing is checked: a benchmark is never a timed pass/fail test.
  */
 #include <stdarg.h>
@@ -672,6 +674,96 @@ static void test_emu_log_placement(void **state)
 	qs_rt_world_free(w);
 }
 
+/*
+ * A write group, then a read group of the blocks written, with log
+ * placement in emu mode. Carried (qs_rt_carry_begin), the read group finds
+ * the engine and drives the write group left, its map included: it reads
+ * the blocks from the devices. Each on fresh drives and a new engine, the
+ * map is empty and the reads reach no device; and that time-based job of
+ * reads that need no device still ends at its runtime (it ran for ever on
+ * the real clock, each completion issuing the next inside the engine's
+ * delivery loop).
+ */
+static const char *carry_fio =
+	"[global]\n"
+	"bs=4k\n"
+	"iodepth=8\n"
+	"size=6m\n"
+	"[w]\n"
+	"rw=randwrite\n"
+	"[r]\n"
+	"stonewall\n"
+	"rw=randread\n"
+	"runtime=200ms\n"
+	"time_based=1\n";
+
+static void check_carry(const struct qs_rt_conf *c, uint64_t qlc_bytes)
+{
+	struct qs_rt_world *w = NULL;
+	char err[512];
+	assert_int_equal(qs_rt_world_new(c, &w, err, sizeof(err)), 0);
+	struct qs_engine_conf lc;
+	qs_rt_world_log_conf(w, &lc);
+	struct qs_job_file *jf = load_jobs(carry_fio, qs_engine_conf_client_size(&lc, qlc_bytes));
+	struct qs_bench_variant v = {.shaping = true, .order = QS_ORDER_FIFO,
+				     .placement = QS_PLACE_LOG};
+	struct qs_bench_result rw, rr;
+	for (int carry = 1; carry >= 0; carry--) {
+		if (carry)
+			assert_int_equal(qs_rt_carry_begin(w, &v, err, sizeof(err)), 0);
+		int rc = qs_rt_run_job(w, &jf->jobs[0], &v, SEED, &rw, err, sizeof(err));
+		if (!rc)
+			rc = qs_rt_run_job(w, &jf->jobs[1], &v, SEED, &rr, err, sizeof(err));
+		if (rc)
+			fprintf(stderr, "%s\n", err);
+		assert_int_equal(rc, 0);
+		if (carry)
+			assert_int_equal(qs_rt_carry_end(w, err, sizeof(err)), 0);
+		check_counts(&rw, 1536);
+		assert_true(rr.rep.read.iops > 0);
+		/* emu: the models' counts; dev: the wrappers' */
+		uint64_t dev_reads = rr.qlc.host_reads + rr.fast.host_reads;
+		if (carry)
+			assert_true(dev_reads > 0);
+		else
+			assert_int_equal(dev_reads, 0);
+	}
+	/* one carry at a time, and only for its own variant */
+	assert_int_equal(qs_rt_carry_begin(w, &v, err, sizeof(err)), 0);
+	assert_int_equal(qs_rt_carry_begin(w, &v, err, sizeof(err)), -EBUSY);
+	struct qs_bench_variant other = {.shaping = false};
+	assert_int_equal(qs_rt_run_job(w, &jf->jobs[0], &other, SEED, &rw, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(qs_rt_carry_end(w, err, sizeof(err)), 0);
+	qs_job_file_free(jf);
+	qs_rt_world_free(w);
+}
+
+static void test_emu_carry(void **state)
+{
+	(void)state;
+	struct qs_rt_conf c = {
+		.kind = QS_RT_EMU, .profile = prof_path, .fast = fprof_path,
+		.scale_bytes = 128 * MIB, .cache_bytes = 134000000,
+		.log_placement = true, .op_pct = 20,
+	};
+	check_carry(&c, 128 * MIB);
+}
+
+/* The same on files in dev mode. */
+static void test_dev_carry(void **state)
+{
+	(void)state;
+	make_dev(qlc_path, QLC_BYTES);
+	make_dev(fast_path, FAST_BYTES);
+	struct qs_rt_conf c = {
+		.kind = QS_RT_DEV, .qlc_dev = qlc_path, .fast_dev = fast_path,
+		.profile = prof_path, .yes_overwrite = true,
+		.log_placement = true, .op_pct = 20, .band_bytes = 1 * MIB,
+	};
+	check_carry(&c, QLC_BYTES);
+}
+
 static void test_emu_timed_mix(void **state)
 {
 	(void)state;
@@ -714,6 +806,18 @@ static void test_emu_cli(void **state)
 	assert_non_null(strstr(text, "\"shaping\": \"on\""));
 	assert_non_null(strstr(text, "\"mode\": \"emu\""));
 	assert_null(strstr(text, "\"mode\": \"sim\""));
+	/* each job on fresh emulated drives: the same runs, the same entries */
+	char *a3[] = {"run", job, "--mode", "emu", "--profile", prof_path, "--fast", fprof_path,
+		      "--scale-gib", "0.25", "--cache", "300m", "--quiet", "--json", json,
+		      "--fresh-drive", NULL};
+	assert_int_equal(cli(16, a3), 0);
+	f = fopen(json, "r");
+	assert_non_null(f);
+	n = fread(text, 1, sizeof(text) - 1, f);
+	text[n] = 0;
+	fclose(f);
+	assert_non_null(strstr(text, "\"job\": \"rand\""));
+	assert_non_null(strstr(text, "\"shaping\": \"on\""));
 	unlink(json);
 	unlink(job);
 }
@@ -731,6 +835,8 @@ int main(void)
 		cmocka_unit_test(test_emu_fill),
 		cmocka_unit_test(test_emu_log_placement),
 		cmocka_unit_test(test_emu_timed_mix),
+		cmocka_unit_test(test_emu_carry),
+		cmocka_unit_test(test_dev_carry),
 		cmocka_unit_test(test_emu_cli),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
