@@ -865,6 +865,7 @@ static uint64_t drv_tick_job(struct drv_job *j, uint64_t now)
  */
 static uint64_t drv_tick(struct drv_run *r)
 {
+	r->tick_next = UINT64_MAX; /* what it runs is due: no completion waits */
 	uint64_t now = drv_now(r), next = drv_early_tick(r, now);
 	for (size_t i = 0; i < r->d->njobs; i++) {
 		uint64_t t = drv_tick_job(&r->jobs[i], now);
