@@ -308,6 +308,28 @@ static void test_dev_shaping_on(void **state)
 
 /* fill_fio's random job with log placement (fifo) in w; its figures into
  * *r, checked against what the job issued. */
+/* Log placement on fresh files in dev mode: a 1 MiB band, 20% spare. */
+static struct qs_rt_conf dev_log_conf(void)
+{
+	make_dev(qlc_path, QLC_BYTES);
+	make_dev(fast_path, FAST_BYTES);
+	return (struct qs_rt_conf){
+		.kind = QS_RT_DEV, .qlc_dev = qlc_path, .fast_dev = fast_path,
+		.profile = prof_path, .yes_overwrite = true,
+		.log_placement = true, .op_pct = 20, .band_bytes = 1 * MIB,
+	};
+}
+
+/* Log placement on a 128 MiB emulated QLC, 20% spare. */
+static struct qs_rt_conf emu_log_conf(void)
+{
+	return (struct qs_rt_conf){
+		.kind = QS_RT_EMU, .profile = prof_path, .fast = fprof_path,
+		.scale_bytes = 128 * MIB, .cache_bytes = 134000000,
+		.log_placement = true, .op_pct = 20,
+	};
+}
+
 static void run_log_fill(struct qs_rt_world *w, const struct qs_job_file *jf,
 			 struct qs_bench_result *r)
 {
@@ -330,13 +352,7 @@ static void run_log_fill(struct qs_rt_world *w, const struct qs_job_file *jf,
 static void test_dev_log_placement(void **state)
 {
 	(void)state;
-	make_dev(qlc_path, QLC_BYTES);
-	make_dev(fast_path, FAST_BYTES);
-	struct qs_rt_conf c = {
-		.kind = QS_RT_DEV, .qlc_dev = qlc_path, .fast_dev = fast_path,
-		.profile = prof_path, .yes_overwrite = true,
-		.log_placement = true, .op_pct = 20, .band_bytes = 1 * MIB,
-	};
+	struct qs_rt_conf c = dev_log_conf();
 	struct qs_rt_world *w = NULL;
 	char err[512];
 	assert_int_equal(qs_rt_world_new(&c, &w, err, sizeof(err)), 0);
@@ -650,11 +666,7 @@ static void test_emu_fill(void **state)
 static void test_emu_log_placement(void **state)
 {
 	(void)state;
-	struct qs_rt_conf c = {
-		.kind = QS_RT_EMU, .profile = prof_path, .fast = fprof_path,
-		.scale_bytes = 128 * MIB, .cache_bytes = 134000000,
-		.log_placement = true, .op_pct = 20,
-	};
+	struct qs_rt_conf c = emu_log_conf();
 	struct qs_rt_world *w = NULL;
 	char err[512];
 	assert_int_equal(qs_rt_world_new(&c, &w, err, sizeof(err)), 0);
@@ -742,11 +754,7 @@ static void check_carry(const struct qs_rt_conf *c, uint64_t qlc_bytes)
 static void test_emu_carry(void **state)
 {
 	(void)state;
-	struct qs_rt_conf c = {
-		.kind = QS_RT_EMU, .profile = prof_path, .fast = fprof_path,
-		.scale_bytes = 128 * MIB, .cache_bytes = 134000000,
-		.log_placement = true, .op_pct = 20,
-	};
+	struct qs_rt_conf c = emu_log_conf();
 	check_carry(&c, 128 * MIB);
 }
 
@@ -754,13 +762,7 @@ static void test_emu_carry(void **state)
 static void test_dev_carry(void **state)
 {
 	(void)state;
-	make_dev(qlc_path, QLC_BYTES);
-	make_dev(fast_path, FAST_BYTES);
-	struct qs_rt_conf c = {
-		.kind = QS_RT_DEV, .qlc_dev = qlc_path, .fast_dev = fast_path,
-		.profile = prof_path, .yes_overwrite = true,
-		.log_placement = true, .op_pct = 20, .band_bytes = 1 * MIB,
-	};
+	struct qs_rt_conf c = dev_log_conf();
 	check_carry(&c, QLC_BYTES);
 }
 
