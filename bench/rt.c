@@ -488,7 +488,7 @@ static int rt_emu_open(struct qs_rt_world *w, const struct qs_bench_variant *v, 
 	return 0;
 }
 
-/* How late e was since its stats s0 (the max is the drive's so far). */
+/* How late e was since its stats s0 (and since rt_emu_mark reset its max). */
 static void rt_late(struct qs_emu *e, const struct qs_emu_stats *s0, struct qs_rt_late *l)
 {
 	struct qs_emu_stats st;
@@ -503,10 +503,14 @@ static void rt_late(struct qs_emu *e, const struct qs_emu_stats *s0, struct qs_r
 /* Emu mode, at a run's start: the stats its lateness is counted from. */
 static void rt_emu_mark(struct qs_rt_world *w)
 {
-	if (w->qe)
+	if (w->qe) {
+		qs_emu_reset_late_max(w->qe);
 		qs_emu_get_stats(w->qe, &w->qs0);
-	if (w->fe)
+	}
+	if (w->fe) {
+		qs_emu_reset_late_max(w->fe);
 		qs_emu_get_stats(w->fe, &w->fs0);
+	}
 }
 
 /* Emu mode, after a run: its lateness figures. */

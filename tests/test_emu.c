@@ -150,6 +150,12 @@ static void test_ram_round_trip(void **state)
 	assert_int_equal(s.model.host_writes, 2);
 	assert_true(s.model.partial_ius >= 2);
 	assert_int_equal(s.model.host_reads, 3);
+	/* A fresh maximum of lateness; the counts run on. */
+	assert_true(s.late_ns_max > 0);
+	qs_emu_reset_late_max(f->e);
+	qs_emu_get_stats(f->e, &s);
+	assert_int_equal(s.late_ns_max, 0);
+	assert_int_equal(s.completions, 5);
 }
 
 /*

@@ -612,3 +612,8 @@ void qs_emu_get_stats(const struct qs_emu *e, struct qs_emu_stats *s)
 		n[i] -= b[i];
 	s->model = now;
 }
+
+void qs_emu_reset_late_max(struct qs_emu *e)
+{
+	e->st.late_ns_max = 0;
+}

@@ -123,6 +123,10 @@ uint64_t qs_emu_inflight(const struct qs_emu *e);
 /* Counters so far (see struct qs_emu_stats). */
 void qs_emu_get_stats(const struct qs_emu *e, struct qs_emu_stats *s);
 
+/* Start late_ns_max afresh (the other counters run on), so that a caller
+ * measuring one stretch of a drive's life gets that stretch's maximum. */
+void qs_emu_reset_late_max(struct qs_emu *e);
+
 /* The model (read-only: capacity, profile, counters, clones for tests). */
 const struct qs_model *qs_emu_model(const struct qs_emu *e);
 
