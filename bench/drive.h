@@ -123,11 +123,10 @@ struct qs_drv_run {
  * 1 us is the engine's CPU for a cached 4 KiB read (`qlcshape bench
  * engine`, read_4k_cached: 945 ns on the 2-core development machine);
  * ublk's round trip would add to it. I/Os that reach a device take longer
- * anyway, so only those are changed. Without it, such a job runs for ever:
- * on a virtual clock at one instant; on the real clock inside the engine's
- * delivery of completions, each one issuing the next, so that the driver
- * never looks at the clock to end the job (emu, a log-placement read job
- * on a fresh engine, before the floor was applied there too).
+ * anyway, so only those are changed. Without it, on a virtual clock such
+ * a job runs for ever at one instant. The real-time worlds apply it too,
+ * so that both modes count such I/Os alike (on the real clock they take
+ * about that anyway).
  */
 #define QS_DRV_MIN_LAT_NS 1000u
 
