@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "host/emu_vol.h"
+#include "host/rand.h"
 #include "host/env.h"
 #include "host/loop.h"
 #include "host/profile.h"
@@ -33,6 +34,10 @@
  * a bound on any wait the loop did not foresee). */
 #define RT_MAX_WAIT_NS 100000000ull
 #define RT_RING_ENTRIES 1024u
+/* Dev mode's sequential fill: 1 MiB writes, 16 in flight (a sequential
+ * stream deep enough for any drive's full write bandwidth). */
+#define RT_FILL_CHUNK (1u << 20)
+#define RT_FILL_QD 16u
 
 /* ---- counting volume: what the engine sends a device ---- */
 
@@ -139,6 +144,11 @@ struct rt_dev {
 	struct stat st;
 };
 
+struct rt_fill {
+	uint64_t inflight;
+	int err; /* the first error */
+};
+
 struct qs_rt_world {
 	struct qs_rt_conf conf;
 	char profile_path[512], fast_path[512];
@@ -161,6 +171,8 @@ struct qs_rt_world {
 	struct qs_engine *carry;
 	struct rt_cvol qc, fc;
 	struct qs_drv_sizes sz;		/* dev: the devices' (no rating); emu: as sim */
+	uint64_t fill_ns, fills;	/* dev, --precondition: the last fill's time, how many */
+	struct rt_fill fill;		/* dev, --precondition: the fill's writes */
 	uint32_t iu;
 	uint64_t superblock_bytes;	/* emu: one superblock of the QLC model */
 	uint64_t map_bytes;		/* log placement: the map region */
@@ -392,6 +404,12 @@ void qs_rt_world_free(struct qs_rt_world *w)
 	free(w);
 }
 
+void qs_rt_world_fill(const struct qs_rt_world *w, uint64_t *fills, uint64_t *last_ns)
+{
+	*fills = w->fills;
+	*last_ns = w->fill_ns;
+}
+
 const struct qs_drv_sizes *qs_rt_world_sizes(const struct qs_rt_world *w)
 {
 	return &w->sz;
@@ -429,9 +447,11 @@ void qs_rt_world_describe(const struct qs_rt_world *w, char *buf, size_t len)
 			 (double)w->conf.cache_bytes / 1e9);
 		return;
 	}
-	int n = snprintf(buf, len, "QLC %s (%s, %.1f GB used, IU %u KiB from profile %s)",
+	int n = snprintf(buf, len, "QLC %s (%s, %.1f GB used, IU %u KiB from profile %s, %s)",
 			 w->qlc.path, rt_dev_kind(&w->qlc), (double)w->sz.capacity / 1e9,
-			 w->iu / 1024, w->prof.name);
+			 w->iu / 1024, w->prof.name,
+			 w->conf.precondition ? "written in order before the runs (--precondition seq)"
+					      : "as it is (no --precondition)");
 	if (n < 0 || (size_t)n >= len)
 		return;
 	if (w->fast.uv)
@@ -623,15 +643,96 @@ static const struct qs_drv_world_ops rt_ops = {
 	.result = rt_result,
 };
 
+static void rt_fill_cb(void *arg, int res)
+{
+	struct rt_fill *f = arg;
+	f->inflight--;
+	if (res < 0 && !f->err)
+		f->err = res;
+}
+
+/* Turn the loop until f has at most most writes in flight. An error of the
+ * loop's own ends the wait at once (the loop is broken: nothing it holds
+ * will complete) with the error in f; f lives in the world, so a callback
+ * that comes after all the same finds it. */
+static void rt_fill_wait(struct qs_rt_world *w, struct rt_fill *f, uint64_t most)
+{
+	while (f->inflight > most) {
+		int rc = qs_uloop_run(&w->loop, RT_MAX_WAIT_NS);
+		if (rc < 0 && rc != -EINTR) {
+			f->err = f->err ? f->err : rc;
+			return;
+		}
+	}
+}
+
+/*
+ * Dev mode, --precondition seq: the QLC device written once from start to
+ * end, straight to the device (no engine is open), incompressible bytes
+ * (a drive that compresses or deduplicates must not skip them), then
+ * flushed, so that the runs find a full drive as the published methods'
+ * do. On an error, what was in flight completes first; -errno with the
+ * offset reached in err.
+ */
+static int rt_dev_fill(struct qs_rt_world *w, char *err, size_t errlen)
+{
+	struct qs_vol *v = &w->qlc.uv->vol;
+	uint64_t cap = w->sz.capacity, off = 0, t0 = qs_henv_now_ns();
+	void *buf = NULL;
+	if (posix_memalign(&buf, 4096, RT_FILL_CHUNK)) {
+		snprintf(err, errlen, "--precondition: out of memory for the fill's buffer");
+		return -ENOMEM;
+	}
+	uint64_t seed = 0x5eedf111ull + w->fills, *p = buf;
+	for (size_t i = 0; i < RT_FILL_CHUNK / sizeof(*p); i++)
+		p[i] = qs_splitmix64(&seed);
+	/* every write of a chunk shares one iovec, the tail its own: both stay
+	 * as they are until the fill is over */
+	struct iovec whole = {buf, RT_FILL_CHUNK}, tail = {buf, cap % RT_FILL_CHUNK};
+	struct rt_fill *f = &w->fill;
+	*f = (struct rt_fill){0};
+	while (off < cap && !f->err) {
+		struct iovec *iov = cap - off >= RT_FILL_CHUNK ? &whole : &tail;
+		f->inflight++;
+		v->ops->write(v->ctx, off, iov, 1, 0, rt_fill_cb, f);
+		off += iov->iov_len;
+		rt_fill_wait(w, f, RT_FILL_QD - 1);
+		if (w->conf.progress && off % (1024ull * RT_FILL_CHUNK) == 0)
+			fprintf(stderr, "\r--precondition: %llu of %llu MB written in order",
+				(unsigned long long)(off / 1000000), (unsigned long long)(cap / 1000000));
+	}
+	rt_fill_wait(w, f, 0);
+	if (!f->err) {
+		f->inflight++;
+		v->ops->flush(v->ctx, rt_fill_cb, f);
+		rt_fill_wait(w, f, 0);
+	}
+	if (w->conf.progress)
+		fprintf(stderr, "\r%70s\r", "");
+	if (!f->inflight)
+		free(buf); /* else the device may still read it: left to the exit */
+	if (f->err) {
+		snprintf(err, errlen, "--precondition: --qlc-dev %s: writing it in order failed near "
+			 "byte %llu: %s", w->conf.qlc_dev, (unsigned long long)off, strerror(-f->err));
+		return f->err;
+	}
+	w->fill_ns = qs_henv_now_ns() - t0;
+	w->fills++;
+	return 0;
+}
+
 /*
  * The drives of variant v for a run or a carry: emu, fresh emulated drives
- * (the QLC filled); dev, the fast device's counting volume sized for v.
- * The counters start at zero and the engine's timer is unarmed.
+ * (the QLC filled); dev, the QLC device written in order first with
+ * --precondition, and the fast device's counting volume sized for v. The
+ * counters start at zero and the engine's timer is unarmed.
  */
 static int rt_drives_open(struct qs_rt_world *w, const struct qs_bench_variant *v, char *err,
 			  size_t errlen)
 {
 	int rc = w->conf.kind == QS_RT_EMU ? rt_emu_open(w, v, err, errlen) : 0;
+	if (!rc && w->conf.kind == QS_RT_DEV && w->conf.precondition)
+		rc = rt_dev_fill(w, err, errlen);
 	if (!rc && w->conf.kind == QS_RT_DEV && w->fast.uv)
 		rt_cvol_init(&w->fc, &w->fast.uv->vol, rt_fast_bytes(w, v), QS_BLOCK_SIZE);
 	w->qc.c = (struct rt_count){0};

@@ -64,6 +64,10 @@ struct qs_rt_conf {
 	double rating_bytes;	/* emu: endurance rating override (bytes); 0 = built in */
 	bool yes_overwrite;	/* dev: the user confirmed the devices may be overwritten */
 	bool progress;		/* progress line on stderr (caller checks isatty) */
+	/* dev: write the QLC device once in order before each variant's runs
+	 * (before each run with --fresh-drive), as the published methods fill
+	 * a drive before measuring; false: the device as it is */
+	bool precondition;
 	/* log placement among the variants: the fast tier holds the map
 	 * region besides the log (emu: the emulated device grows by it; dev:
 	 * the log is what the device leaves, so every variant has the same) */
@@ -101,6 +105,10 @@ const struct qs_drv_sizes *qs_rt_world_sizes(const struct qs_rt_world *w);
  * --band-size.
  */
 void qs_rt_world_log_conf(const struct qs_rt_world *w, struct qs_engine_conf *c);
+
+/* Dev mode, --precondition seq: how many fills of the QLC device were done
+ * and how long the last one took (0 and 0 without). */
+void qs_rt_world_fill(const struct qs_rt_world *w, uint64_t *fills, uint64_t *last_ns);
 
 /* The QLC IU in bytes (from the profile). */
 uint32_t qs_rt_world_iu(const struct qs_rt_world *w);

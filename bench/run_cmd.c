@@ -60,6 +60,8 @@ struct rc_opts {
 	unsigned workers; /* runs at once (sim mode); 0 = not given */
 	bool recovery;	  /* --recovery: power cut and recovery after each run */
 	bool fresh_drive; /* --fresh-drive: every group on a fresh copy of the filled drive */
+	bool precondition; /* --precondition seq: dev mode fills the QLC device first */
+	bool precondition_set; /* --precondition given */
 	/* --bypass-min, --pace-pct: engine settings over its defaults */
 	bool set_bypass, set_pace;
 	uint64_t bypass_min;
@@ -205,6 +207,10 @@ static int rc_usage(FILE *f, enum rc_kind kind)
 		"                     needed with shaping on); the log is --cache or the device\n"
 		"  --yes-overwrite    dev: confirm that both devices may be overwritten; mounted\n"
 		"                     or in-use block devices are refused anyway\n"
+		"  --precondition seq|none  dev: seq writes the whole QLC device once in order\n"
+		"                     before each variant's runs (each run with --fresh-drive),\n"
+		"                     as the published methods fill a drive; default none (the\n"
+		"                     device as it is)\n"
 		"  --fresh-drive      every job (group between stonewalls) on a fresh copy of\n"
 		"                     the filled drive (sim), fresh emulated drives (emu) or\n"
 		"                     the devices as they are (dev), and a new engine; by\n"
@@ -241,6 +247,12 @@ static int rc_check_mode(const struct rc_opts *o)
 		      o->yes_overwrite ? "--yes-overwrite" : NULL;
 	if (bad) {
 		fprintf(stderr, "qlcshape %s: %s: only with --mode dev\n", o->cmd, bad);
+		return 2;
+	}
+	if (o->mode != RC_DEV && o->precondition_set) {
+		/* the models are always filled in order first */
+		fprintf(stderr, "qlcshape %s: --precondition: only with --mode dev (sim and emu "
+				"fill the QLC model in order before the runs anyway)\n", o->cmd);
 		return 2;
 	}
 	if (o->recovery && (o->mode != RC_SIM || !o->on || o->kind == RC_CURVE)) {
@@ -522,6 +534,19 @@ static int rc_opt_format(const char *arg, struct rc_opts *o)
 	return 0;
 }
 
+/* --precondition seq|none (dev mode); 0, or the exit status. */
+static int rc_opt_precondition(const char *arg, struct rc_opts *o)
+{
+	if (strcmp(arg, "seq") && strcmp(arg, "none")) {
+		fprintf(stderr, "qlcshape %s: --precondition '%s': allowed seq (write the QLC device "
+				"once in order before the runs), none\n", o->cmd, arg);
+		return 2;
+	}
+	o->precondition = !strcmp(arg, "seq");
+	o->precondition_set = true;
+	return 0;
+}
+
 /* One option from getopt_long; 0 to go on, else what rc_parse returns. */
 static int rc_opt(int c, const char *arg, struct rc_opts *o)
 {
@@ -537,6 +562,7 @@ static int rc_opt(int c, const char *arg, struct rc_opts *o)
 	case 'Y': o->yes_overwrite = true; return 0;
 	case 'X': o->recovery = true; return 0;
 	case 'D': o->fresh_drive = true; return 0;
+	case 'K': return rc_opt_precondition(arg, o);
 	case 's': return rc_opt_shaping(arg, o);
 	case 'P': return rc_opt_policy(arg, o);
 	case 'L': return rc_opt_placement(arg, o);
@@ -609,6 +635,7 @@ static int rc_parse(int argc, char **argv, struct rc_opts *o)
 		{"workers", required_argument, NULL, 'W'},
 		{"recovery", no_argument, NULL, 'X'},
 		{"fresh-drive", no_argument, NULL, 'D'},
+		{"precondition", required_argument, NULL, 'K'},
 		{"output-format", required_argument, NULL, 'U'},
 		{"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
@@ -777,6 +804,7 @@ static int rc_rt_world(const struct rc_opts *o, struct qs_rt_world **w, char *er
 		.rating_bytes = o->conf.rating_bytes,
 		.yes_overwrite = o->yes_overwrite,
 		.progress = o->conf.progress,
+		.precondition = o->precondition,
 		.log_placement = rc_has_log(o),
 		.op_pct = o->conf.op_pct,
 		.band_bytes = o->conf.band_bytes,
@@ -1041,6 +1069,24 @@ static void rc_note_late(const struct rc_opts *o, const struct qs_rt_late *q,
 	}
 	fprintf(o->note, "emu timing: %s, %s: QLC %s; fast tier %s\n", name, variant, part[0],
 		part[1]);
+}
+
+/* Dev mode, --precondition seq: how often the QLC device was filled and
+ * how fast the last fill went (its sequential write rate). */
+static void rc_note_fill(const struct rc_opts *o, const struct rc_world *w)
+{
+	uint64_t fills = 0, ns = 0;
+	if (!o->note || !w->rt)
+		return;
+	qs_rt_world_fill(w->rt, &fills, &ns);
+	if (!fills || !ns)
+		return;
+	double bytes = (double)qs_rt_world_sizes(w->rt)->capacity;
+	fprintf(o->note, "precondition: --qlc-dev %s written in order %llu time%s (before each "
+		"%s), the last %.1f GB in %.1f s, %.0f MB/s\n", o->qlc_dev,
+		(unsigned long long)fills, fills == 1 ? "" : "s",
+		rc_carries(o) ? "variant" : "run", bytes / 1e9, (double)ns / 1e9,
+		bytes / ((double)ns / 1e9) / 1e6);
 }
 
 static const char *rc_variant_name(const struct qs_report_run *r)
@@ -1392,6 +1438,7 @@ static int rc_run(struct rc_opts *o)
 		if (late[i][0].requests || late[i][1].requests)
 			rc_note_late(o, &late[i][0], &late[i][1], res[i].rep.job,
 				     rc_variant_name(&res[i].rep));
+	rc_note_fill(o, &w);
 	rc_print_recovery(o, &w, res, n);
 	struct rc_runs rr = {reps, n, "qlcshape bench: shaping off vs on", NULL, 0};
 	st |= rc_outputs(o, &rr, rc_bars);
@@ -1557,6 +1604,7 @@ static int rc_curve(struct rc_opts *o)
 		/* points of a series are contiguous; the max run sits before them */
 		s->pts = s->n ? &pts[n - s->n] : s->pts;
 	}
+	rc_note_fill(o, &w);
 	double wall = rc_wall() - wall0, cpu = rc_cpu() - cpu0;
 	struct rc_runs rr = {reps, n, "qlcshape bench curve: p99 latency against IOPS", ser, ns};
 	st |= rc_outputs(o, &rr, rc_lines);

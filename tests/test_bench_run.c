@@ -930,6 +930,11 @@ static void test_arg_errors(void **state)
 	assert_int_equal(run_args(4, a17), 2);
 	char *a18[] = {"run", job_path, "--mode", "emu", "--workers", "2", NULL};
 	assert_int_equal(run_args(6, a18), 2); /* real time runs go one at a time */
+	/* --precondition is dev mode's (the models are always filled), seq or none */
+	char *a18b[] = {"run", job_path, "--precondition", "seq", NULL};
+	assert_int_equal(run_args(4, a18b), 2);
+	char *a18c[] = {"run", job_path, "--mode", "dev", "--precondition", "random", NULL};
+	assert_int_equal(run_args(6, a18c), 2);
 	/* --recovery needs devices the bench can switch off and shaping on */
 	char *a19[] = {"run", job_path, "--mode", "emu", "--recovery", NULL};
 	assert_int_equal(run_args(5, a19), 2);

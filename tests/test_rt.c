@@ -751,6 +751,43 @@ static void check_carry(const struct qs_rt_conf *c, uint64_t qlc_bytes)
 	qs_rt_world_free(w);
 }
 
+/*
+ * --precondition seq: before a variant's runs the QLC file is written once
+ * in order (every 4 KiB block of it, incompressible bytes), straight to it,
+ * and the world counts the fill; without it the file stays as it is.
+ */
+static void test_dev_precondition(void **state)
+{
+	(void)state;
+	for (int pre = 1; pre >= 0; pre--) {
+		struct qs_rt_conf c = dev_log_conf();
+		c.log_placement = false;
+		c.precondition = pre;
+		struct qs_rt_world *w = NULL;
+		char err[512];
+		assert_int_equal(qs_rt_world_new(&c, &w, err, sizeof(err)), 0);
+		struct qs_bench_variant v = {.shaping = false};
+		assert_int_equal(qs_rt_carry_begin(w, &v, err, sizeof(err)), 0);
+		assert_int_equal(qs_rt_carry_end(w, err, sizeof(err)), 0);
+		uint64_t fills, ns;
+		qs_rt_world_fill(w, &fills, &ns);
+		assert_int_equal(fills, (uint64_t)pre);
+		qs_rt_world_free(w);
+		/* every block written (none left zero), or none */
+		int fd = open(qlc_path, O_RDONLY);
+		assert_true(fd >= 0);
+		static char blk[4096], zero[4096];
+		uint64_t zeroes = 0, n = 0;
+		while (read(fd, blk, sizeof(blk)) == (ssize_t)sizeof(blk)) {
+			zeroes += !memcmp(blk, zero, sizeof(blk));
+			n++;
+		}
+		close(fd);
+		assert_int_equal(n, QLC_BYTES / 4096);
+		assert_int_equal(zeroes, pre ? 0 : n);
+	}
+}
+
 static void test_emu_carry(void **state)
 {
 	(void)state;
@@ -839,6 +876,7 @@ int main(void)
 		cmocka_unit_test(test_emu_timed_mix),
 		cmocka_unit_test(test_emu_carry),
 		cmocka_unit_test(test_dev_carry),
+		cmocka_unit_test(test_dev_precondition),
 		cmocka_unit_test(test_emu_cli),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
