@@ -69,7 +69,7 @@ struct cal_method {
 struct cal_point {
 	char name[96];
 	const char *unit;
-	double published, model;
+	double published, model; /* published: NAN for a prediction */
 	int goal; /* from its method */
 };
 
@@ -590,7 +590,7 @@ static void add_point(struct cal_point *pts, int *n, const struct cal_method *mm
 		return;
 	struct cal_point *p = &pts[(*n)++];
 	snprintf(p->name, sizeof(p->name), "%.31s: %.60s", mm->name, name);
-	p->goal = mm->goal;
+	p->goal = isnan(pub) ? 0 : mm->goal;
 	p->unit = unit;
 	p->published = pub;
 	p->model = model;
@@ -661,6 +661,24 @@ static void add_points(struct cal_point *pts, int *n, const struct cal_method *m
 	else if (t->gbps)
 		add_point(pts, n, mm, t->name, bin ? "kMiB/s" : "GB/s", t->gbps,
 			  r->bytes_per_s / (1000 * mm->mb));
+}
+
+/*
+ * A test with no published figure: the model's prediction (IOPS, the
+ * bandwidth in the method's unit, the mean latency), for a review not in
+ * the file yet (the 15.36 TB P5316 under the 30.72 TB reviews' methods).
+ * Printed with "-" for the published figure, outside the goal and the
+ * worst errors.
+ */
+static void add_predictions(struct cal_point *pts, int *n, const struct cal_method *mm,
+			    const struct cal_test *t, const struct cal_result *r)
+{
+	char nm[96];
+	int bin = mm->mb > 1e6;
+	add_point(pts, n, mm, t->name, "IOPS", NAN, r->iops);
+	add_point(pts, n, mm, t->name, bin ? "MiB/s" : "MB/s", NAN, r->bytes_per_s / mm->mb);
+	snprintf(nm, sizeof(nm), "%.50s latency", t->name);
+	add_point(pts, n, mm, nm, "us", NAN, r->mean_lat_us);
 }
 
 /* Where the run for a method stands, for the summary of drive state. */
@@ -841,6 +859,8 @@ static void cal_method_points(const struct qs_profile *p, const struct cal_metho
 		r.mean_lat_us = sm->lat[i] / mm->repeat;
 		if (t->iops || t->mbps || t->gbps)
 			add_points(pts, npts, mm, t, &r);
+		else if (!t->pbw)
+			add_predictions(pts, npts, mm, t, &r);
 		if (t->lat_us) {
 			char nm[96];
 			snprintf(nm, sizeof(nm), "%.50s latency", t->name);
@@ -905,6 +925,22 @@ static void cal_print_method(const struct cal_method *mm, const struct cal_test 
 			printf(", run %g s", t->run_s);
 		printf("\n");
 	}
+}
+
+/* Point p as a JSON object; a prediction has null for the published
+ * figure and the error. */
+static void cal_json_point(FILE *f, const struct cal_point *p, int idx)
+{
+	fprintf(f, "%s\n  {\"name\": \"%s\", \"unit\": \"%s\", ", idx ? "," : "", p->name,
+		p->unit);
+	if (isnan(p->published))
+		fprintf(f, "\"published\": null, \"model\": %.6g, \"error_pct\": null, "
+			   "\"goal\": false, \"prediction\": true}", p->model);
+	else
+		fprintf(f, "\"published\": %.6g, \"model\": %.6g, \"error_pct\": %.2f, "
+			   "\"goal\": %s}", p->published, p->model,
+			(p->model - p->published) / p->published * 100.0,
+			p->goal ? "true" : "false");
 }
 
 /* Method mm as a JSON object (the facts cal_print_method prints). */
@@ -1073,8 +1109,14 @@ int qs_cmd_bench_calibrate(int argc, char **argv)
 
 	printf("\n%-58s %-5s %12s %12s %8s\n", "point", "unit", "published", "model", "error");
 	double worst[2] = {0, 0}; /* [goal] */
-	int ngoal = 0;
+	int ngoal = 0, npred = 0;
 	for (int i = 0; i < npts; i++) {
+		if (isnan(pts[i].published)) {
+			npred++;
+			printf("%-58s %-5s %12s %12.6g %8s  (prediction)\n", pts[i].name,
+			       pts[i].unit, "-", pts[i].model, "-");
+			continue;
+		}
 		double e = (pts[i].model - pts[i].published) / pts[i].published * 100.0;
 		if (fabs(e) > worst[pts[i].goal])
 			worst[pts[i].goal] = fabs(e);
@@ -1089,9 +1131,12 @@ int qs_cmd_bench_calibrate(int argc, char **argv)
 	for (int i = 0; i < nmeth; i++)
 		cal_print_method(&meth[i], tests, ntests);
 	/* The goal's points (methods with goal = 1) and the others, each with its worst. */
-	printf("\n%d points: %d goal points, worst error %.1f%%", npts, ngoal, worst[1]);
-	if (npts > ngoal)
-		printf("; %d context points (goal = 0), worst %.1f%%", npts - ngoal, worst[0]);
+	printf("\n%d points: %d goal points, worst error %.1f%%", npts - npred, ngoal, worst[1]);
+	if (npts - npred > ngoal)
+		printf("; %d context points (goal = 0), worst %.1f%%", npts - npred - ngoal,
+		       worst[0]);
+	if (npred)
+		printf("; %d predictions (no published figure)", npred);
 	printf("\n%.1f s wall (%.1fM I/Os simulated, %.2fM per wall second incl. "
 	       "preconditioning)\n",
 	       wall, (double)cal_total_ios / 1e6, (double)cal_total_ios / 1e6 / wall);
@@ -1105,13 +1150,7 @@ int qs_cmd_bench_calibrate(int argc, char **argv)
 		fprintf(f, "{\"profile\": \"%s\", \"scale_bytes\": %llu, \"points\": [", p.name,
 			(unsigned long long)scaled);
 		for (int i = 0; i < npts; i++)
-			fprintf(f,
-				"%s\n  {\"name\": \"%s\", \"unit\": \"%s\", \"published\": %.6g, "
-				"\"model\": %.6g, \"error_pct\": %.2f, \"goal\": %s}",
-				i ? "," : "", pts[i].name, pts[i].unit, pts[i].published,
-				pts[i].model,
-				(pts[i].model - pts[i].published) / pts[i].published * 100.0,
-				pts[i].goal ? "true" : "false");
+			cal_json_point(f, &pts[i], i);
 		fprintf(f, "\n], \"methods\": [");
 		for (int i = 0; i < nmeth; i++)
 			cal_json_method(f, &meth[i], tests, ntests, i);

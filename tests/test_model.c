@@ -886,14 +886,15 @@ static void test_calibrate_cmd(void **state)
 		 "[test.1]\nmethod = m\nname = 4K random write\nrw = randwrite\n"
 		 "bs_kib = 4\nqd = 16\niops = 1000\n"
 		 "[test.2]\nmethod = m\nname = 64K random write\nrw = randwrite\n"
-		 "bs_kib = 64\nqd = 16\nmbps = 100\n",
+		 "bs_kib = 64\nqd = 16\nmbps = 100\n"
+		 "[test.3]\nmethod = m\nname = 64K read\nrw = read\nbs_kib = 64\nqd = 4\n",
 		 good_ini);
 	ttmp_write(ini, text);
 	char *argv[] = {"calibrate", "--profile", ini, "--json", json, "--scale-gib", "0.25", NULL};
 	assert_int_equal(qs_cmd_bench_calibrate(7, argv), 0);
 	FILE *f = fopen(json, "r");
 	assert_non_null(f);
-	char out[4096];
+	char out[8192];
 	size_t n = fread(out, 1, sizeof(out) - 1, f);
 	fclose(f);
 	out[n] = 0;
@@ -912,6 +913,16 @@ static void test_calibrate_cmd(void **state)
 	assert_int_equal(sscanf(strstr(p64, "\"model\": ") + 9, "%lf", &mbps64), 1);
 	assert_true(iops4 > 0 && mbps64 > 0);
 	assert_true(iops4 * 4096 * 4 < mbps64 * 1e6);
+	/* A test without a published figure is the model's prediction: its
+	 * IOPS, bandwidth and latency, with null for the figure and the error. */
+	char *pr = strstr(out, "{\"name\": \"m: 64K read\", \"unit\": \"IOPS\", \"published\": null");
+	assert_non_null(pr);
+	double pred = 0;
+	assert_int_equal(sscanf(strstr(pr, "\"model\": ") + 9, "%lf", &pred), 1);
+	assert_true(pred > 0);
+	assert_non_null(strstr(pr, "\"error_pct\": null, \"goal\": false, \"prediction\": true}"));
+	assert_non_null(strstr(out, "\"name\": \"m: 64K read latency\", \"unit\": \"us\", "
+				    "\"published\": null"));
 
 	snprintf(text, sizeof(text),
 		 "%s\n[method.m]\nspan_pct = 25\nrun_s = 100\n"
