@@ -73,6 +73,20 @@ struct cal_point {
 	int goal; /* from its method */
 };
 
+/* The values of keys fill and report, by struct cal_method's fill and peak:
+ * what the loader reads and the JSON writes. */
+static const char *const cal_fill_names[] = {"none", "seq", "random"};
+static const char *const cal_report_names[] = {"mean", "peak", "first", "curve"};
+
+/* Index of s in names[0..n), or -1. */
+static int cal_name_index(const char *const *names, int n, const char *s)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(names[i], s))
+			return i;
+	return -1;
+}
+
 /* Points of a vdbench curve after its maximum: 10%, 20%, ... 120% of it. */
 #define CURVE_POINTS 12
 
@@ -470,8 +484,9 @@ static int load_tests(const char *path, struct cal_method *meth, int *nmeth,
 			mm->run_s = iniparser_getdouble(d, k, -1);
 			snprintf(k, sizeof(k), "%s:fill", sec);
 			const char *fill = iniparser_getstring(d, k, "seq");
-			mm->fill = !strcmp(fill, "seq") ? 1 : !strcmp(fill, "random") ? 2 : 0;
-			if (!mm->fill && strcmp(fill, "none")) {
+			mm->fill = cal_name_index(cal_fill_names, 3, fill);
+			if (mm->fill < 0) {
+				mm->fill = 0;
 				fprintf(stderr,
 					"calibrate: %s: [%s] fill = '%s': allowed seq, random, none\n",
 					path, sec, fill);
@@ -495,10 +510,10 @@ static int load_tests(const char *path, struct cal_method *meth, int *nmeth,
 			}
 			snprintf(k, sizeof(k), "%s:report", sec);
 			const char *rep = iniparser_getstring(d, k, "mean");
-			mm->peak = !strcmp(rep, "peak")	   ? 1
-				   : !strcmp(rep, "first") ? 2
-				   : !strcmp(rep, "curve") ? 3
-							   : 0;
+			mm->peak = cal_name_index(cal_report_names, 4, rep);
+			int bad_report = mm->peak < 0;
+			if (bad_report)
+				mm->peak = 0;
 			snprintf(k, sizeof(k), "%s:first_s", sec);
 			mm->first_s = iniparser_getdouble(d, k, 0);
 			if (mm->peak == 3) {
@@ -519,7 +534,7 @@ static int load_tests(const char *path, struct cal_method *meth, int *nmeth,
 					path, sec, mm->first_s, mm->run_s);
 				rc = -EINVAL;
 			}
-			if (!mm->peak && strcmp(rep, "mean")) {
+			if (bad_report) {
 				fprintf(stderr,
 					"calibrate: %s: [%s] report = '%s': allowed mean, peak, first, "
 					"curve\n",
@@ -947,14 +962,12 @@ static void cal_json_point(FILE *f, const struct cal_point *p, int idx)
 static void cal_json_method(FILE *f, const struct cal_method *mm, const struct cal_test *tests,
 			    int ntests, int idx)
 {
-	static const char *const fill[] = {"none", "seq", "random"};
-	static const char *const report[] = {"mean", "peak", "first", "curve"};
 	fprintf(f,
 		"%s\n  {\"name\": \"%s\", \"fill\": \"%s\", \"span_pct\": %g, \"random\": "
 		"\"%s\", \"report\": \"%s\", \"run_s\": %g, \"first_s\": %g, \"repeat\": %d, "
 		"\"mb_bytes\": %.0f, \"goal\": %s, \"tests\": [",
-		idx ? "," : "", mm->name, fill[mm->fill], mm->span_pct,
-		mm->randmap ? "map" : "uniform", report[mm->peak], mm->run_s, mm->first_s,
+		idx ? "," : "", mm->name, cal_fill_names[mm->fill], mm->span_pct,
+		mm->randmap ? "map" : "uniform", cal_report_names[mm->peak], mm->run_s, mm->first_s,
 		mm->repeat, mm->mb, mm->goal ? "true" : "false");
 	int n = 0;
 	for (int i = 0; i < ntests; i++) {
