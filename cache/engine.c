@@ -29,15 +29,42 @@
 
 /* ---- environment helpers ---------------------------------------------- */
 
+/*
+ * Every allocation carries its size just below the pointer returned, so the
+ * engine knows its own DRAM to the byte (qs_engine_get_stats, mem.total),
+ * whatever the host's allocator is. The header takes the alignment's room
+ * (16 bytes at least), which is counted too.
+ */
+struct mem_hdr {
+	uint64_t bytes; /* counted: what was asked of the host */
+	uint64_t pad;	/* from the host's pointer to the caller's */
+};
+
 void *eng_alloc(struct qs_engine *e, size_t size, size_t align)
 {
-	return e->env.ops->alloc(e->env.ctx, size ? size : 1, align < 16 ? 16 : align);
+	size_t pad = align < 16 ? 16 : align;
+	unsigned char *raw = e->env.ops->alloc(e->env.ctx, (size ? size : 1) + pad, pad);
+	if (!raw)
+		return NULL;
+	struct mem_hdr *h = (struct mem_hdr *)(raw + pad) - 1;
+	h->bytes = (size ? size : 1) + pad;
+	h->pad = pad;
+	e->mem_bytes += h->bytes;
+	return raw + pad;
+}
+
+size_t eng_alloc_bytes(const void *p)
+{
+	return p ? (size_t)((const struct mem_hdr *)p - 1)->bytes : 0;
 }
 
 void eng_free(struct qs_engine *e, void *p)
 {
-	if (p)
-		e->env.ops->free(e->env.ctx, p);
+	if (!p)
+		return;
+	struct mem_hdr *h = (struct mem_hdr *)p - 1;
+	e->mem_bytes -= h->bytes;
+	e->env.ops->free(e->env.ctx, (unsigned char *)p - h->pad);
 }
 
 void *eng_io_alloc(struct qs_engine *e, size_t size)
@@ -613,8 +640,23 @@ void qs_engine_get_stats(const struct qs_engine *e, struct qs_engine_stats *s)
 			 (e->diu_map.slots ? qs_index_bytes(&e->diu_map) : 0) +
 			 (uint64_t)e->diu_cap * sizeof(struct diu);
 	s->failed = e->failed;
+	eng_mem(e, &s->mem);
 	if (e->plc)
 		plc_stats(e, s); /* the map's memory is map_bytes, not in index_bytes */
+}
+
+/* The engine's DRAM by part (struct qs_engine_mem says what each holds). */
+void eng_mem(const struct qs_engine *e, struct qs_engine_mem *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->index = e->idx.slots ? qs_index_bytes(&e->idx) : 0;
+	m->dirty = (e->diu_map.slots ? qs_index_bytes(&e->diu_map) : 0) + eng_alloc_bytes(e->dius);
+	m->total = sizeof(*e) + e->mem_bytes + m->index +
+		   (e->diu_map.slots ? qs_index_bytes(&e->diu_map) : 0);
+	if (e->plc)
+		plc_mem(e, m);
+	uint64_t parts = m->index + m->dirty + m->map_pages + m->map_meta + m->qlc_blocks + m->bands;
+	m->other = m->total > parts ? m->total - parts : 0;
 }
 
 uint64_t qs_engine_size(const struct qs_engine *e)

@@ -184,6 +184,7 @@ struct qs_engine {
 
 	bool ready, closing, closed, failed, opening;
 	bool no_data; /* QS_OPEN_NO_DATA: skip checksums and copies of data */
+	uint64_t mem_bytes; /* what eng_alloc holds now (eng_mem) */
 	qs_req_cb open_cb, close_cb, drain_cb;
 	void *open_arg, *close_arg, *drain_arg;
 	bool draining;
@@ -317,6 +318,10 @@ struct qs_engine {
 /* engine.c */
 void *eng_alloc(struct qs_engine *e, size_t size, size_t align);
 void eng_free(struct qs_engine *e, void *p);
+/* Bytes eng_alloc counted for p (header included); 0 for NULL. */
+size_t eng_alloc_bytes(const void *p);
+/* The engine's DRAM by part, for qs_engine_get_stats. */
+void eng_mem(const struct qs_engine *e, struct qs_engine_mem *m);
 /* A context for one device I/O, whose first member is a struct io_link;
  * freed by eng_io_free when the I/O completes, or by qs_engine_free. */
 void *eng_io_alloc(struct qs_engine *e, size_t size);

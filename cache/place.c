@@ -2245,3 +2245,24 @@ void plc_stats(const struct qs_engine *e, struct qs_engine_stats *s)
 	s->mapped_blocks = p->mapped;
 	s->clean_state = p->cs_loaded;
 }
+
+void plc_mem(const struct qs_engine *e, struct qs_engine_mem *m)
+{
+	const struct plc *p = e->plc;
+	const struct mpc *c = &p->mpc;
+	uint64_t frames = (uint64_t)c->nframes + c->ncow;
+	m->map_pages = frames * QS_BLOCK_SIZE + eng_alloc_bytes(c->fr) + eng_alloc_bytes(c->io);
+	m->map_meta = eng_alloc_bytes(c->pg_frame) + eng_alloc_bytes(c->empty) +
+		      eng_alloc_bytes(p->newest) + eng_alloc_bytes(p->written) +
+		      eng_alloc_bytes(p->stale) + eng_alloc_bytes(p->dirty_list) +
+		      eng_alloc_bytes(p->mf_list);
+	m->qlc_blocks = eng_alloc_bytes(p->rev);
+	m->bands = eng_alloc_bytes(p->bands) + eng_alloc_bytes(p->freeq) + eng_alloc_bytes(p->drained);
+	/* Timing only: the map's contents and the scratch page are the
+	 * model's, and the frames' data, which a real engine holds, is not
+	 * allocated: counted as mpc_init would have. */
+	uint64_t data = c->data ? eng_alloc_bytes(c->data) : frames * QS_BLOCK_SIZE + QS_BLOCK_SIZE;
+	m->map_pages = data + eng_alloc_bytes(c->fr) + eng_alloc_bytes(c->io);
+	if (!c->data)
+		m->total = m->total + data - eng_alloc_bytes(p->map) - eng_alloc_bytes(c->scratch);
+}

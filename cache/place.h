@@ -378,5 +378,8 @@ void plc_durable(struct qs_engine *e);
 
 struct qs_engine_stats;
 void plc_stats(const struct qs_engine *e, struct qs_engine_stats *s);
+/* Log placement's parts of the engine's DRAM into m (eng_mem), and total
+ * corrected for timing-only runs. */
+void plc_mem(const struct qs_engine *e, struct qs_engine_mem *m);
 
 #endif

@@ -243,6 +243,26 @@ int qs_engine_set_policy(struct qs_engine *e, const struct qs_policy *p);
 /* The policy in force. */
 void qs_engine_get_policy(const struct qs_engine *e, struct qs_policy *p);
 
+/*
+ * The engine's DRAM by part (docs/ARCHITECTURE.md, Memory). total counts
+ * every byte the engine holds (its allocations, headers included, and its
+ * indexes); the parts are its structures' sizes and other is the rest
+ * (buffers, requests, records). Opened with QS_OPEN_NO_DATA (the bench's
+ * timing-only runs) the figures are those of the same engine holding data:
+ * map page frames count as though allocated, and the timing-only copy of
+ * the map does not count.
+ */
+struct qs_engine_mem {
+	uint64_t index;	     /* log index: where each cached block's newest copy is */
+	uint64_t dirty;	     /* dirty-IU records and their lookup */
+	uint64_t map_pages;  /* log: map page frames and the checkpoint's copies */
+	uint64_t map_meta;   /* log: per map page, where it is and its state */
+	uint64_t qlc_blocks; /* log: per QLC block, the client block it holds */
+	uint64_t bands;	     /* log: per band, validity and queues */
+	uint64_t other;	     /* buffers, requests, records: total less the parts */
+	uint64_t total;
+};
+
 struct qs_engine_stats {
 	uint64_t client_reads, client_read_bytes;
 	uint64_t client_writes, client_write_bytes;
@@ -295,6 +315,7 @@ struct qs_engine_stats {
 	uint64_t mapped_blocks;	   /* client blocks with a QLC copy */
 	bool clean_state;	   /* this open took the clean state a clean close wrote
 				      (reverse map and bands), not a rebuild from the map */
+	struct qs_engine_mem mem;  /* DRAM by part */
 };
 
 void qs_engine_get_stats(const struct qs_engine *e, struct qs_engine_stats *s);
