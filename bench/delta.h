@@ -15,8 +15,8 @@
 /*
  * d = b - a for every counter of the engine statistics; the gauges
  * (cached_blocks, dirty_ius, log_blocks, log_used_blocks, index_bytes,
- * inflight, failed) are b's. a must be the earlier snapshot. d may not
- * alias a or b.
+ * inflight, failed, mem...) are b's. a must be the earlier snapshot. d
+ * may not alias a or b.
  */
 void qs_delta_engine_stats(struct qs_engine_stats *d, const struct qs_engine_stats *a,
 			   const struct qs_engine_stats *b);

@@ -1385,6 +1385,10 @@ static int drv_entry(struct drv_run *r, size_t a, size_t b, const struct drv_sta
 	rep->map_page_reads = res->eng.map_page_reads;
 	rep->map_page_writes = res->eng.map_page_writes;
 	rep->map_peak_bytes = res->eng.map_peak_bytes;
+	/* DRAM when the window closed, as the map's peak: a passthrough
+	 * engine holds no cache state, so shaping off reports none */
+	if (v->shaping)
+		rep->mem = res->eng.mem;
 	struct qs_report_ss *ss = &rep->ss;
 	ss->criterion = j->ss_cap ? qs_job_ss_name(j->job->ss) : NULL;
 	ss->limit = j->job->ss_limit;

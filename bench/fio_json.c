@@ -160,12 +160,18 @@ static void fj_jobname(char *b, size_t n, const struct qs_report_run *r)
 			 r->placement && *r->placement ? r->placement : "inplace");
 }
 
+/* A member that does not apply: null. */
+static void fj_null(struct fj *w, const char *key)
+{
+	fj_key(w, key);
+	fputs("null", w->f);
+}
+
 /* The steady-state object of the bench's JSON, or null. */
 static void fj_ss(struct fj *w, const struct qs_report_ss *ss)
 {
 	if (!ss->criterion) {
-		fj_key(w, "steadystate");
-		fputs("null", w->f);
+		fj_null(w, "steadystate");
 		return;
 	}
 	fj_open(w, "steadystate", '{');
@@ -194,6 +200,47 @@ static void fj_wear(struct fj *w, const struct qs_report_fio_doc *doc,
 	fj_dbl(w, "life_years_common", qs_report_life_at(r, common));
 	fj_dbl(w, "rated_write_bytes_per_s", rated);
 	fj_dbl(w, "life_years_rated", qs_report_life_at(r, rated));
+	fj_close(w, '}');
+}
+
+/* The map object of the bench's JSON, or null without log placement. */
+static void fj_map(struct fj *w, const struct qs_report_run *r)
+{
+	if (!qs_report_is_log(r)) {
+		fj_null(w, "map");
+		return;
+	}
+	fj_open(w, "map", '{');
+	fj_u64(w, "hits", r->map_hits);
+	fj_u64(w, "misses", r->map_misses);
+	fj_dbl(w, "miss_pct", qs_report_map_miss_pct(r));
+	fj_u64(w, "page_reads", r->map_page_reads);
+	fj_u64(w, "page_writes", r->map_page_writes);
+	fj_u64(w, "page_io_bytes", qs_report_map_io_bytes(r));
+	fj_u64(w, "dram_peak_bytes", r->map_peak_bytes);
+	fj_close(w, '}');
+}
+
+/* The memory object of the bench's JSON, or null with shaping off. */
+static void fj_mem(struct fj *w, const struct qs_report_run *r)
+{
+	const struct qs_engine_mem *m = &r->mem;
+	if (!r->shaping) {
+		fj_null(w, "memory");
+		return;
+	}
+	fj_open(w, "memory", '{');
+	fj_u64(w, "engine_bytes", m->total);
+	fj_u64(w, "engine_full_scale_bytes", qs_report_mem_full_scale(r));
+	fj_open(w, "parts", '{');
+	fj_u64(w, "index", m->index);
+	fj_u64(w, "dirty", m->dirty);
+	fj_u64(w, "map_pages", m->map_pages);
+	fj_u64(w, "map_meta", m->map_meta);
+	fj_u64(w, "qlc_blocks", m->qlc_blocks);
+	fj_u64(w, "bands", m->bands);
+	fj_u64(w, "other", m->other);
+	fj_close(w, '}');
 	fj_close(w, '}');
 }
 
@@ -233,6 +280,8 @@ static void fj_qlcshape(struct fj *w, const struct qs_report_fio_doc *doc,
 	fj_open(w, "fast", '{');
 	fj_u64(w, "write_bytes", r->fast_write_bytes);
 	fj_close(w, '}');
+	fj_map(w, r);
+	fj_mem(w, r);
 	fj_close(w, '}');
 }
 

@@ -28,7 +28,7 @@ static const char *policy_of(const struct qs_report_run *r)
 	return r->policy && *r->policy ? r->policy : "-";
 }
 
-static bool is_log(const struct qs_report_run *r)
+bool qs_report_is_log(const struct qs_report_run *r)
 {
 	return r->shaping && r->placement && !strcmp(r->placement, "log");
 }
@@ -43,7 +43,7 @@ static const char *placement_of(const struct qs_report_run *r)
 const char *qs_report_label(const struct qs_report_run *r)
 {
 	static const char *const log_names[] = {"log-fifo", "log-sweep", "log-fullest"};
-	if (is_log(r))
+	if (qs_report_is_log(r))
 		for (unsigned i = 0; i < 3; i++)
 			if (!strcmp(policy_of(r), log_names[i] + 4))
 				return log_names[i];
@@ -189,6 +189,27 @@ double qs_report_dirty_growth(const struct qs_report_run *r)
 	       (double)r->client_write_bytes;
 }
 
+double qs_report_map_miss_pct(const struct qs_report_run *r)
+{
+	uint64_t lookups = r->map_hits + r->map_misses;
+	if (!qs_report_is_log(r) || !lookups)
+		return NAN;
+	return 100.0 * (double)r->map_misses / (double)lookups;
+}
+
+uint64_t qs_report_map_io_bytes(const struct qs_report_run *r)
+{
+	return (r->map_page_reads + r->map_page_writes) * QS_BLOCK_SIZE;
+}
+
+uint64_t qs_report_mem_full_scale(const struct qs_report_run *r)
+{
+	const struct qs_engine_mem *m = &r->mem;
+	double scale = r->mem_scale > 0 ? r->mem_scale : 1;
+	uint64_t grows = m->total > m->other ? m->total - m->other : 0;
+	return m->other + (uint64_t)llround((double)grows * scale);
+}
+
 double qs_report_life_at(const struct qs_report_run *r, double client_bytes_per_s)
 {
 	if (!(client_bytes_per_s > 0) || isnan(r->wear.client_bytes_writable))
@@ -206,6 +227,7 @@ struct trates {
 	bool steady;   /* some variant checked for steady state */
 	bool reads, writes, trims;
 	bool log; /* some column has log placement */
+	bool shaping; /* some column has shaping on */
 	enum qs_report_unified unified; /* the job's unified_rw_reporting */
 };
 
@@ -219,7 +241,8 @@ struct row {
 		     4 writes, only when some were rounded, 5 only when steady
 		     state was checked, 6 trim, 7 the directions together (fio's
 		     unified_rw_reporting), 8 writes, whatever unified says,
-		     9 only when a column has log placement */
+		     9 only when a column has log placement, 10 only when a
+		     column has shaping on */
 	double (*get)(const struct qs_report_run *r, const struct trates *t);
 	const char *fmt;
 	enum cmp cmp;
@@ -271,10 +294,11 @@ G(g_f_bytes, (double)r->fast_write_bytes / 1e6)
 G(g_ss_at, !r->ss.criterion ? NAN : r->ss.reached ? r->ss.at_s : -INFINITY)
 G(g_ss_crit, r->ss.criterion ? r->ss.last : NAN)
 G(g_dirty, (double)r->dirty_end_bytes / 1e6)
-G(g_map_miss, r->map_hits + r->map_misses
-		  ? 100.0 * (double)r->map_misses / (double)(r->map_hits + r->map_misses) : NAN)
-G(g_map_io, is_log(r) ? (double)(r->map_page_reads + r->map_page_writes) * 4096 / 1e6 : NAN)
-G(g_map_peak, is_log(r) ? (double)r->map_peak_bytes / 1e6 : NAN)
+G(g_map_miss, qs_report_map_miss_pct(r))
+G(g_map_io, qs_report_is_log(r) ? (double)qs_report_map_io_bytes(r) / 1e6 : NAN)
+G(g_map_peak, qs_report_is_log(r) ? (double)r->map_peak_bytes / 1e6 : NAN)
+G(g_mem, r->shaping ? (double)r->mem.total / 1e6 : NAN)
+G(g_mem_full, r->shaping ? (double)qs_report_mem_full_scale(r) / 1e6 : NAN)
 G(g_dirty_growth, qs_report_dirty_growth(r))
 #undef G
 
@@ -324,6 +348,8 @@ static const struct row rows[] = {
 	{"map misses %", 9, g_map_miss, "%.2f", CMP_NONE},
 	{"map page I/O MB", 9, g_map_io, "%.1f", CMP_NONE},
 	{"map DRAM peak MB", 9, g_map_peak, "%.2f", CMP_NONE},
+	{"engine DRAM MB", 10, g_mem, "%.1f", CMP_NONE},
+	{"full-scale DRAM MB", 10, g_mem_full, "%.1f", CMP_NONE},
 };
 
 /* Whether row rw has a place in a job's table: its direction is issued, or
@@ -342,6 +368,7 @@ static bool row_shown(const struct row *rw, const struct trates *t)
 	case 7: return t->unified != QS_UNIFIED_NONE;
 	case 8: return t->writes;
 	case 9: return t->log;
+	case 10: return t->shaping;
 	default: return true;
 	}
 }
@@ -387,7 +414,8 @@ int qs_report_table(FILE *f, const struct qs_report_run *runs, size_t n)
 			if (runs[cols[c]].rated_write_bytes_per_s > 0)
 				tr.rated = runs[cols[c]].rated_write_bytes_per_s;
 			tr.rounding |= runs[cols[c]].round_write_bytes > 0;
-			tr.log |= is_log(&runs[cols[c]]);
+			tr.log |= qs_report_is_log(&runs[cols[c]]);
+			tr.shaping |= runs[cols[c]].shaping;
 			tr.steady |= runs[cols[c]].ss.criterion != NULL;
 		}
 
@@ -504,6 +532,41 @@ static void wear_out(const struct qs_report_run *runs, size_t n, const struct qs
 	o->life_rated = qs_report_life_at(r, o->rated);
 }
 
+/* The map's figures of the table's rows (null without log placement). */
+static void json_map(FILE *f, const struct qs_report_run *r)
+{
+	fputs("      \"map\": ", f);
+	if (!qs_report_is_log(r)) {
+		fputs("null", f);
+		return;
+	}
+	fprintf(f, "{\"hits\": %" PRIu64 ", \"misses\": %" PRIu64 ", \"miss_pct\": ",
+		r->map_hits, r->map_misses);
+	json_num(f, qs_report_map_miss_pct(r), "%.6f");
+	fprintf(f, ", \"page_reads\": %" PRIu64 ", \"page_writes\": %" PRIu64
+		",\n              \"page_io_bytes\": %" PRIu64 ", \"dram_peak_bytes\": %" PRIu64
+		"}", r->map_page_reads, r->map_page_writes, qs_report_map_io_bytes(r),
+		r->map_peak_bytes);
+}
+
+/* The engine's DRAM, as run and at full scale, and its parts as run
+ * (null with shaping off: no engine state to count). */
+static void json_mem(FILE *f, const struct qs_report_run *r)
+{
+	const struct qs_engine_mem *m = &r->mem;
+	fputs("      \"memory\": ", f);
+	if (!r->shaping) {
+		fputs("null", f);
+		return;
+	}
+	fprintf(f, "{\"engine_bytes\": %" PRIu64 ", \"engine_full_scale_bytes\": %" PRIu64
+		",\n                 \"parts\": {\"index\": %" PRIu64 ", \"dirty\": %" PRIu64
+		", \"map_pages\": %" PRIu64 ", \"map_meta\": %" PRIu64 ", \"qlc_blocks\": %"
+		PRIu64 ", \"bands\": %" PRIu64 ", \"other\": %" PRIu64 "}}", m->total,
+		qs_report_mem_full_scale(r), m->index, m->dirty, m->map_pages, m->map_meta,
+		m->qlc_blocks, m->bands, m->other);
+}
+
 int qs_report_json(FILE *f, const struct qs_report_run *runs, size_t n)
 {
 	fputs("{\n  \"version\": 1,\n  \"runs\": [", f);
@@ -576,8 +639,12 @@ int qs_report_json(FILE *f, const struct qs_report_run *runs, size_t n)
 		json_num(f, wo.rated, "%.3f");
 		fputs(", \"life_years_rated\": ", f);
 		json_num(f, wo.life_rated, "%.6f");
-		fprintf(f, "},\n      \"fast\": {\"write_bytes\": %" PRIu64 "}\n    }",
+		fprintf(f, "},\n      \"fast\": {\"write_bytes\": %" PRIu64 "},\n",
 			r->fast_write_bytes);
+		json_map(f, r);
+		fputs(",\n", f);
+		json_mem(f, r);
+		fputs("\n    }", f);
 	}
 	fputs(n ? "\n  ]\n}\n" : "]\n}\n", f);
 	return ferror(f) ? -EIO : 0;
@@ -617,6 +684,29 @@ static void csv_dir(FILE *f, const struct qs_report_dir *d)
 		d->lat_p999_ns);
 }
 
+/* An unsigned figure, or an empty field where it does not apply. */
+static void csv_u64(FILE *f, bool applies, uint64_t v)
+{
+	fputc(',', f);
+	if (applies)
+		fprintf(f, "%" PRIu64, v);
+}
+
+/* The table's map rows: empty fields without log placement. */
+static void csv_map(FILE *f, const struct qs_report_run *r)
+{
+	csv_num(f, qs_report_map_miss_pct(r), "%.6f");
+	csv_u64(f, qs_report_is_log(r), qs_report_map_io_bytes(r));
+	csv_u64(f, qs_report_is_log(r), r->map_peak_bytes);
+}
+
+/* The engine's DRAM, as run and at full scale: empty with shaping off. */
+static void csv_mem(FILE *f, const struct qs_report_run *r)
+{
+	csv_u64(f, r->shaping, r->mem.total);
+	csv_u64(f, r->shaping, qs_report_mem_full_scale(r));
+}
+
 int qs_report_csv(FILE *f, const struct qs_report_run *runs, size_t n)
 {
 	fputs("job,shaping,policy,placement,"
@@ -630,7 +720,8 @@ int qs_report_csv(FILE *f, const struct qs_report_run *runs, size_t n)
 	      "common_write_bytes_per_s,life_years_common,rated_write_bytes_per_s,"
 	      "life_years_rated,client_write_bytes,round_write_bytes,round_share_pct,"
 	      "dirty_start_bytes,dirty_end_bytes,dirty_end_share_pct,dirty_growth_pct,"
-	      "ss_criterion,ss_reached,ss_at_s\n", f);
+	      "ss_criterion,ss_reached,ss_at_s,map_miss_pct,map_page_io_bytes,"
+	      "map_dram_peak_bytes,engine_bytes,engine_full_scale_bytes\n", f);
 	for (size_t i = 0; i < n; i++) {
 		const struct qs_report_run *r = &runs[i];
 		csv_str(f, r->job);
@@ -668,6 +759,8 @@ int qs_report_csv(FILE *f, const struct qs_report_run *runs, size_t n)
 		else
 			fputc(',', f);
 		csv_num(f, r->ss.at_s, "%.6f");
+		csv_map(f, r);
+		csv_mem(f, r);
 		fputc('\n', f);
 	}
 	return ferror(f) ? -EIO : 0;

@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "qlcshape/engine.h"
+
 struct qs_hist;
 
 /* One key=value of a job file as written (fio's "job options"). */
@@ -121,6 +123,12 @@ struct qs_report_run {
 	 * page in DRAM or not, pages read and written on the fast tier, and
 	 * the most DRAM they took (0 in place) */
 	uint64_t map_hits, map_misses, map_page_reads, map_page_writes, map_peak_bytes;
+	/* the engine's DRAM by part when the window closed, at the run's
+	 * scale (shaping on; not reported off), and mem_scale, the real
+	 * drive's capacity over the model's (0 or 1: unscaled, dev mode),
+	 * which qs_report_mem_full_scale() needs */
+	struct qs_engine_mem mem;
+	double mem_scale;
 	struct qs_report_ss ss;
 	/* client write bytes per second the job asks for with rate_iops (all
 	 * clones, writes' share of the mix); 0 when unrated */
@@ -236,6 +244,24 @@ double qs_report_round_share(const struct qs_report_run *r);
 double qs_report_dirty_share(const struct qs_report_run *r);
 double qs_report_dirty_growth(const struct qs_report_run *r);
 double qs_report_dirty_share(const struct qs_report_run *r);
+
+/* Whether r ran with log placement (the map figures exist). */
+bool qs_report_is_log(const struct qs_report_run *r);
+
+/* Percent of r's map lookups that missed DRAM (NAN without log placement
+ * or lookups), and the bytes of map pages it read and wrote on the fast
+ * tier. */
+double qs_report_map_miss_pct(const struct qs_report_run *r);
+uint64_t qs_report_map_io_bytes(const struct qs_report_run *r);
+
+/*
+ * r's engine DRAM at the real drive's scale: the bench scales the drive,
+ * the log and the map's DRAM down alike, so the parts that grow with
+ * capacity (every part but other) are multiplied by mem_scale, and other
+ * (buffers, requests, records), which does not grow, is taken as run:
+ * other + (total - other) x mem_scale.
+ */
+uint64_t qs_report_mem_full_scale(const struct qs_report_run *r);
 
 /* Years run r's client_bytes_writable lasts at client_bytes_per_s (NAN if
  * either is unknown or the rate is not above 0). */

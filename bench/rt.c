@@ -434,6 +434,15 @@ void qs_rt_world_late(const struct qs_rt_world *w, struct qs_rt_late *qlc,
 	*fast = w->flate;
 }
 
+/* The real drive's capacity over the one the runs use: the emulated model
+ * is scaled as in sim mode; dev mode runs on the real devices. */
+static double rt_scale(const struct qs_rt_world *w)
+{
+	if (w->conf.kind != QS_RT_EMU)
+		return 1;
+	return (double)w->prof.capacity_bytes / (double)w->sz.capacity;
+}
+
 void qs_rt_world_describe(const struct qs_rt_world *w, char *buf, size_t len)
 {
 	if (w->conf.kind == QS_RT_EMU) {
@@ -441,8 +450,8 @@ void qs_rt_world_describe(const struct qs_rt_world *w, char *buf, size_t len)
 			 "emulated QLC %s: %.2f GiB model (1/%.0f of the drive), IU %u KiB, filled "
 			 "sequentially when opened; emulated fast tier %s: log %.1f MB (--cache "
 			 "%.3g GB scaled alike); timing only (no data kept)",
-			 w->prof.name, (double)w->sz.capacity / 1073741824.0,
-			 (double)w->prof.capacity_bytes / (double)w->sz.capacity, w->iu / 1024,
+			 w->prof.name, (double)w->sz.capacity / 1073741824.0, rt_scale(w),
+			 w->iu / 1024,
 			 w->fast_prof.name, (double)w->sz.log_bytes / 1e6,
 			 (double)w->conf.cache_bytes / 1e9);
 		return;
@@ -634,6 +643,7 @@ static void rt_result(void *ctx, size_t open, size_t close, struct qs_bench_resu
 	qs_report_qlc_fill(&res->rep.qlc, &qi);
 	qs_report_wear_fill(&res->rep.wear, &qi);
 	res->rep.fast_write_bytes = x1->f1.write_bytes - x0->f0.write_bytes;
+	res->rep.mem_scale = rt_scale(w);
 }
 
 static const struct qs_drv_world_ops rt_ops = {

@@ -124,6 +124,15 @@ static void test_deterministic_json(void **state)
 	for (const char *p = ja; (p = strstr(p, "\"shaping\"")); p++)
 		runs++;
 	assert_int_equal(runs, 6);
+	/* the engine's DRAM on the 4 runs with shaping on, as deterministic
+	 * as the rest; none off */
+	size_t mem = 0, none = 0;
+	for (const char *p = ja; (p = strstr(p, "\"engine_full_scale_bytes\": ")); p++)
+		mem++;
+	for (const char *p = ja; (p = strstr(p, "\"memory\": null")); p++)
+		none++;
+	assert_int_equal(mem, 4);
+	assert_int_equal(none, 2);
 	free(ja);
 	free(jb);
 	free(jc);
@@ -182,6 +191,12 @@ static void test_whole_ius(void **state)
 		assert_int_equal(on.qlc.host_write_bytes % 65536, 0);
 		assert_true(on.rep.qlc.waf_iu < 1.01);
 		assert_true(on.rep.fast_write_bytes > 0);
+		/* the engine's DRAM when the window closed, in place: no
+		 * structure of log placement's */
+		assert_memory_equal(&on.rep.mem, &on.eng.mem, sizeof(on.rep.mem));
+		assert_true(on.rep.mem.index > 0 && on.rep.mem.other > 0);
+		assert_int_equal(on.rep.mem.qlc_blocks + on.rep.mem.map_pages, 0);
+		assert_true(on.rep.mem_scale == qs_bench_world_scale(w));
 	}
 	struct qs_bench_variant v = {.shaping = false};
 	assert_int_equal(qs_bench_run_job(w, job, &v, 1, &off, err, sizeof(err)), 0);
@@ -189,6 +204,7 @@ static void test_whole_ius(void **state)
 	assert_true(off.eng.qlc_iu_whole_writes < off.eng.qlc_writes);
 	assert_true(off.rep.qlc.waf_iu > 8);
 	assert_int_equal(off.rep.fast_write_bytes, 0);
+	assert_int_equal(off.rep.mem.total, 0); /* no cache: not reported */
 	qs_job_file_free(jf);
 	qs_bench_world_free(w);
 }
@@ -262,6 +278,16 @@ static void test_log_placement(void **state)
 	assert_int_equal(r.qlc.partial_ius, 0);
 	assert_string_equal(r.rep.placement, "log");
 	assert_true(r.eng.bands > 4);
+	/* its DRAM by part, the parts and the rest summing to the total; at
+	 * full scale the parts that grow with capacity are scaled up */
+	const struct qs_engine_mem *m = &r.rep.mem;
+	assert_true(m->qlc_blocks > 0 && m->map_pages > 0 && m->map_meta > 0 && m->bands > 0);
+	assert_int_equal(m->index + m->dirty + m->map_pages + m->map_meta + m->qlc_blocks +
+			 m->bands + m->other, m->total);
+	double scale = qs_bench_world_scale(w);
+	assert_true(scale > 1);
+	double full = (double)m->other + (double)(m->total - m->other) * scale;
+	assert_true(fabs((double)qs_report_mem_full_scale(&r.rep) - full) <= 1);
 	qs_job_file_free(jf);
 	qs_bench_world_free(w);
 }

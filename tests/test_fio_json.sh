@@ -122,6 +122,11 @@ for j in d["jobs"]:
     assert q["shaping"] in ("off", "on"), q
     assert q["mode"] == "sim" and isinstance(q["qlc"]["write_bytes"], int), q
     assert "wear" in q and "fast" in q and "client" in q, q
+    # the engine's DRAM with shaping on only; no map in place
+    m = q["memory"]
+    assert (m is None) == (q["shaping"] == "off"), q
+    assert m is None or 0 < m["engine_bytes"] <= m["engine_full_scale_bytes"], q
+    assert q["map"] is None, q
 assert len({j["groupid"] for j in d["jobs"]}) == 4, "a groupid per group and variant"
 EOF
 fi

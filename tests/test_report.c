@@ -360,6 +360,17 @@ static void sample_runs(struct qs_report_run r[3])
 	r[1].dirty_start_bytes = 3000;
 	r[1].dirty_end_bytes = 4000;
 	r[1].fast_write_bytes = 7400000000ull;
+	r[1].map_hits = 300;
+	r[1].map_misses = 100;
+	r[1].map_page_reads = 50;
+	r[1].map_page_writes = 30;
+	r[1].map_peak_bytes = 65536;
+	/* 39 MB that grow with capacity, 70 MB of buffers that do not */
+	r[1].mem = (struct qs_engine_mem){.index = 10000000, .dirty = 20000000,
+					  .map_pages = 3000000, .map_meta = 400000,
+					  .qlc_blocks = 5000000, .bands = 600000,
+					  .other = 70000000, .total = 109000000};
+	r[1].mem_scale = 192;
 	r[2].job = "64k \"quoted\", job";
 	r[2].shaping = false;
 	r[2].policy = NULL;
@@ -398,6 +409,45 @@ static void check_dir(const struct jv *d, const struct qs_report_dir *want)
 	assert_true(jget(pc, "99.900000", J_NUM)->num == (double)want->lat_p999_ns);
 }
 
+/*
+ * The map and memory objects of sample_runs' runs (r[1] with log
+ * placement): null for the runs off; the map's lookups, the share that
+ * missed, its page I/O and peak; the engine's DRAM as run, at full scale
+ * (70 MB of buffers as run, 39 MB that grow with capacity x 192) and by
+ * part.
+ */
+static void check_json_map_mem(const struct jv *runs)
+{
+	for (size_t i = 0; i < 3; i += 2) {
+		jget(runs->items[i], "map", J_NULL);
+		jget(runs->items[i], "memory", J_NULL);
+	}
+	const struct jv *m = jget(runs->items[1], "map", J_OBJ);
+	jkeys(m, (const char *[]){"hits", "misses", "miss_pct", "page_reads", "page_writes",
+				  "page_io_bytes", "dram_peak_bytes", NULL});
+	assert_true(jget(m, "hits", J_NUM)->num == 300);
+	assert_true(jget(m, "misses", J_NUM)->num == 100);
+	assert_true(jget(m, "miss_pct", J_NUM)->num == 25.0);
+	assert_true(jget(m, "page_reads", J_NUM)->num == 50);
+	assert_true(jget(m, "page_writes", J_NUM)->num == 30);
+	assert_true(jget(m, "page_io_bytes", J_NUM)->num == 80 * 4096);
+	assert_true(jget(m, "dram_peak_bytes", J_NUM)->num == 65536);
+	const struct jv *mem = jget(runs->items[1], "memory", J_OBJ);
+	jkeys(mem, (const char *[]){"engine_bytes", "engine_full_scale_bytes", "parts", NULL});
+	assert_true(jget(mem, "engine_bytes", J_NUM)->num == 109e6);
+	assert_true(jget(mem, "engine_full_scale_bytes", J_NUM)->num == 70e6 + 39e6 * 192);
+	const struct jv *pt = jget(mem, "parts", J_OBJ);
+	jkeys(pt, (const char *[]){"index", "dirty", "map_pages", "map_meta", "qlc_blocks",
+				   "bands", "other", NULL});
+	assert_true(jget(pt, "index", J_NUM)->num == 10e6);
+	assert_true(jget(pt, "dirty", J_NUM)->num == 20e6);
+	assert_true(jget(pt, "map_pages", J_NUM)->num == 3e6);
+	assert_true(jget(pt, "map_meta", J_NUM)->num == 400e3);
+	assert_true(jget(pt, "qlc_blocks", J_NUM)->num == 5e6);
+	assert_true(jget(pt, "bands", J_NUM)->num == 600e3);
+	assert_true(jget(pt, "other", J_NUM)->num == 70e6);
+}
+
 static void test_json(void **state)
 {
 	(void)state;
@@ -418,7 +468,7 @@ static void test_json(void **state)
 		const struct jv *o = runs->items[i];
 		jkeys(o, (const char *[]){"job", "shaping", "policy", "placement", "mode", "read",
 					  "write", "qlc", "client", "log", "steadystate", "wear",
-					  "fast", NULL});
+					  "fast", "map", "memory", NULL});
 		jkeys(jget(o, "client", J_OBJ), (const char *[]){"write_bytes",
 				"round_write_bytes", "round_share_pct", NULL});
 		jkeys(jget(o, "log", J_OBJ), (const char *[]){"dirty_start_bytes",
@@ -483,6 +533,30 @@ static void test_json(void **state)
 	assert_string_equal(jget(ss, "criterion", J_STR)->str, "iops_slope");
 	assert_true(jget(ss, "at_s", J_NUM)->num == 42.5);
 	jget(jget(runs->items[2], "wear", J_OBJ), "life_years_common", J_NULL);
+	check_json_map_mem(runs);
+	jfree(root);
+	free(out);
+
+	/* in place: no map figures, the engine's DRAM still; a log run
+	 * without lookups has no miss share; shaping off has no engine DRAM
+	 * whatever the run holds */
+	r[0].mem = r[1].mem;
+	r[1].placement = "inplace";
+	r[2].shaping = true;
+	r[2].placement = "log";
+	out = capture(qs_report_json, r, 3);
+	p = (struct jp){out, false};
+	root = jvalue(&p);
+	runs = jget(root, "runs", J_ARR);
+	jget(runs->items[0], "memory", J_NULL);
+	jget(runs->items[1], "map", J_NULL);
+	jget(jget(runs->items[1], "memory", J_OBJ), "engine_bytes", J_NUM);
+	const struct jv *m2 = jget(runs->items[2], "map", J_OBJ);
+	jget(m2, "miss_pct", J_NULL);
+	assert_true(jget(m2, "page_io_bytes", J_NUM)->num == 0);
+	/* mem_scale 0: unscaled, full scale is the run's figure */
+	assert_true(jget(jget(runs->items[2], "memory", J_OBJ), "engine_full_scale_bytes",
+			 J_NUM)->num == 0);
 	jfree(root);
 	free(out);
 
@@ -607,11 +681,23 @@ static void test_fio_json(void **state)
 							   NULL});
 	jkeys(jget(j0, "qlcshape", J_OBJ), (const char *[]){"job", "shaping", "policy",
 				"placement", "mode", "members", "qlc", "client", "log",
-				"steadystate", "wear", "fast", NULL});
+				"steadystate", "wear", "fast", "map", "memory", NULL});
+	jget(jget(j0, "qlcshape", J_OBJ), "map", J_NULL);
+	jget(jget(j0, "qlcshape", J_OBJ), "memory", J_NULL);
 	const struct jv *j1 = jobs->items[1];
 	assert_string_equal(jget(j1, "jobname", J_STR)->str, "alias (shaping on, sweep, log)");
 	assert_true(jget(j1, "groupid", J_NUM)->num == 3);
-	assert_string_equal(jget(jget(j1, "qlcshape", J_OBJ), "mode", J_STR)->str, "dev");
+	const struct jv *q1 = jget(j1, "qlcshape", J_OBJ);
+	assert_string_equal(jget(q1, "mode", J_STR)->str, "dev");
+	/* the same map and memory figures as the bench's --json */
+	const struct jv *m1 = jget(q1, "map", J_OBJ);
+	assert_true(jget(m1, "miss_pct", J_NUM)->num == 25.0);
+	assert_true(jget(m1, "page_io_bytes", J_NUM)->num == 80 * 4096);
+	assert_true(jget(m1, "dram_peak_bytes", J_NUM)->num == 65536);
+	const struct jv *mem1 = jget(q1, "memory", J_OBJ);
+	assert_true(jget(mem1, "engine_bytes", J_NUM)->num == 109e6);
+	assert_true(jget(mem1, "engine_full_scale_bytes", J_NUM)->num == 70e6 + 39e6 * 192);
+	assert_true(jget(jget(mem1, "parts", J_OBJ), "qlc_blocks", J_NUM)->num == 5e6);
 	const struct jv *j2 = jobs->items[2];
 	jkeys(j2, (const char *[]){"jobname", "groupid", "error", "job options", "mixed",
 				   "job_runtime", "qlcshape", NULL});
@@ -632,7 +718,7 @@ static void test_csv(void **state)
 	char (*f)[64] = calloc(64, 64);
 	char *save = NULL, *line = strtok_r(out, "\n", &save);
 	size_t nh = csv_split(line, f, 64);
-	assert_int_equal(nh, 43);
+	assert_int_equal(nh, 48);
 	assert_string_equal(f[0], "job");
 	assert_string_equal(f[3], "placement");
 	assert_string_equal(f[4], "read_iops");
@@ -648,6 +734,11 @@ static void test_csv(void **state)
 	assert_string_equal(f[38], "dirty_end_share_pct");
 	assert_string_equal(f[39], "dirty_growth_pct");
 	assert_string_equal(f[42], "ss_at_s");
+	assert_string_equal(f[43], "map_miss_pct");
+	assert_string_equal(f[44], "map_page_io_bytes");
+	assert_string_equal(f[45], "map_dram_peak_bytes");
+	assert_string_equal(f[46], "engine_bytes");
+	assert_string_equal(f[47], "engine_full_scale_bytes");
 	int lines = 0;
 	while ((line = strtok_r(NULL, "\n", &save))) {
 		size_t n = csv_split(line, f, 64);
@@ -670,6 +761,15 @@ static void test_csv(void **state)
 			assert_string_equal(f[40], "iops_slope");
 			assert_string_equal(f[41], "1");
 			assert_string_equal(f[42], "42.500000");
+			assert_string_equal(f[43], "25.000000");
+			assert_string_equal(f[44], "327680");
+			assert_string_equal(f[45], "65536");
+			assert_string_equal(f[46], "109000000");
+			assert_string_equal(f[47], "7558000000");
+		} else {
+			/* shaping off: neither map nor engine figures */
+			for (size_t k = 43; k < 48; k++)
+				assert_string_equal(f[k], "");
 		}
 		if (lines == 2) {
 			assert_string_equal(f[0], "64k \"quoted\", job");
@@ -728,6 +828,27 @@ static void test_table(void **state)
 	assert_true(r1 > j2);
 	assert_null(strstr(out, "trim IOPS"));
 	assert_null(strstr(out, "mixed IOPS"));
+	/* the engine's DRAM, as run and at full scale: '-' off, and only for
+	 * a job with shaping on; the map rows only with log placement */
+	row = strstr(out, "engine DRAM MB");
+	assert_true(row && row < j2);
+	assert_true(strchr(row, '-') < strstr(row, "109.0"));
+	assert_true(strstr(row, "109.0") < strchr(row, '\n'));
+	row = strstr(out, "full-scale DRAM MB");
+	assert_true(row && row < j2 && strstr(row, "7558.0") < strchr(row, '\n'));
+	assert_null(strstr(j2, "DRAM"));
+	assert_null(strstr(out, "map misses %"));
+	free(out);
+
+	r[1].placement = "log";
+	out = capture(qs_report_table, r, 3);
+	row = strstr(out, "map misses %");
+	assert_true(row && strstr(row, "25.00") < strchr(row, '\n'));
+	row = strstr(out, "map page I/O MB");
+	assert_true(row && strstr(row, "0.3") < strchr(row, '\n'));
+	row = strstr(out, "map DRAM peak MB");
+	assert_true(row && strstr(row, "0.07") < strchr(row, '\n'));
+	r[1].placement = NULL;
 	free(out);
 
 	/* trims get rows of their own; fio's unified_rw_reporting=mixed shows
