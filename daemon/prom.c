@@ -128,6 +128,17 @@ static const struct pmetric engine_metrics[] = {
 	 NULL, ES(dirty_ius), 1},
 	{"qlcshape_index_memory_bytes", G, "Memory of the cache index and dirty-IU state.", NULL,
 	 NULL, ES(index_bytes), 1},
+	{"qlcshape_engine_memory_bytes", G,
+	 "The engine's DRAM by part, all of it between them: index (log index), dirty "
+	 "(dirty-IU records), map_pages (map page frames and checkpoint copies), map_meta "
+	 "(per map page), qlc_blocks (per QLC block), bands (per band; these four 0 in "
+	 "place), other (buffers, requests, records).", "part", "index", ES(mem.index), 1},
+	{"qlcshape_engine_memory_bytes", G, NULL, "part", "dirty", ES(mem.dirty), 1},
+	{"qlcshape_engine_memory_bytes", G, NULL, "part", "map_pages", ES(mem.map_pages), 1},
+	{"qlcshape_engine_memory_bytes", G, NULL, "part", "map_meta", ES(mem.map_meta), 1},
+	{"qlcshape_engine_memory_bytes", G, NULL, "part", "qlc_blocks", ES(mem.qlc_blocks), 1},
+	{"qlcshape_engine_memory_bytes", G, NULL, "part", "bands", ES(mem.bands), 1},
+	{"qlcshape_engine_memory_bytes", G, NULL, "part", "other", ES(mem.other), 1},
 	{"qlcshape_destage_ius_total", C,
 	 "Indirection units destaged to the QLC; partial ones were read-filled first.", "kind",
 	 "full", ES(destage_full_ius), 1},

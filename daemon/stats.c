@@ -68,6 +68,11 @@ static void st_json_engine(struct qs_out *o, const struct qs_stats_view *v)
 		       U(e->map_dram_limit), U(e->map_resident_bytes), U(e->map_peak_bytes),
 		       U(e->map_region_bytes), U(e->map_hits), U(e->map_misses),
 		       U(e->map_page_reads));
+	qs_out_printf(o, " \"memory\": {\"index\": %llu, \"dirty\": %llu, \"map_pages\": %llu, "
+	       "\"map_meta\": %llu, \"qlc_blocks\": %llu, \"bands\": %llu, \"other\": %llu, "
+	       "\"total\": %llu},\n", U(e->mem.index), U(e->mem.dirty), U(e->mem.map_pages),
+	       U(e->mem.map_meta), U(e->mem.qlc_blocks), U(e->mem.bands), U(e->mem.other),
+	       U(e->mem.total));
 	qs_out_printf(o, " \"errors\": {\"fast\": %llu, \"qlc\": %llu, \"client\": %llu, "
 	       "\"failed\": %s}", U(e->fast_errors), U(e->qlc_errors), U(e->client_errors),
 	       e->failed ? "true" : "false");
@@ -138,6 +143,10 @@ static void st_text_engine(struct qs_out *o, const struct qs_stats_view *v)
 		       e->clean_state ? "read from the clean state" : "rebuilt from the map",
 		       U(e->map_resident_bytes), U(e->map_region_bytes / 2), U(e->map_peak_bytes),
 		       U(e->map_dram_limit), U(e->map_hits), U(e->map_misses), U(e->map_page_reads));
+	qs_out_printf(o, "engine dram      %llu bytes: index %llu, dirty-IU records %llu, map pages "
+	       "%llu, per map page %llu, per QLC block %llu, bands %llu, buffers and other %llu\n",
+	       U(e->mem.total), U(e->mem.index), U(e->mem.dirty), U(e->mem.map_pages),
+	       U(e->mem.map_meta), U(e->mem.qlc_blocks), U(e->mem.bands), U(e->mem.other));
 	qs_out_printf(o, "errors           fast %llu, qlc %llu, client %llu%s\n", U(e->fast_errors),
 	       U(e->qlc_errors), U(e->client_errors),
 	       e->failed ? "; LOG FAILED: writes return EIO" : "");

@@ -280,6 +280,9 @@ static void fill_engine(struct qs_engine_stats *e)
 	e->map_hits = 153;
 	e->map_misses = 154;
 	e->map_page_reads = 155;
+	e->mem = (struct qs_engine_mem){.index = 156, .dirty = 157, .map_pages = 158,
+					.map_meta = 159, .qlc_blocks = 160, .bands = 161,
+					.other = 162, .total = 1113};
 }
 
 static const struct qs_prom_frontend fe_sample = {
@@ -390,9 +393,23 @@ static void test_every_counter(void **state)
 	assert_true(V("qlcshape_map_lookups_total", ",result=\"hit\"") == 153);
 	assert_true(V("qlcshape_map_lookups_total", ",result=\"miss\"") == 154);
 	assert_true(V("qlcshape_map_page_reads_total", "") == 155);
+	/* The engine's DRAM by part; the parts are the family's sum, so the
+	 * total is no sample of it (as destage_ius above). */
+	assert_true(V("qlcshape_engine_memory_bytes", ",part=\"index\"") == 156);
+	assert_true(V("qlcshape_engine_memory_bytes", ",part=\"dirty\"") == 157);
+	assert_true(V("qlcshape_engine_memory_bytes", ",part=\"map_pages\"") == 158);
+	assert_true(V("qlcshape_engine_memory_bytes", ",part=\"map_meta\"") == 159);
+	assert_true(V("qlcshape_engine_memory_bytes", ",part=\"qlc_blocks\"") == 160);
+	assert_true(V("qlcshape_engine_memory_bytes", ",part=\"bands\"") == 161);
+	assert_true(V("qlcshape_engine_memory_bytes", ",part=\"other\"") == 162);
+	double dram = 0;
+	for (int i = 0; i < P.n; i++)
+		if (!strcmp(P.s[i].name, "qlcshape_engine_memory_bytes"))
+			dram += P.s[i].value;
+	assert_true(dram == e.mem.total);
 #undef V
-	/* Nothing else: every sample was looked up above (74 of them). */
-	assert_int_equal(P.n, 74);
+	/* Nothing else: every sample was looked up above (81 of them). */
+	assert_int_equal(P.n, 81);
 }
 
 /*
@@ -403,10 +420,10 @@ static void test_stats_struct_known(void **state)
 {
 	(void)state;
 	/* 37 counters, inflight and failed in 8 bytes, placement and op_pct
-	 * in 8, then 12 counters of log placement, clean_state in 8, and 7
-	 * of the map's pages */
+	 * in 8, then 12 counters of log placement, clean_state in 8, 7 of
+	 * the map's pages, and the 8 of struct qs_engine_mem */
 	size_t known = 37 * sizeof(uint64_t) + 8 + 8 + 12 * sizeof(uint64_t) + 8 +
-		       7 * sizeof(uint64_t);
+		       7 * sizeof(uint64_t) + 8 * sizeof(uint64_t);
 	if (sizeof(struct qs_engine_stats) != known)
 		fail_msg("struct qs_engine_stats is %zu bytes, not the %zu this renderer knows: "
 			 "render the new field in daemon/prom.c and check it here",

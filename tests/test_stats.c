@@ -50,6 +50,8 @@ static struct qs_engine_stats eng(void)
 	e.fast_errors = 51;
 	e.qlc_errors = 52;
 	e.client_errors = 53;
+	e.mem = (struct qs_engine_mem){.index = 71, .dirty = 72, .map_pages = 73, .map_meta = 74,
+				       .qlc_blocks = 75, .bands = 76, .other = 77, .total = 518};
 	return e;
 }
 
@@ -99,6 +101,9 @@ static void test_text_engine(void **st)
 				    "(last 2.5 s), 35 retries\n"));
 	assert_non_null(strstr(out, "\nqlc              8 writes (41 bytes), 2 whole-IU (25.00%), "
 				    "42 reads, 44 read-fill bytes, 45 bypass writes\n"));
+	assert_non_null(strstr(out, "\nengine dram      518 bytes: index 71, dirty-IU records 72, "
+				    "map pages 73, per map page 74, per QLC block 75, bands 76, "
+				    "buffers and other 77\n"));
 	assert_non_null(strstr(out, "\nerrors           fast 51, qlc 52, client 53\n"));
 	assert_non_null(strstr(out, "\nemulated qlc     61 writes, 62 partial-IU (63 "
 				    "read-modify-writes in the drive), NAND write amplification "
@@ -120,6 +125,8 @@ static void test_json(void **st)
 		"\"write_mbs\": 4.500}", "\"dirty_ius\": 22,", "\"used_pct\": 25.0,",
 		"\"append_bytes\": 27,", "\"mbs\": 5.750,", "\"whole_iu_pct\": 25.00,",
 		"\"read_bytes\": 43,", "\"bypass_writes\": 45}", "\"failed\": false}",
+		" \"memory\": {\"index\": 71, \"dirty\": 72, \"map_pages\": 73, \"map_meta\": 74, "
+		"\"qlc_blocks\": 75, \"bands\": 76, \"other\": 77, \"total\": 518},\n",
 	};
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
 		assert_non_null(strstr(out, want[i]));
