@@ -99,13 +99,17 @@ qs stats >/tmp/stats.txt || fail "stats"
 sed 's/^/qs-vm:   /' /tmp/stats.txt
 grep -q "^qlc .*whole-IU" /tmp/stats.txt || fail "stats lacks the QLC line"
 qs stats --json >/tmp/stats.json || fail "stats --json"
+grep -q "^engine dram *[1-9][0-9]* bytes: index " /tmp/stats.txt || fail "stats lacks the engine's DRAM"
 grep -q '"whole_iu_pct"' /tmp/stats.json || fail "stats json lacks whole_iu_pct"
+grep -q '"memory": {"index": [0-9]*, ' /tmp/stats.json || fail "stats json lacks memory"
 qs stats --prometheus >/tmp/stats.prom || fail "stats --prometheus"
 sed 's/^/qs-vm: prom: /' /tmp/stats.prom
 grep -q '^# TYPE qlcshape_qlc_whole_iu_writes_total counter$' /tmp/stats.prom ||
 	fail "prometheus text lacks the TYPE line of qlcshape_qlc_whole_iu_writes_total"
 grep -q '^qlcshape_qlc_whole_iu_writes_total{config="engine"} [0-9]' /tmp/stats.prom ||
 	fail "prometheus text lacks qlcshape_qlc_whole_iu_writes_total{config=\"engine\"}"
+grep -q '^qlcshape_engine_memory_bytes{config="engine",part="other"} [1-9]' /tmp/stats.prom ||
+	fail "prometheus text lacks the engine's DRAM (qlcshape_engine_memory_bytes)"
 qs policy set fifo partial=hold hold_ms=200 >/tmp/pol.txt || fail "policy set"
 grep -q "policy fifo partial=hold hold_ms=200" /tmp/pol.txt || fail "policy answer"
 if qs policy set bogus >/tmp/pol2.txt 2>&1; then fail "a bogus policy was accepted"; fi
