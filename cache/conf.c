@@ -93,10 +93,8 @@ int qs_engine_conf_check(const struct qs_engine_conf *c, struct qs_conf_err *err
 			    "goes through the log)", (unsigned long long)c->bypass_min_bytes);
 		if (c->gc_victim > QS_GC_COST_BENEFIT)
 			BAD(GC_VICTIM, "gc %d: must be greedy or cost-benefit", (int)c->gc_victim);
-		/* room to pin the map pages of a whole unit's extents, twice */
-		uint64_t min = 16ull * c->iu_bytes > QS_CONF_MAP_DRAM_MIN ? 16ull * c->iu_bytes
-									 : QS_CONF_MAP_DRAM_MIN;
-		if (c->map_dram_limit < min)
+		uint64_t min = qs_engine_conf_map_min(c);
+		if (!c->dram_limit && c->map_dram_limit < min)
 			BAD(MAP_DRAM_LIMIT, "map_dram_limit %llu: must be at least %llu (16 IUs of "
 			    "%u bytes, 64 KiB at least)", (unsigned long long)c->map_dram_limit,
 			    (unsigned long long)min, c->iu_bytes);

@@ -659,6 +659,31 @@ void eng_mem(const struct qs_engine *e, struct qs_engine_mem *m)
 	m->other = m->total > parts ? m->total - parts : 0;
 }
 
+/* The split of the engine's DRAM, logged at open so an operator sees where
+ * the budget goes before the first request. */
+static void eng_log_plan(struct qs_engine *e, const struct qs_engine_mem *m)
+{
+	const double MiB = 1024.0 * 1024.0;
+	char lim[64] = "no dram_limit";
+	if (e->conf.dram_limit)
+		snprintf(lim, sizeof(lim), "dram_limit %.1f MiB", (double)e->conf.dram_limit / MiB);
+	if (e->conf.placement == QS_PLACE_LOG)
+		eng_log(e, QS_LOG_INFO,
+			"engine DRAM at open: %.1f MiB of %s: map pages %.1f MiB (map_dram_limit "
+			"%.1f MiB), map state %.1f, per QLC block %.1f, log index %.1f, dirty IUs "
+			"%.1f (grows when IUs are sparse), bands %.1f, buffers and the rest %.1f",
+			(double)m->total / MiB, lim, (double)m->map_pages / MiB,
+			(double)e->conf.map_dram_limit / MiB, (double)m->map_meta / MiB,
+			(double)m->qlc_blocks / MiB, (double)m->index / MiB, (double)m->dirty / MiB,
+			(double)m->bands / MiB, (double)m->other / MiB);
+	else
+		eng_log(e, QS_LOG_INFO,
+			"engine DRAM at open: %.1f MiB of %s: log index %.1f MiB, dirty IUs %.1f "
+			"(grows when IUs are sparse), buffers and the rest %.1f",
+			(double)m->total / MiB, lim, (double)m->index / MiB, (double)m->dirty / MiB,
+			(double)m->other / MiB);
+}
+
 uint64_t qs_engine_size(const struct qs_engine *e)
 {
 	return e->conf.qlc_size;
@@ -679,6 +704,20 @@ struct qs_engine *qs_engine_open(const struct qs_env *env, struct qs_vol *fast,
 		errno = EINVAL;
 		return NULL;
 	}
+	/* One budget: with dram_limit set, map pages get what the rest of
+	 * the engine leaves of it (the hosts checked it: a budget too small
+	 * is a configuration error, refused here too). */
+	struct qs_engine_mem plan;
+	uint64_t map_limit = c.map_dram_limit;
+	int prc = c.mode == QS_MODE_CACHE
+			  ? qs_engine_dram_plan(&c, fast->size, qlc->size, &plan, &map_limit)
+			  : -ENOSPC;
+	if (prc == -ENOMEM) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!prc && c.dram_limit && c.placement == QS_PLACE_LOG)
+		c.map_dram_limit = map_limit;
 	struct qs_engine *e = env->ops->alloc(env->ctx, sizeof(*e), 64);
 	if (!e) {
 		errno = ENOMEM;
@@ -697,6 +736,8 @@ struct qs_engine *qs_engine_open(const struct qs_env *env, struct qs_vol *fast,
 	e->open_flags = flags;
 	e->no_data = (flags & QS_OPEN_NO_DATA) != 0;
 	e->opening = true;
+	if (!prc)
+		eng_log_plan(e, &plan);
 	eng_enter(e);
 	rcv_start(e);
 	leave_submit(e);

@@ -540,6 +540,10 @@ static void sb_read_cb(void *arg, int res)
 		return;
 	}
 	e->sb = *e->sb_read[best];
+	for (int i = 0; i < 2; i++) { /* both reads are done: nothing else reads them */
+		eng_free(e, e->sb_read[i]);
+		e->sb_read[i] = NULL;
+	}
 	if (e->sb.placement != (uint32_t)e->conf.placement) {
 		eng_log(e, QS_LOG_ERR,
 			"log was formatted for %s placement, but this open asks for %s; set "

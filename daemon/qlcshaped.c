@@ -773,7 +773,7 @@ static int d_engine_open(struct daemon *d)
 	qs_engine_conf_default(&ec);
 	qs_config_engine_conf(&d->cfg, &ec);
 	ec.iu_bytes = d->iu;
-	ret = qs_config_check_engine(&d->cfg, &ec, 0, msg, sizeof(msg));
+	ret = qs_config_check_engine(&d->cfg, &ec, 0, 0, msg, sizeof(msg));
 	if (ret) {
 		d_log("%s", msg);
 		return ret;
@@ -807,7 +807,8 @@ static int d_engine_open(struct daemon *d)
 	if (ret)
 		return ret;
 	/* The client size and log placement's bands depend on the QLC's size. */
-	ret = qs_config_check_engine(&d->cfg, &ec, d->qlc_vol->size, msg, sizeof(msg));
+	ret = qs_config_check_engine(&d->cfg, &ec, d->qlc_vol->size,
+				     d->fast ? d->fast->vol.size : 0, msg, sizeof(msg));
 	if (ret) {
 		d_log("%s (QLC %s: %llu bytes)", msg, d->cfg.qlc,
 		      (unsigned long long)d->qlc_vol->size);

@@ -350,7 +350,7 @@ static void test_engine_cross_check(void **state)
 	assert_int_equal(qs_config_key_line(&c, "engine.log_qd"), 0);
 	qs_engine_conf_default(&e);
 	qs_config_engine_conf(&c, &e);
-	assert_int_equal(qs_config_check_engine(&c, &e, 0, err, sizeof(err)), -EINVAL);
+	assert_int_equal(qs_config_check_engine(&c, &e, 0, 0, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, p));
 	assert_non_null(strstr(err, ":6:"));
 	assert_non_null(strstr(err, "engine.group_commit_blocks"));
@@ -363,7 +363,7 @@ static void test_engine_cross_check(void **state)
 	assert_int_equal(qs_config_load(&c, p, err, sizeof(err)), 0);
 	qs_engine_conf_default(&e);
 	qs_config_engine_conf(&c, &e);
-	assert_int_equal(qs_config_check_engine(&c, &e, 0, err, sizeof(err)), -EINVAL);
+	assert_int_equal(qs_config_check_engine(&c, &e, 0, 0, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, ":5:"));
 	assert_non_null(strstr(err, "engine.segment_blocks"));
 	qs_config_free(&c);
@@ -375,16 +375,47 @@ static void test_engine_cross_check(void **state)
 	assert_int_equal(qs_config_load(&c, p, err, sizeof(err)), 0);
 	qs_engine_conf_default(&e);
 	qs_config_engine_conf(&c, &e);
-	assert_int_equal(qs_config_check_engine(&c, &e, 0, err, sizeof(err)), 0);
-	assert_int_equal(qs_config_check_engine(&c, &e, 1ull << 30, err, sizeof(err)), -EINVAL);
+	assert_int_equal(qs_config_check_engine(&c, &e, 0, 0, err, sizeof(err)), 0);
+	assert_int_equal(qs_config_check_engine(&c, &e, 1ull << 30, 0, err, sizeof(err)), -EINVAL);
 	print_message("%s\n", err);
 	for (const char *want = ":6: key 'engine.size'\0" "2147483648\0" "1073741824 bytes\0";
 	     *want; want += strlen(want) + 1)
 		if (!strstr(err, want))
 			fail_msg("'%s' not in: %s", want, err);
-	assert_int_equal(qs_config_check_engine(&c, &e, 4ull << 30, err, sizeof(err)), 0);
+	assert_int_equal(qs_config_check_engine(&c, &e, 4ull << 30, 0, err, sizeof(err)), 0);
 	qs_config_free(&c);
 	unlink(p);
+
+	/* engine.dram_limit below what the devices need: the key, its line,
+	 * the size set and the size needed; enough, and it passes. */
+	p = write_conf("[devices]\nqlc = /q\nfast = /f\niu = 64K\n[engine]\nplacement = log\n"
+		       "dram_limit = 64M\n");
+	assert_int_equal(qs_config_load(&c, p, err, sizeof(err)), 0);
+	qs_engine_conf_default(&e);
+	qs_config_engine_conf(&c, &e);
+	e.iu_bytes = 65536;
+	assert_int_equal(qs_config_check_engine(&c, &e, 64ull << 30, 0, err, sizeof(err)), 0);
+	assert_int_equal(qs_config_check_engine(&c, &e, 64ull << 30, 8ull << 30, err, sizeof(err)),
+			 -EINVAL);
+	print_message("%s\n", err);
+	for (const char *want = ":7: key 'engine.dram_limit'\0" "dram_limit 67108864\0"
+				"needs at least \0" "raise dram_limit\0";
+	     *want; want += strlen(want) + 1)
+		if (!strstr(err, want))
+			fail_msg("'%s' not in: %s", want, err);
+	e.dram_limit = 1ull << 30;
+	assert_int_equal(qs_config_check_engine(&c, &e, 64ull << 30, 8ull << 30, err, sizeof(err)), 0);
+	qs_config_free(&c);
+	unlink(p);
+
+	/* One budget: dram_limit and map_dram_limit together are refused. */
+	p = write_conf("[devices]\nqlc = /q\nfast = /f\n[engine]\nmap_dram_limit = 1G\n"
+		       "dram_limit = 4G\n");
+	assert_int_equal(qs_config_load(&c, p, err, sizeof(err)), -EINVAL);
+	for (const char *want = ":5: key 'engine.map_dram_limit'\0" "(line 6)\0";
+	     *want; want += strlen(want) + 1)
+		if (!strstr(err, want))
+			fail_msg("'%s' not in: %s", want, err);
 
 	/* Watermarks in the wrong order. */
 	p = write_conf("[devices]\nqlc = /q\nfast = /f\n[policy]\nstart_pct = 90\n"
@@ -392,7 +423,7 @@ static void test_engine_cross_check(void **state)
 	assert_int_equal(qs_config_load(&c, p, err, sizeof(err)), 0);
 	qs_engine_conf_default(&e);
 	qs_config_engine_conf(&c, &e);
-	assert_int_equal(qs_config_check_engine(&c, &e, 0, err, sizeof(err)), -EINVAL);
+	assert_int_equal(qs_config_check_engine(&c, &e, 0, 0, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, ":5:"));
 	assert_non_null(strstr(err, "policy.start_pct"));
 	qs_config_free(&c);
@@ -403,7 +434,7 @@ static void test_engine_cross_check(void **state)
 	qs_engine_conf_default(&e);
 	qs_config_engine_conf(&c, &e);
 	e.iu_bytes = 65536;
-	if (qs_config_check_engine(&c, &e, 0, err, sizeof(err)))
+	if (qs_config_check_engine(&c, &e, 0, 0, err, sizeof(err)))
 		fail_msg("%s", err);
 	qs_config_free(&c);
 }

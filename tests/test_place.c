@@ -72,6 +72,18 @@ static void test_size_and_stats(void **st)
 	assert_true(m->qlc_blocks >= 64 * BAND / 4096 * 4);
 	assert_true(m->map_pages >= 2 * 3 * 4096);
 	assert_true(m->index >= 12 * 512 && m->bands >= 64 * 8 * 2 && m->other > 0);
+	/* The plan (qs_engine_dram_plan) is what was allocated, part by part. */
+	struct qs_engine_mem plan;
+	uint64_t lim = 0;
+	assert_int_equal(qs_engine_dram_plan(&h.conf, h.fast.vol.size, h.qlc.vol.size, &plan, &lim), 0);
+	assert_int_equal(plan.index, m->index);
+	assert_int_equal(plan.dirty, m->dirty);
+	assert_int_equal(plan.map_pages, m->map_pages);
+	assert_int_equal(plan.map_meta, m->map_meta);
+	assert_int_equal(plan.qlc_blocks, m->qlc_blocks);
+	assert_int_equal(plan.bands, m->bands);
+	/* other also holds the requests the open made, pooled for reuse */
+	assert_true(m->other >= plan.other && m->other - plan.other < 4096);
 	assert_int_equal(th_close(&h), 0);
 	th_fini(&h);
 	/* Timing only (the bench), the same engine's figures: frames counted
@@ -586,6 +598,74 @@ static void test_discard(void **st)
 	th_fini(&h);
 }
 
+/* Parts of an engine's DRAM that the plan gives exactly. */
+static void expect_plan(struct th *h, const struct qs_engine_mem *plan)
+{
+	struct qs_engine_stats s;
+	qs_engine_get_stats(h->e, &s);
+	assert_int_equal(s.mem.index, plan->index);
+	assert_int_equal(s.mem.dirty, plan->dirty);
+	assert_int_equal(s.mem.map_pages, plan->map_pages);
+	assert_int_equal(s.mem.map_meta, plan->map_meta);
+	assert_int_equal(s.mem.qlc_blocks, plan->qlc_blocks);
+	assert_int_equal(s.mem.bands, plan->bands);
+	assert_true(s.mem.other >= plan->other && s.mem.other - plan->other < 4096);
+}
+
+/*
+ * engine.dram_limit: one budget, map pages get what the rest leaves, in
+ * whole pages; below the floor it is refused, naming the field and the
+ * size needed; the split holds after a crash and recovery too.
+ */
+static void test_dram_limit(void **st)
+{
+	struct th h;
+	setup_log(&h, 8);
+	h.conf.map_dram_limit = 0;
+	struct qs_engine_mem need, plan;
+	uint64_t lim = 0;
+	/* the floor: the least map pages the engine runs with */
+	struct qs_engine_conf c = h.conf;
+	c.map_dram_limit = qs_engine_conf_map_min(&c);
+	assert_int_equal(qs_engine_dram_plan(&c, h.fast.vol.size, h.qlc.vol.size, &need, NULL), 0);
+	h.conf.dram_limit = need.total;
+	struct qs_conf_err err;
+	assert_int_equal(qs_engine_conf_check_dram(&h.conf, h.fast.vol.size, h.qlc.vol.size, &err),
+			 -EINVAL);
+	assert_int_equal(err.field, QS_CONF_FIELD_DRAM_LIMIT);
+	uint64_t floor;
+	assert_int_equal(sscanf(strstr(err.msg, "at least "), "at least %llu bytes",
+				(unsigned long long *)&floor), 1);
+	/* what the engine will take, and a little for the frames' state */
+	assert_true(floor >= need.total && floor < need.total + 16 * 128);
+	assert_int_equal(th_open(&h, true), -EINVAL);
+	h.conf.dram_limit = floor - 1;
+	assert_int_equal(qs_engine_conf_check_dram(&h.conf, h.fast.vol.size, h.qlc.vol.size, &err),
+			 -EINVAL);
+	/* at the floor the whole map fits (8 pages and their copies) */
+	h.conf.dram_limit = floor;
+	assert_int_equal(qs_engine_conf_check_dram(&h.conf, h.fast.vol.size, h.qlc.vol.size, &err), 0);
+	assert_int_equal(qs_engine_dram_plan(&h.conf, h.fast.vol.size, h.qlc.vol.size, &plan, &lim), 0);
+	assert_int_equal(plan.map_pages, need.map_pages);
+	assert_true(plan.total <= h.conf.dram_limit);
+	assert_int_equal(th_open(&h, true), 0);
+	struct qs_engine_stats s;
+	qs_engine_get_stats(h.e, &s);
+	assert_int_equal(s.map_dram_limit, lim);
+	expect_plan(&h, &plan);
+	struct twork w;
+	twork_init(&w, &h, qs_engine_size(h.e) / 4096, 8);
+	twork_run(&w, 3000);
+	twork_quiesce(&w);
+	th_crash(&h, true);
+	assert_int_equal(th_open(&h, false), 0);
+	assert_int_equal(twork_verify_all(&w, true), 0);
+	expect_plan(&h, &plan);
+	twork_fini(&w);
+	assert_int_equal(th_close(&h), 0);
+	th_fini(&h);
+}
+
 /* A log of one placement is refused by a config of the other. */
 static void test_placement_mismatch(void **st)
 {
@@ -661,6 +741,7 @@ int main(void)
 		cmocka_unit_test(test_restarts),
 		cmocka_unit_test(test_clean_state),
 		cmocka_unit_test(test_placement_mismatch),
+		cmocka_unit_test(test_dram_limit),
 		cmocka_unit_test(test_conf_checks),
 		cmocka_unit_test(test_fast_too_small),
 	};

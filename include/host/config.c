@@ -63,6 +63,7 @@ static const struct cfg_key cfg_keys[] = {
 	{"engine", "gc", CFG_ENUM, OFF(engine.gc_victim), 0, 0, "greedy|cost-benefit", true},
 	{"engine", "map_dram_limit", CFG_SIZE64, OFF(engine.map_dram_limit), (int64_t)QS_CONF_MAP_DRAM_MIN,
 	 64 * TIB, NULL, true},
+	{"engine", "dram_limit", CFG_SIZE64, OFF(engine.dram_limit), 1 * MIB, 64 * TIB, NULL, true},
 	{"policy", "order", CFG_ENUM, OFF(engine.policy.order), 0, 0, "fifo|sweep|fullest", true},
 	{"policy", "partial", CFG_ENUM, OFF(engine.policy.partial), 0, 0, "fill|hold", true},
 	{"policy", "hold_ms", CFG_U32, OFF(engine.policy.hold_ms), 0, 3600000, NULL, true},
@@ -703,6 +704,16 @@ int qs_config_load(struct qs_config *c, const char *path, char *err, size_t errl
 			      path);
 		goto out;
 	}
+	if (qs_config_is_set(c, "engine.dram_limit") && qs_config_is_set(c, "engine.map_dram_limit")) {
+		/* One budget: map pages get what the rest leaves of dram_limit. */
+		ret = cfg_err(err, errlen,
+			      "%s:%d: key 'engine.map_dram_limit' with key 'engine.dram_limit' (line "
+			      "%d): set one; dram_limit is the engine's whole DRAM and gives map "
+			      "pages what the rest leaves", path,
+			      qs_config_key_line(c, "engine.map_dram_limit"),
+			      qs_config_key_line(c, "engine.dram_limit"));
+		goto out;
+	}
 	ret = cfg_check_emu(c, err, errlen);
 	if (ret)
 		goto out;
@@ -786,15 +797,19 @@ static const struct {
 	{QS_CONF_FIELD_GC_VICTIM, "engine.gc", NULL},
 	{QS_CONF_FIELD_POLICY_PACE, "policy.pace_pct", NULL},
 	{QS_CONF_FIELD_MAP_DRAM_LIMIT, "engine.map_dram_limit", NULL},
+	{QS_CONF_FIELD_DRAM_LIMIT, "engine.dram_limit", NULL},
 };
 
 int qs_config_check_engine(const struct qs_config *c, const struct qs_engine_conf *conf,
-			   uint64_t qlc_bytes, char *err, size_t errlen)
+			   uint64_t qlc_bytes, uint64_t fast_bytes, char *err, size_t errlen)
 {
 	struct qs_conf_err why;
+	int rc = qlc_bytes ? qs_engine_conf_check_qlc(conf, qlc_bytes, &why)
+			   : qs_engine_conf_check(conf, &why);
 
-	if ((qlc_bytes ? qs_engine_conf_check_qlc(conf, qlc_bytes, &why)
-		       : qs_engine_conf_check(conf, &why)) == 0)
+	if (!rc && qlc_bytes && fast_bytes && conf->mode == QS_MODE_CACHE)
+		rc = qs_engine_conf_check_dram(conf, fast_bytes, qlc_bytes, &why);
+	if (!rc)
 		return 0;
 	for (size_t i = 0; i < sizeof(cfg_engine_fields) / sizeof(cfg_engine_fields[0]); i++) {
 		const char *key = cfg_engine_fields[i].key, *also = cfg_engine_fields[i].also;

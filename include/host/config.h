@@ -85,13 +85,15 @@ int qs_config_key_line(const struct qs_config *c, const char *name);
 /*
  * Check the finished engine settings (defaults + overlay + IU) with
  * qs_engine_conf_check, and with qlc_bytes != 0 against a QLC of that size
- * too (qs_engine_conf_check_qlc: the client size, log placement's bands);
+ * too (qs_engine_conf_check_qlc: the client size, log placement's bands),
+ * and with fast_bytes != 0 as well engine.dram_limit against both devices
+ * (qs_engine_conf_check_dram);
  * on error write a message naming the file, the line and key responsible
  * (or that the value is the engine's default) and the engine's reason.
  * Returns 0 or -EINVAL.
  */
 int qs_config_check_engine(const struct qs_config *c, const struct qs_engine_conf *conf,
-			   uint64_t qlc_bytes, char *err, size_t errlen);
+			   uint64_t qlc_bytes, uint64_t fast_bytes, char *err, size_t errlen);
 
 /* Write the engine keys the file set over conf (see above). */
 void qs_config_engine_conf(const struct qs_config *c, struct qs_engine_conf *conf);

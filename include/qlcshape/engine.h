@@ -93,7 +93,12 @@ struct qs_engine_conf {
 	uint64_t band_bytes;	       /* log: band size, whole IUs */
 	enum qs_gc_victim gc_victim;   /* log: GC victim choice */
 	uint64_t map_dram_limit;       /* log: DRAM for map pages; the rest stay on
-					  the fast tier and are read when needed */
+					  the fast tier and are read when needed
+					  (ignored when dram_limit is set) */
+	uint64_t dram_limit;	       /* the engine's DRAM, all of it; with log
+					  placement map pages get what the rest
+					  leaves (qs_engine_dram_plan); 0 = no
+					  budget: map pages get map_dram_limit */
 };
 
 /* Fill conf with the defaults documented in conf/qlcshaped.ini. */
@@ -132,12 +137,13 @@ enum qs_conf_field {
 	QS_CONF_FIELD_GC_VICTIM,
 	QS_CONF_FIELD_POLICY_PACE,
 	QS_CONF_FIELD_MAP_DRAM_LIMIT,
+	QS_CONF_FIELD_DRAM_LIMIT,	   /* below what the devices need (qs_engine_conf_check_dram) */
 };
 
 /* Why qs_engine_conf_check refused a configuration. */
 struct qs_conf_err {
 	enum qs_conf_field field;
-	char msg[160]; /* "FIELD VALUE: must be ...", for a person */
+	char msg[320]; /* "FIELD VALUE: must be ...", for a person */
 };
 
 /*
@@ -164,6 +170,27 @@ int qs_engine_conf_check_qlc(const struct qs_engine_conf *conf, uint64_t qlc_byt
  * this.
  */
 uint64_t qs_engine_conf_map_bytes(const struct qs_engine_conf *conf, uint64_t qlc_bytes);
+
+/*
+ * The engine's DRAM for conf over a fast device of fast_bytes and a QLC of
+ * qlc_bytes, by part, as qs_engine_open will allocate it (an engine just
+ * opened: the dirty-IU pool sized for whole dirty IUs; it grows when they
+ * are sparser). With conf->dram_limit set, map pages get what the other
+ * parts leave of it, in whole pages (*map_limit, when not NULL: the
+ * map_dram_limit the engine will use). Any time; no devices needed.
+ * 0; -ENOSPC when the fast device is too small for the log (format says
+ * why); -ENOMEM when dram_limit is below what the rest needs plus the least
+ * map pages (qs_engine_conf_check_dram says how much).
+ */
+struct qs_engine_mem;
+int qs_engine_dram_plan(const struct qs_engine_conf *conf, uint64_t fast_bytes,
+			uint64_t qlc_bytes, struct qs_engine_mem *m, uint64_t *map_limit);
+/* Check conf->dram_limit against those devices: 0, or -EINVAL with err
+ * naming QS_CONF_FIELD_DRAM_LIMIT, the size needed and its parts. */
+int qs_engine_conf_check_dram(const struct qs_engine_conf *conf, uint64_t fast_bytes,
+			      uint64_t qlc_bytes, struct qs_conf_err *err);
+/* The least DRAM for map pages conf allows (map_dram_limit's floor). */
+uint64_t qs_engine_conf_map_min(const struct qs_engine_conf *conf);
 
 /* Client-visible bytes conf gives over a QLC of qlc_bytes (0 if invalid). */
 uint64_t qs_engine_conf_client_size(const struct qs_engine_conf *conf, uint64_t qlc_bytes);

@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (qs_engine_conf_check(&conf, &ce) < 0 && !ce.msg[0])
 		fz_fail("qs_engine_conf_check refused with an empty message");
 	err[0] = 0;
-	rc = qs_config_check_engine(&c, &conf, 1ull << 40, err, sizeof(err));
+	rc = qs_config_check_engine(&c, &conf, 1ull << 40, 1ull << 36, err, sizeof(err));
 	fz_check_err("qs_config_check_engine", rc, err, NULL);
 	err[0] = 0;
 	rc = qs_config_check_format_only(&c, err, sizeof(err));

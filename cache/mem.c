@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The engine's DRAM, planned before it is built: what qs_engine_open will
+ * allocate for a configuration and two devices, by part (struct
+ * qs_engine_mem), and how engine.dram_limit is divided between map pages
+ * and the rest. The engine splits its budget with this plan, the hosts
+ * check a budget against it before they start, and the bench quotes it at
+ * the real drive's scale; test_place checks it against what an engine
+ * opened on the same devices measures (qs_engine_get_stats, mem).
+ *
+ * The plan is of an engine just opened: the dirty-IU pool as sized for a
+ * log full of whole dirty IUs, which grows when IUs are sparser (docs/
+ * ARCHITECTURE.md, Memory, gives the worst case), and no request in
+ * flight.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "engine_int.h"
+#include "place.h"
+
+/* What eng_alloc counts for size bytes at align: the header's room too. */
+static uint64_t held(uint64_t size, uint64_t align)
+{
+	return (size ? size : 1) + (align < 16 ? 16 : align);
+}
+
+/* A qs_index sized for expect entries (index.c, qs_index_init). */
+static uint64_t index_plan(uint64_t expect)
+{
+	return (expect + expect / 4 + 16) * sizeof(struct qs_index_slot);
+}
+
+/* Bitmaps of log placement: whole 64-bit words (place.c, bitmap_alloc). */
+static uint64_t bits_plan(uint64_t bits)
+{
+	return held((bits + 63) / 64 * 8, 64);
+}
+
+struct geo {
+	uint64_t log_blocks, segs;
+	/* log placement */
+	uint64_t lbas, phys, nbands, map_pages;
+	uint32_t band_blocks, width;
+};
+
+/* The log's geometry as format lays it out (recover.c, format_start, and
+ * plc_format_geometry); false when the fast device is too small. */
+static bool geo_plan(const struct qs_engine_conf *c, uint64_t fast_bytes, uint64_t qlc_bytes,
+		     struct geo *g)
+{
+	uint64_t seg = c->segment_blocks, blocks = fast_bytes / QS_BLOCK_SIZE, after = 0;
+	memset(g, 0, sizeof(*g));
+	if (c->placement == QS_PLACE_LOG) {
+		g->band_blocks = (uint32_t)(c->band_bytes / QS_BLOCK_SIZE);
+		g->nbands = qlc_bytes / c->band_bytes;
+		g->phys = g->nbands * g->band_blocks;
+		g->width = qs_fmt_map_width(g->phys);
+		g->lbas = qs_engine_conf_client_size(c, qlc_bytes) / QS_BLOCK_SIZE;
+		g->map_pages = qs_fmt_map_pages(g->lbas, g->width);
+		after = 2 * g->map_pages + qs_fmt_clean_blocks(g->phys, g->band_blocks, g->width);
+	}
+	if (!seg || blocks < QS_FMT_LOG_START + after)
+		return false;
+	uint64_t log = (blocks - QS_FMT_LOG_START - after) / seg * seg;
+	if (log > (uint64_t)SLOT_MASK / seg * seg)
+		log = (uint64_t)SLOT_MASK / seg * seg;
+	g->log_blocks = log;
+	g->segs = log / seg;
+	return log >= QS_FMT_MIN_LOG_SEGMENTS * seg;
+}
+
+/* Everything but log placement's parts (engine.c, eng_alloc_log; destage.c,
+ * dst_init; recover.c, the superblock buffers and the scan's read-ahead). */
+static void log_side_plan(const struct qs_engine_conf *c, const struct geo *g,
+			  struct qs_engine_mem *m)
+{
+	uint64_t ib = c->iu_bytes / QS_BLOCK_SIZE, qd = c->destage_qd;
+	m->index = index_plan(g->log_blocks);
+	uint64_t ius = g->log_blocks / ib;
+	ius = ius < 1024 ? 1024 : ius > UINT32_MAX / 4 ? UINT32_MAX / 4 : ius;
+	m->dirty = index_plan(ius) + held(ius * sizeof(struct diu), 64);
+	uint64_t ring = c->dram_buffer_bytes / QS_BLOCK_SIZE;
+	ring = ring > g->log_blocks ? g->log_blocks : ring;
+	uint64_t nrec = c->log_qd + 2, seg_bytes = (uint64_t)c->segment_blocks * QS_BLOCK_SIZE;
+	uint64_t ahead = RCV_SCAN_BYTES / seg_bytes;
+	ahead = ahead < 1 ? 1 : ahead > RCV_SCAN_AHEAD ? RCV_SCAN_AHEAD : ahead;
+	m->other = sizeof(struct qs_engine) + 2 * held(g->segs * 4, 64) + held(g->segs * 8, 64) +
+		   held(nrec * sizeof(struct rec), 64) + nrec * held(QS_BLOCK_SIZE, QS_BLOCK_SIZE) +
+		   (ring ? held(ring * QS_BLOCK_SIZE, QS_BLOCK_SIZE) : 0) +
+		   held((ib + 1) * 4, 64) + held(qd * sizeof(struct destage), 64) +
+		   held(qd * sizeof(struct failed_iu), 64) +
+		   qd * (2 * held(c->iu_bytes, QS_BLOCK_SIZE) + held(ib * 4, 16) +
+			 held((ib + 1) * sizeof(struct dpiece), 16)) +
+		   held(QS_BLOCK_SIZE, QS_BLOCK_SIZE);
+	(void)ahead; /* the scan's read-ahead is freed when recovery ends */
+}
+
+/* What one map page frame costs beyond its page: its frame, its read's
+ * context and its places in the two lists of dirty pages (mapcache.c,
+ * mpc_init; place.c, plc_init), counted for every frame (COW frames need
+ * less: an upper bound). */
+#define FRAME_EXTRA (sizeof(struct mpc_frame) + sizeof(struct mpc_io) + 2 * sizeof(uint64_t))
+
+/* Log placement's parts for map_limit bytes of map pages (place.c, plc_init). */
+static void plc_side_plan(const struct qs_engine_conf *c, const struct geo *g,
+			  uint64_t map_limit, struct qs_engine_mem *m)
+{
+	uint64_t ib = c->iu_bytes / QS_BLOCK_SIZE, qd = c->destage_qd;
+	uint64_t total = map_limit / QS_BLOCK_SIZE, ncow, pages;
+	uint64_t unit_pages = 2 * ib, want = MPC_PINS > 2 * unit_pages ? MPC_PINS : 2 * unit_pages;
+	ncow = total / 4 < want ? total / 4 : want;
+	pages = total - ncow;
+	if (total >= 2 * g->map_pages + 8) {
+		pages = g->map_pages;
+		ncow = g->map_pages > 4 ? g->map_pages : 4;
+	}
+	uint64_t n = pages + ncow;
+	m->map_pages = held(n * sizeof(struct mpc_frame), 64) + held(pages * sizeof(struct mpc_io), 64) +
+		       held(n * QS_BLOCK_SIZE, QS_BLOCK_SIZE);
+	m->map_meta = held(g->map_pages * 4, 64) + held((g->map_pages + 7) / 8, 64) +
+		      3 * bits_plan(g->map_pages) + 2 * held(pages * 8, 64);
+	m->qlc_blocks = held(g->phys * g->width, 64);
+	m->bands = held(g->nbands * sizeof(struct band), 64) + 2 * held(g->nbands * 8, 64);
+	m->other += held(sizeof(struct plc), 64) + held(2 * qd * sizeof(struct unit), 64) +
+		    2 * qd * (held(c->iu_bytes, QS_BLOCK_SIZE) + 3 * held(ib * 8, 16) +
+			      held(ib * 4, 16) + held(ib * sizeof(struct plc_ext), 16)) +
+		    PLC_MAP_QD * held(QS_BLOCK_SIZE, QS_BLOCK_SIZE);
+}
+
+static void mem_sum(struct qs_engine_mem *m)
+{
+	m->total = m->index + m->dirty + m->map_pages + m->map_meta + m->qlc_blocks + m->bands +
+		   m->other;
+}
+
+/* Frames an engine holding the whole map takes (mapcache.c, mpc_init), and
+ * the least map_dram_limit that gives them. */
+static uint64_t whole_frames(const struct geo *g)
+{
+	return g->map_pages + (g->map_pages > 4 ? g->map_pages : 4);
+}
+
+static uint64_t whole_limit(const struct qs_engine_conf *c, const struct geo *g)
+{
+	uint64_t cap = (2 * g->map_pages + 8) * QS_BLOCK_SIZE, min = qs_engine_conf_map_min(c);
+	return cap > min ? cap : min;
+}
+
+/* Log placement: all of the engine but what grows with its map pages. */
+static uint64_t rest_plan(const struct qs_engine_conf *c, const struct geo *g,
+			  const struct qs_engine_mem *log_side)
+{
+	struct qs_engine_mem r = *log_side;
+	plc_side_plan(c, g, 0, &r);
+	mem_sum(&r);
+	return r.total;
+}
+
+/* The least dram_limit conf runs with (log placement: with the least map
+ * pages); 0 when the fast device is too small to tell. */
+static uint64_t dram_floor(const struct qs_engine_conf *c, uint64_t fast_bytes, uint64_t qlc_bytes)
+{
+	struct geo g;
+	struct qs_engine_mem m;
+	if (c->mode == QS_MODE_PASSTHROUGH || !geo_plan(c, fast_bytes, qlc_bytes, &g))
+		return 0;
+	memset(&m, 0, sizeof(m));
+	log_side_plan(c, &g, &m);
+	if (c->placement != QS_PLACE_LOG) {
+		mem_sum(&m);
+		return m.total;
+	}
+	uint64_t frames = qs_engine_conf_map_min(c) / QS_BLOCK_SIZE;
+	if (frames > whole_frames(&g))
+		frames = whole_frames(&g);
+	return rest_plan(c, &g, &m) + frames * (QS_BLOCK_SIZE + FRAME_EXTRA);
+}
+
+int qs_engine_dram_plan(const struct qs_engine_conf *c, uint64_t fast_bytes, uint64_t qlc_bytes,
+			struct qs_engine_mem *m, uint64_t *map_limit)
+{
+	struct geo g;
+	memset(m, 0, sizeof(*m));
+	if (c->mode == QS_MODE_PASSTHROUGH) {
+		m->other = m->total = sizeof(struct qs_engine);
+		return 0;
+	}
+	if (!geo_plan(c, fast_bytes, qlc_bytes, &g))
+		return -ENOSPC;
+	log_side_plan(c, &g, m);
+	if (c->placement != QS_PLACE_LOG) {
+		mem_sum(m);
+		return c->dram_limit && m->total > c->dram_limit ? -ENOMEM : 0;
+	}
+	uint64_t min = qs_engine_conf_map_min(c), limit = c->map_dram_limit;
+	if (c->dram_limit) {
+		/* The budget less everything else, in whole frames; the whole
+		 * map, when it fits, at the least limit that gives it. */
+		uint64_t rest = rest_plan(c, &g, m);
+		uint64_t left = c->dram_limit > rest ? c->dram_limit - rest : 0;
+		uint64_t frames = left / (QS_BLOCK_SIZE + FRAME_EXTRA);
+		limit = frames >= whole_frames(&g) ? whole_limit(c, &g) : frames * QS_BLOCK_SIZE;
+	}
+	plc_side_plan(c, &g, limit, m);
+	mem_sum(m);
+	if (map_limit)
+		*map_limit = limit;
+	return limit < min && !(c->dram_limit && limit == whole_limit(c, &g)) ? -ENOMEM : 0;
+}
+
+uint64_t qs_engine_conf_map_min(const struct qs_engine_conf *c)
+{
+	/* room to pin the map pages of a whole unit's extents, twice */
+	return 16ull * c->iu_bytes > QS_CONF_MAP_DRAM_MIN ? 16ull * c->iu_bytes : QS_CONF_MAP_DRAM_MIN;
+}
+
+int qs_engine_conf_check_dram(const struct qs_engine_conf *c, uint64_t fast_bytes,
+			      uint64_t qlc_bytes, struct qs_conf_err *err)
+{
+	struct qs_engine_mem m;
+	uint64_t limit = 0;
+	int rc = qs_engine_dram_plan(c, fast_bytes, qlc_bytes, &m, &limit);
+	if (rc != -ENOMEM)
+		return 0; /* a geometry error is the format's to report, with its sizes */
+	if (err) {
+		err->field = QS_CONF_FIELD_DRAM_LIMIT;
+		struct qs_engine_conf floor = *c;
+		floor.dram_limit = 0;
+		floor.map_dram_limit = qs_engine_conf_map_min(c);
+		struct qs_engine_mem need;
+		qs_engine_dram_plan(&floor, fast_bytes, qlc_bytes, &need, NULL);
+		need.total = dram_floor(c, fast_bytes, qlc_bytes);
+		if (c->placement == QS_PLACE_LOG)
+			snprintf(err->msg, sizeof(err->msg),
+				 "dram_limit %llu: the engine needs at least %llu bytes for these "
+				 "devices (log index %llu, dirty IUs %llu, per QLC block %llu, map "
+				 "pages %llu at least, the rest %llu); raise dram_limit or use a "
+				 "smaller log", (unsigned long long)c->dram_limit,
+				 (unsigned long long)need.total, (unsigned long long)need.index,
+				 (unsigned long long)need.dirty, (unsigned long long)need.qlc_blocks,
+				 (unsigned long long)(need.map_pages + need.map_meta),
+				 (unsigned long long)(need.other + need.bands));
+		else
+			snprintf(err->msg, sizeof(err->msg),
+				 "dram_limit %llu: the engine needs at least %llu bytes for these "
+				 "devices (log index %llu, dirty IUs %llu, the rest %llu); raise "
+				 "dram_limit or use a smaller log", (unsigned long long)c->dram_limit,
+				 (unsigned long long)need.total, (unsigned long long)need.index,
+				 (unsigned long long)need.dirty, (unsigned long long)need.other);
+	}
+	return -EINVAL;
+}
