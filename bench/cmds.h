@@ -16,5 +16,6 @@ int qs_cmd_bench_trace_export(int argc, char **argv); /* bench/trace_export.c */
 int qs_cmd_stats(int argc, char **argv);  /* bench/ctl_cmd.c: a running daemon */
 int qs_cmd_policy(int argc, char **argv);
 int qs_cmd_drain(int argc, char **argv);
+int qs_cmd_dram(int argc, char **argv);	  /* bench/dram_cmd.c: sizing, no daemon */
 
 #endif

@@ -1387,8 +1387,12 @@ static int drv_entry(struct drv_run *r, size_t a, size_t b, const struct drv_sta
 	rep->map_peak_bytes = res->eng.map_peak_bytes;
 	/* DRAM when the window closed, as the map's peak: a passthrough
 	 * engine holds no cache state, so shaping off reports none */
-	if (v->shaping)
+	if (v->shaping) {
 		rep->mem = res->eng.mem;
+		rep->mem_conf = r->ec;
+		rep->mem_fast = r->d->fast->size;
+		rep->mem_qlc = r->d->qlc->size;
+	}
 	struct qs_report_ss *ss = &rep->ss;
 	ss->criterion = j->ss_cap ? qs_job_ss_name(j->job->ss) : NULL;
 	ss->limit = j->job->ss_limit;

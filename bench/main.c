@@ -41,6 +41,8 @@ static const struct qs_cmd cmds[] = {
 	{NULL, "policy", qs_cmd_policy,
 	 "switch a running qlcshaped's destage policy: policy set NAME [k=v...] --config FILE"},
 	{NULL, "drain", qs_cmd_drain, "destage everything a running qlcshaped holds --config FILE"},
+	{NULL, "dram", qs_cmd_dram,
+	 "the engine's DRAM for a QLC and a log, by part: --profile NAME --log SIZE ..."},
 };
 
 static void usage(FILE *f)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "hist.h"
+#include "qlcshape/format.h"
 #include "report.h"
 
 #define SECONDS_PER_YEAR 31557600.0 /* Julian year, 365.25 days */
@@ -202,10 +203,54 @@ uint64_t qs_report_map_io_bytes(const struct qs_report_run *r)
 	return (r->map_page_reads + r->map_page_writes) * QS_BLOCK_SIZE;
 }
 
+/*
+ * The same engine over the real drive and log: the plan for them
+ * (qs_engine_dram_plan: entry widths and page counts are the real drive's,
+ * not the model's scaled up), plus what the run grew beyond its own plan,
+ * dirty-IU records scaled up, requests as they were. Without the run's
+ * devices, the parts that grow with capacity scaled up, the rest as run.
+ */
+bool qs_report_mem_full_parts(const struct qs_report_run *r, struct qs_engine_mem *full)
+{
+	const struct qs_engine_conf *c = &r->mem_conf;
+	double scale = r->mem_scale > 0 ? r->mem_scale : 1;
+	struct qs_engine_mem run;
+	if (!r->mem_fast || qs_engine_dram_plan(c, r->mem_fast, r->mem_qlc, &run, NULL))
+		return false;
+	struct qs_engine_conf fc = *c;
+	uint64_t qlc = (uint64_t)((double)r->mem_qlc * scale);
+	uint64_t log = r->mem_fast - QS_FMT_LOG_START * QS_BLOCK_SIZE -
+		       qs_engine_conf_map_bytes(c, r->mem_qlc);
+	if (c->placement == QS_PLACE_LOG && !c->dram_limit) {
+		uint64_t m = (uint64_t)((double)c->map_dram_limit * scale) / QS_BLOCK_SIZE * QS_BLOCK_SIZE;
+		fc.map_dram_limit = m > qs_engine_conf_map_min(c) ? m : qs_engine_conf_map_min(c);
+	}
+	if (c->dram_limit)
+		fc.dram_limit = (uint64_t)((double)c->dram_limit * scale);
+	qlc = c->placement == QS_PLACE_LOG ? qlc / c->band_bytes * c->band_bytes : qlc;
+	uint64_t fast = QS_FMT_LOG_START * QS_BLOCK_SIZE + (uint64_t)((double)log * scale) +
+			qs_engine_conf_map_bytes(&fc, qlc);
+	if (qs_engine_dram_plan(&fc, fast, qlc, full, NULL))
+		return false;
+	const struct qs_engine_mem *m = &r->mem;
+	uint64_t dirty = m->dirty > run.dirty ? m->dirty - run.dirty : 0;
+	uint64_t other = m->other > run.other ? m->other - run.other : 0;
+	dirty = (uint64_t)llround((double)dirty * scale);
+	full->dirty += dirty;
+	full->other += other;
+	full->total += dirty + other;
+	return true;
+}
+
 uint64_t qs_report_mem_full_scale(const struct qs_report_run *r)
 {
 	const struct qs_engine_mem *m = &r->mem;
 	double scale = r->mem_scale > 0 ? r->mem_scale : 1;
+	struct qs_engine_mem full;
+	if (scale == 1)
+		return m->total;
+	if (qs_report_mem_full_parts(r, &full))
+		return full.total;
 	uint64_t grows = m->total > m->other ? m->total - m->other : 0;
 	return m->other + (uint64_t)llround((double)grows * scale);
 }

@@ -129,6 +129,11 @@ struct qs_report_run {
 	 * which qs_report_mem_full_scale() needs */
 	struct qs_engine_mem mem;
 	double mem_scale;
+	/* the engine's configuration and devices at the run's scale (shaping
+	 * on; mem_fast 0 when unknown): the full-scale figure plans the same
+	 * engine over the real drive (qs_report_mem_full_scale) */
+	struct qs_engine_conf mem_conf;
+	uint64_t mem_fast, mem_qlc;
 	struct qs_report_ss ss;
 	/* client write bytes per second the job asks for with rate_iops (all
 	 * clones, writes' share of the mix); 0 when unrated */
@@ -256,12 +261,17 @@ uint64_t qs_report_map_io_bytes(const struct qs_report_run *r);
 
 /*
  * r's engine DRAM at the real drive's scale: the bench scales the drive,
- * the log and the map's DRAM down alike, so the parts that grow with
- * capacity (every part but other) are multiplied by mem_scale, and other
- * (buffers, requests, records), which does not grow, is taken as run:
- * other + (total - other) x mem_scale.
+ * the log and the map's DRAM down alike; this is the plan of the same
+ * engine over the real ones (qs_report_mem_full_parts). A run whose devices
+ * are unknown takes the parts that grow with capacity times mem_scale and
+ * other (buffers, requests, records) as run.
  */
 uint64_t qs_report_mem_full_scale(const struct qs_report_run *r);
+/* The parts of that figure, when the run's engine and devices are known
+ * (mem_fast): the plan of the same engine over the real drive and log
+ * (qs_engine_dram_plan), with what the run grew beyond its own plan
+ * added (dirty-IU records scaled up, requests as run). false: unknown. */
+bool qs_report_mem_full_parts(const struct qs_report_run *r, struct qs_engine_mem *full);
 
 /* Years run r's client_bytes_writable lasts at client_bytes_per_s (NAN if
  * either is unknown or the rate is not above 0). */

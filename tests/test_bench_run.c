@@ -12,6 +12,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "qlcshape/format.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -279,15 +281,29 @@ static void test_log_placement(void **state)
 	assert_string_equal(r.rep.placement, "log");
 	assert_true(r.eng.bands > 4);
 	/* its DRAM by part, the parts and the rest summing to the total; at
-	 * full scale the parts that grow with capacity are scaled up */
+	 * full scale the same engine planned over the real drive */
 	const struct qs_engine_mem *m = &r.rep.mem;
 	assert_true(m->qlc_blocks > 0 && m->map_pages > 0 && m->map_meta > 0 && m->bands > 0);
 	assert_int_equal(m->index + m->dirty + m->map_pages + m->map_meta + m->qlc_blocks +
 			 m->bands + m->other, m->total);
 	double scale = qs_bench_world_scale(w);
 	assert_true(scale > 1);
-	double full = (double)m->other + (double)(m->total - m->other) * scale;
-	assert_true(fabs((double)qs_report_mem_full_scale(&r.rep) - full) <= 1);
+	struct qs_engine_mem f;
+	assert_true(qs_report_mem_full_parts(&r.rep, &f));
+	assert_int_equal(f.total, qs_report_mem_full_scale(&r.rep));
+	assert_int_equal(f.index + f.dirty + f.map_pages + f.map_meta + f.qlc_blocks + f.bands +
+			 f.other, f.total);
+	/* per QLC block: the real drive's blocks in bands, at its entry width */
+	const struct qs_engine_conf *c = &r.rep.mem_conf;
+	uint64_t qlc = (uint64_t)((double)r.rep.mem_qlc * scale) / c->band_bytes * c->band_bytes;
+	uint64_t phys = qlc / 4096;
+	assert_true(f.qlc_blocks >= phys * qs_fmt_map_width(phys) &&
+		    f.qlc_blocks < phys * qs_fmt_map_width(phys) + 4096);
+	/* the log index: the real log's blocks, 12-byte slots at 80% */
+	double idx = (double)m->index * scale;
+	assert_true(fabs((double)f.index - idx) < idx * 0.01);
+	/* and not less than the linear rule gives (widths only grow) */
+	assert_true((double)f.total >= (double)m->other + (double)(m->total - m->other) * scale * 0.99);
 	qs_job_file_free(jf);
 	qs_bench_world_free(w);
 }
