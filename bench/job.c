@@ -76,6 +76,7 @@ struct job_build {
 	const char *file, *sec_file; /* the entry being applied; the section's */
 	const char *file_numjobs, *file_offset_inc, *file_wait_for, *file_ss_time,
 		*file_rate, *file_dist, *file_zone;
+	uint64_t offset_align; /* fio's offset_align: bytes, 0 = none */
 	bool zones_abs;	      /* zoned_abs: zone sizes in bytes, else in % */
 	double zone_size[QS_JOB_ZONES_MAX]; /* % of size or bytes; < 0: the rest */
 };
@@ -1164,141 +1165,412 @@ static int job_key_zone(struct job_build *b, const char *key, const char *v, uns
 	return 0;
 }
 
+/* A value that fio takes for "off": such a class-3 option is accepted with
+ * it, since it asks for nothing the simulation lacks. */
+static bool job_value_off(const char *v)
+{
+	bool on;
+	return !strcasecmp(v, "none") || (!parse_bool(v, &on) && !on);
+}
+
+/* fio's offset_align: an offset given in % is aligned up to this (0: the
+ * 4 KiB block, the bench's grid) */
+static int job_key_offset_align(struct job_build *b, const char *key, const char *v,
+				unsigned line, const char **allowed)
+{
+	uint64_t u;
+	*allowed = "a size that is a multiple of 4k, or 0";
+	if (qs_job_parse_size(v, b->kb_base, &u) || u % 4096)
+		return -EINVAL;
+	b->offset_align = u;
+	return 0;
+}
+
+/* rw_sequencer, thinktime_blocks_type: only fio's default is what the
+ * bench does, so the other value is refused with the reason */
+static int job_key_default_only(struct job_build *b, const char *key, const char *v,
+				unsigned line, const char **allowed)
+{
+	bool seq = !strcmp(key, "rw_sequencer");
+	*allowed = seq ? "sequential (fio's default; identical, the same offset N times, "
+			 "is not simulated)"
+		       : "complete (fio's default: thinktime after thinktime_blocks "
+			 "completions; issue is not simulated)";
+	return strcasecmp(v, seq ? "sequential" : "complete") ? -EINVAL : 0;
+}
+
+/* fio's replay_no_stall: a trace replayed as fast as iodepth allows */
+static int job_key_no_stall(struct job_build *b, const char *key, const char *v, unsigned line,
+			    const char **allowed)
+{
+	bool on;
+	*allowed = "0 or 1 (also true/false, yes/no, on/off)";
+	if (parse_bool(v, &on))
+		return -EINVAL;
+	b->job.trace_ignore_time = on;
+	return 0;
+}
+
 /* fio's bare flags: a key written alone means key=1 */
 #define JK_FLAG 1u
+/* class 3 unless the value is fio's off (0, false...): then class 2 */
+#define JK_OFF 2u
 
-static const struct {
+/*
+ * Every option of fio 3.33 (fio --cmdhelp=all), its aliases and the bench's
+ * own, in one table the parser reads: the class, and what the option does
+ * here (class 1), why it changes nothing (class 2) or why it is refused
+ * (class 3). docs/BENCH-OUTPUT.md carries the same table, which
+ * tests/test_job_opts.c compares with this one.
+ *
+ * Class 1 and some class 2 entries have a handler (class 2: it checks the
+ * value, e.g. direct, which --mode dev reads). An alias names its option
+ * (of): the handler sees that option's name.
+ */
+struct job_opt {
 	const char *key;
 	job_key_fn fn;
 	unsigned flags;
-} job_keys[] = {
-	{"rw", job_key_rw, 0}, {"readwrite", job_key_rw, 0},
-	{"bs", job_key_bs, 0}, {"blocksize", job_key_bs, 0},
-	{"bsrange", job_key_bsrange, 0}, {"blocksize_range", job_key_bsrange, 0},
-	{"bssplit", job_key_bssplit, 0},
-	{"rwmixread", job_key_rwmix, 0}, {"rwmixwrite", job_key_rwmix, 0},
-	{"iodepth", job_key_count, 0},
-	{"numjobs", job_key_count, 0},
-	{"size", job_key_span, 0}, {"offset", job_key_span, 0},
-	{"offset_increment", job_key_offset_inc, 0},
-	{"random_distribution", job_key_dist, 0},
-	{"norandommap", job_key_bool, JK_FLAG}, {"time_based", job_key_bool, JK_FLAG},
-	{"stonewall", job_key_bool, JK_FLAG}, {"trace_ignore_time", job_key_bool, JK_FLAG},
-	{"group_reporting", job_key_report, JK_FLAG}, {"new_group", job_key_report, JK_FLAG},
-	{"unified_rw_reporting", job_key_report, 0}, {"name", job_key_name, 0},
-	{"rate_iops", job_key_count, 0}, {"rate", job_key_rate, 0},
-	{"percentage_random", job_key_pct_random, 0},
-	{"loops", job_key_count, 0}, {"number_ios", job_key_count, 0},
-	{"filesize", job_key_span, 0}, {"io_size", job_key_span, 0},
-	{"io_limit", job_key_span, 0}, {"fill_device", job_key_bool, JK_FLAG},
-	{"rate_process", job_key_rate_process, 0},
-	{"runtime", job_key_time, 0}, {"timeout", job_key_time, 0},
-	{"ramp_time", job_key_time, 0},
-	{"startdelay", job_key_time, 0}, {"wait_for", job_key_wait_for, 0},
-	{"kb_base", job_key_kb_base, 0},
-	{"steadystate", job_key_ss, 0}, {"ss", job_key_ss, 0},
-	{"steadystate_duration", job_key_ss_time, 0}, {"ss_dur", job_key_ss_time, 0},
-	{"steadystate_ramp_time", job_key_ss_time, 0}, {"ss_ramp", job_key_ss_time, 0},
-	{"steadystate_check_interval", job_key_ss_time, 0},
-	{"ss_interval", job_key_ss_time, 0},
-	{"nrfiles", job_key_nrfiles, 0},
-	{"blockalign", job_key_blockalign, 0}, {"ba", job_key_blockalign, 0},
-	{"thinktime", job_key_think, 0}, {"thinktime_spin", job_key_think, 0},
-	{"thinktime_blocks", job_key_count, 0},
-	{"flow", job_key_flow, 0}, {"flow_id", job_key_flow, 0}, {"flow_sleep", job_key_flow, 0},
-	{"zonemode", job_key_zonemode, 0},
-	{"zonesize", job_key_zone, 0}, {"zoneskip", job_key_zone, 0},
-	{"trace", job_key_trace, 0},
-	{"trace_format", job_key_trace_format, 0},
-	{"trace_timescale", job_key_timescale, 0},
-	{"trace_columns", job_key_trace_columns, 0},
+	enum qs_job_opt_class cls;
+	const char *here;
+	const char *of; /* an alias: the option it stands for, else NULL */
 };
 
-/*
- * fio options that only concern a real engine, host, data content or
- * fio's own reporting: accepted with any value (a flag also bare), listed
- * once per run in the note, and without effect on the simulated I/O.
- * direct and buffered are here too, and are checked for --mode dev by the
- * caller (struct qs_job's buffered).
- */
-static const char *const job_ignored[] = {
-	/* engine and submission */
-	"ioengine", "io_submit_mode", "iodepth_batch", "iodepth_batch_submit",
-	"iodepth_batch_complete", "iodepth_batch_complete_min",
-	"iodepth_batch_complete_max", "iodepth_low", "hipri", "fixedbufs",
-	"registerfiles", "sqthread_poll", "userspace_reap", "direct", "buffered",
-	/* priorities of the host's I/O scheduler */
-	"prio", "prioclass", "cmdprio", "cmdprio_class", "cmdprio_percentage",
-	"cmdprio_bssplit", "log_prio",
-	/* files and the host */
-	"filename", "directory", "create_serialize", "create_on_open", "fallocate",
-	"invalidate", "thread", "threads", "cpus_allowed", "cpus_allowed_policy",
-	"cpumask", "numa_cpu_nodes", "numa_mem_policy", "nice", "gtod_reduce",
-	/* data content (the simulation holds no data) */
-	"verify", "do_verify", "verify_pattern", "verify_interval", "verify_fatal",
-	"verify_async", "verify_backlog", "verify_dump", "verify_offset",
-	"buffer_compress_percentage", "buffer_compress_chunk", "dedupe_percentage",
-	"dedupe_mode", "dedupe_working_set_percentage", "dedupe_global",
-	"refill_buffers", "scramble_buffers", "buffer_pattern", "zero_buffers",
-	/* fio's logs, reports and error handling */
-	"write_bw_log", "write_lat_log", "write_iops_log", "write_hist_log",
-	"log_avg_msec", "log_hist_msec", "log_offset", "per_job_logs",
-	"description", "exitall",
-	"exit_what", "continue_on_error", "ignore_error", "error_dump",
-	"ratemin", "ratecycle", "randrepeat", "random_generator", "randseed",
-};
+#define DO(k, f, fl, h) {k, f, fl, QS_JOB_OPT_DOES, h, NULL}
+#define NONE(k, fl, h) {k, NULL, fl, QS_JOB_OPT_NONE, h, NULL}
+#define NONE_FN(k, f, fl, h) {k, f, fl, QS_JOB_OPT_NONE, h, NULL}
+#define REFUSE(k, fl, h) {k, NULL, fl, QS_JOB_OPT_REFUSED, h, NULL}
+#define ALIAS(k, o) {k, NULL, 0, 0, NULL, o}
 
-/* fio's flags among the ignored options, and the logs whose name is
- * optional (bare is fine) */
-static const char *const job_ignored_flags[] = {
-	"write_bw_log", "write_lat_log", "write_iops_log", "write_hist_log",
-	"direct", "buffered", "thread", "threads", "invalidate", "create_serialize",
-	"create_on_open", "exitall", "do_verify",
-	"verify_fatal", "verify_dump", "refill_buffers", "scramble_buffers",
-	"zero_buffers", "gtod_reduce", "hipri", "fixedbufs", "registerfiles",
-	"sqthread_poll", "userspace_reap", "log_offset", "per_job_logs",
-	"dedupe_global", "error_dump", "randrepeat", "log_prio",
-};
+/* the reasons shared by several options */
+#define WHY_ENGINE "the bench has one engine of its own, with no kernel path"
+#define WHY_HOST "every job works on the one simulated drive, on a virtual clock"
+#define WHY_FILES "a job works on one span of the drive, not on files"
+#define WHY_DATA "the simulation holds no data"
+#define WHY_LOGS "fio's own logs and reports: the bench writes its own (table, --json, --csv, --output-format=json)"
+#define WHY_ERRORS "the simulated drive returns no errors"
+#define WHY_RAND "the bench's random streams are its own, always repeatable with --seed"
+#define WHY_PRIO "the simulated drive has no priority classes"
+#define WHY_ZBD "zoned block devices are not simulated: the simulated QLC drive is a conventional one"
+#define WHY_LAT "fio's search for the queue depth that meets a latency target is not simulated ('qlcshape bench curve' gives latency against load)"
 
-/* fio options the bench knows and refuses, with the reason */
-static const struct {
-	const char *key, *why;
-} job_refused[] = {
-	{"flow_watermark", "fio 3.33 has no flow_watermark: its flow is a weight (flow, "
-			   "flow_id, flow_sleep)"},
-	{"latency_target", "fio's search for the queue depth that meets a latency target is "
-			   "not simulated ('qlcshape bench curve' gives latency against load)"},
-	{"latency_window", "fio's latency_target search is not simulated"},
-	{"latency_percentile", "fio's latency_target search is not simulated"},
-	{"latency_run", "fio's latency_target search is not simulated"},
-	{"zonerange", "zonemode=strided is simulated with zones of zonesize only"},
-	{"zonecapacity", "zoned I/O (zonemode) is not simulated"},
-	{"max_open_zones", "zoned I/O (zonemode) is not simulated"},
+static const struct job_opt job_opts[] = {
+	/* job description and files */
+	NONE("description", 0, "fio's text about the job"),
+	DO("name", job_key_name, 0, "the name fio prints: jobname in --output-format=json"),
+	DO("wait_for", job_key_wait_for, 0, "start when that earlier job of the group has ended"),
+	NONE("filename", 0, WHY_FILES),
+	NONE("lockfile", 0, WHY_FILES),
+	NONE("directory", 0, WHY_FILES),
+	NONE("filename_format", 0, WHY_FILES),
+	NONE("unique_filename", 0, WHY_FILES),
+	NONE("opendir", 0, WHY_FILES),
+	/* direction and block sizes */
+	DO("rw", job_key_rw, 0, "direction and pattern, with fio's :N"),
+	ALIAS("readwrite", "rw"),
+	DO("bs", job_key_bs, 0, "bytes per I/O, or R,W,T per direction"),
+	ALIAS("blocksize", "bs"),
+	DO("ba", job_key_blockalign, 0, "the grid of random offsets: the smallest size the job issues"),
+	ALIAS("blockalign", "ba"),
+	DO("bsrange", job_key_bsrange, 0, "sizes drawn uniformly in a range, per direction"),
+	ALIAS("blocksize_range", "bsrange"),
+	DO("bssplit", job_key_bssplit, 0, "sizes and their shares, per direction"),
+	NONE("bs_unaligned", JK_FLAG, "the alignment of fio's buffers in memory: " WHY_DATA),
+	ALIAS("blocksize_unaligned", "bs_unaligned"),
+	NONE("randrepeat", 0, WHY_RAND),
+	NONE("randseed", 0, WHY_RAND),
+	DO("norandommap", job_key_bool, JK_FLAG, "uniform draws with repeats instead of every block once per pass"),
+	NONE("ignore_error", 0, WHY_ERRORS),
+	DO("rw_sequencer", job_key_default_only, 0, "sequential (fio's default) only: identical is refused"),
+	/* engine and queue */
+	NONE("ioengine", 0, WHY_ENGINE),
+	DO("iodepth", job_key_count, 0, "I/Os in flight per clone"),
+	NONE("iodepth_batch", 0, WHY_ENGINE),
+	ALIAS("iodepth_batch_submit", "iodepth_batch"),
+	NONE("iodepth_batch_complete_min", 0, WHY_ENGINE),
+	ALIAS("iodepth_batch_complete", "iodepth_batch_complete_min"),
+	NONE("iodepth_batch_complete_max", 0, WHY_ENGINE),
+	NONE("iodepth_low", 0, WHY_ENGINE),
+	REFUSE("serialize_overlap", JK_OFF, "an I/O that overlaps one in flight is not held back in the simulation; 0 is accepted"),
+	NONE("io_submit_mode", 0, WHY_ENGINE),
+	/* sizes and offsets */
+	DO("size", job_key_span, 0, "bytes of each clone's span, or N% of the drive"),
+	DO("io_size", job_key_span, 0, "bytes of I/O before the job ends"),
+	ALIAS("io_limit", "io_size"),
+	DO("fill_device", job_key_bool, JK_FLAG, "the span runs to the end of the drive"),
+	ALIAS("fill_fs", "fill_device"),
+	DO("filesize", job_key_span, 0, "the span; size is then the bytes of I/O"),
+	REFUSE("file_append", JK_OFF, "the span is on the drive: I/O past the end of a file has no meaning here; 0 is accepted"),
+	DO("offset", job_key_span, 0, "where clone 0's span starts"),
+	ALIAS("fileoffset", "offset"),
+	DO("offset_increment", job_key_offset_inc, 0, "clone i starts at offset + i * this"),
+	DO("offset_align", job_key_offset_align, 0, "the boundary an offset in % is rounded down to"),
+	DO("number_ios", job_key_count, 0, "a clone ends after this many I/Os"),
+	NONE("random_generator", 0, WHY_RAND),
+	DO("random_distribution", job_key_dist, 0, "block popularity: random, zipf, pareto, normal, zoned, zoned_abs"),
+	DO("percentage_random", job_key_pct_random, 0, "of a random pattern's I/Os, the share at a random offset"),
+	NONE("allrandrepeat", 0, WHY_RAND),
+	DO("nrfiles", job_key_nrfiles, 0, "1: a job works on one span, as on one file"),
+	ALIAS("nr_files", "nrfiles"),
+	NONE("file_service_type", 0, WHY_FILES),
+	NONE("openfiles", 0, WHY_FILES),
+	NONE("fallocate", 0, WHY_FILES),
+	NONE("fadvise_hint", 0, "the bench's I/O bypasses the page cache"),
+	REFUSE("fsync", JK_OFF, "flushes every N writes are not simulated yet; 0 is accepted"),
+	REFUSE("fdatasync", JK_OFF, "flushes every N writes are not simulated yet; 0 is accepted"),
+	REFUSE("write_barrier", JK_OFF, "barrier writes are not simulated yet; 0 is accepted"),
+	NONE("sync_file_range", 0, "the bench's I/O bypasses the page cache, which is what it would write back"),
+	NONE("direct", 0, "the bench's I/O is always direct (--mode dev refuses direct=0)"),
+	NONE("atomic", 0, WHY_ENGINE),
+	NONE("buffered", 0, "the bench's I/O is always direct (--mode dev refuses buffered=1)"),
+	REFUSE("overwrite", JK_OFF, "fio lays files out before the I/O; the simulated drive is filled before every run anyway, 0 is accepted"),
+	DO("loops", job_key_count, 0, "the job's I/O is done this many times"),
+	DO("numjobs", job_key_count, 0, "clones of the job"),
+	DO("startdelay", job_key_time, 0, "start this long after the group starts"),
+	DO("runtime", job_key_time, 0, "run length"),
+	ALIAS("timeout", "runtime"),
+	DO("time_based", job_key_bool, JK_FLAG, "run for runtime even after the bytes are done"),
+	REFUSE("verify_only", JK_FLAG | JK_OFF, "fio's verify pass without the writes: " WHY_DATA " to verify; 0 is accepted"),
+	DO("ramp_time", job_key_time, 0, "leading time whose I/O is not counted"),
+	NONE("clocksource", 0, "the simulation runs on a virtual clock"),
+	NONE("mem", 0, "fio's buffer memory: " WHY_DATA),
+	ALIAS("iomem", "mem"),
+	/* verification (data content) */
+	NONE("verify", 0, WHY_DATA),
+	NONE("do_verify", JK_FLAG, WHY_DATA),
+	NONE("verify_interval", 0, WHY_DATA),
+	NONE("verify_offset", 0, WHY_DATA),
+	NONE("verify_pattern", 0, WHY_DATA),
+	NONE("verify_fatal", JK_FLAG, WHY_DATA),
+	NONE("verify_dump", JK_FLAG, WHY_DATA),
+	NONE("verify_async", 0, WHY_DATA),
+	NONE("verify_backlog", 0, WHY_DATA),
+	NONE("verify_backlog_batch", 0, WHY_DATA),
+	NONE("experimental_verify", 0, WHY_DATA),
+	NONE("verify_state_load", 0, WHY_DATA),
+	NONE("verify_state_save", 0, WHY_DATA),
+	REFUSE("trim_percentage", JK_OFF, "verify's trims are not simulated (" WHY_DATA "); rw=randtrim or trimwrite issue trims; 0 is accepted"),
+	NONE("trim_verify_zero", 0, WHY_DATA),
+	REFUSE("trim_backlog", JK_OFF, "verify's trims are not simulated (" WHY_DATA "); rw=randtrim or trimwrite issue trims; 0 is accepted"),
+	NONE("trim_backlog_batch", 0, WHY_DATA),
+	/* replay */
+	REFUSE("write_iolog", 0, "not written by the bench yet: 'qlcshape trace export' writes a run's I/O as a trace"),
+	DO("read_iolog", job_key_trace, 0, "replay this iolog (or any trace the bench reads): the bench's trace"),
+	NONE("read_iolog_chunked", 0, "the bench reads a trace as it replays it"),
+	DO("replay_no_stall", job_key_no_stall, 0, "replay as fast as iodepth allows: trace_ignore_time"),
+	NONE("replay_redirect", 0, "a trace replays on the one simulated drive, whatever its device"),
+	REFUSE("replay_scale", 0, "offsets of a trace are not scaled yet"),
+	REFUSE("replay_align", 0, "offsets of a trace are aligned to the drive's 4 KiB blocks only"),
+	REFUSE("replay_time_scale", 0, "not read yet: trace_timescale scales a trace's times"),
+	REFUSE("replay_skip", 0, "a trace's requests of one type are not skipped yet"),
+	REFUSE("merge_blktrace_file", 0, "several blktraces are not merged: one trace per job"),
+	REFUSE("merge_blktrace_scalars", 0, "several blktraces are not merged: one trace per job"),
+	REFUSE("merge_blktrace_iters", 0, "several blktraces are not merged: one trace per job"),
+	NONE("exec_prerun", 0, "the bench runs no commands of a job file"),
+	NONE("exec_postrun", 0, "the bench runs no commands of a job file"),
+	NONE("ioscheduler", 0, WHY_ENGINE),
+	/* zones */
+	DO("zonemode", job_key_zonemode, 0, "none or strided (zbd is refused: " WHY_ZBD ")"),
+	DO("zonesize", job_key_zone, 0, "strided: bytes of I/O per zone"),
+	REFUSE("zonecapacity", 0, WHY_ZBD),
+	REFUSE("zonerange", 0, "zonemode=strided is simulated with zones of zonesize only"),
+	DO("zoneskip", job_key_zone, 0, "strided: bytes skipped after each zone"),
+	REFUSE("read_beyond_wp", 0, WHY_ZBD),
+	REFUSE("max_open_zones", 0, WHY_ZBD),
+	REFUSE("job_max_open_zones", 0, WHY_ZBD),
+	REFUSE("ignore_zone_limits", 0, WHY_ZBD),
+	REFUSE("zone_reset_threshold", 0, WHY_ZBD),
+	REFUSE("zone_reset_frequency", 0, WHY_ZBD),
+	NONE("lockmem", 0, WHY_HOST),
+	DO("rwmixread", job_key_rwmix, 0, "percent of reads in rw/randrw"),
+	DO("rwmixwrite", job_key_rwmix, 0, "percent of writes in rw/randrw"),
+	NONE("nice", 0, WHY_HOST),
+	NONE("prio", 0, WHY_PRIO),
+	NONE("prioclass", 0, WHY_PRIO),
+	/* think time and rates */
+	DO("thinktime", job_key_think, 0, "a closed-loop clone waits this long every thinktime_blocks I/Os"),
+	NONE_FN("thinktime_spin", job_key_think, 0, "fio's busy part of thinktime: a simulated clone waits the whole thinktime alike"),
+	DO("thinktime_blocks", job_key_count, 0, "I/Os between thinktimes"),
+	DO("thinktime_blocks_type", job_key_default_only, 0, "complete (fio's default) only: issue is refused"),
+	REFUSE("thinktime_iotime", JK_OFF, "thinktime every N of I/O time is not simulated; 0 is accepted"),
+	DO("rate", job_key_rate, 0, "bytes/s, R,W,T, turned into rate_iops"),
+	NONE("rate_min", 0, "not checked: a job below it runs its course (fio ends it with an error)"),
+	ALIAS("ratemin", "rate_min"),
+	DO("rate_process", job_key_rate_process, 0, "linear or poisson gaps"),
+	NONE("rate_cycle", 0, "the period of rate_min and rate_iops_min, which are not checked"),
+	ALIAS("ratecycle", "rate_cycle"),
+	REFUSE("rate_ignore_thinktime", JK_OFF, "a rated clone with thinktime keeps its schedule; 0 is accepted"),
+	DO("rate_iops", job_key_count, 0, "I/Os per second per clone (open loop)"),
+	NONE("rate_iops_min", 0, "not checked: a job below it runs its course (fio ends it with an error)"),
+	NONE("max_latency", 0, "not checked: a job above it runs its course (fio ends it with an error)"),
+	REFUSE("latency_target", 0, WHY_LAT),
+	REFUSE("latency_window", 0, WHY_LAT),
+	REFUSE("latency_percentile", 0, WHY_LAT),
+	REFUSE("latency_run", 0, WHY_LAT),
+	/* the host */
+	NONE("invalidate", JK_FLAG, "the bench's I/O bypasses the page cache"),
+	REFUSE("sync", JK_OFF, "synchronous (FUA) writes are not simulated yet; none and 0 are accepted"),
+	NONE("write_hint", 0, "the simulated QLC drive has no write streams"),
+	NONE("create_serialize", JK_FLAG, WHY_FILES),
+	NONE("create_fsync", 0, WHY_FILES),
+	NONE("create_on_open", JK_FLAG, WHY_FILES),
+	REFUSE("create_only", JK_OFF, "fio only lays out files and does no I/O: " WHY_FILES "; 0 is accepted"),
+	NONE("allow_file_create", 0, WHY_FILES),
+	NONE("allow_mounted_write", 0, "the simulated drive is no mounted file system"),
+	NONE("pre_read", 0, "the bench's I/O bypasses the page cache, which fio would fill"),
+	NONE("cpumask", 0, WHY_HOST),
+	NONE("cpus_allowed", 0, WHY_HOST),
+	NONE("cpus_allowed_policy", 0, WHY_HOST),
+	NONE("numa_cpu_nodes", 0, WHY_HOST),
+	NONE("numa_mem_policy", 0, WHY_HOST),
+	REFUSE("end_fsync", JK_OFF, "flushes are not simulated for a generated job yet; 0 is accepted"),
+	REFUSE("fsync_on_close", JK_OFF, "flushes are not simulated for a generated job yet; 0 is accepted"),
+	NONE("unlink", 0, WHY_FILES),
+	NONE("unlink_each_loop", 0, WHY_FILES),
+	NONE("exitall", JK_FLAG, "not simulated: every job runs its course (fio stops them all when the first ends)"),
+	NONE("exit_what", 0, "exitall's scope: every job runs its course"),
+	NONE("exitall_on_error", JK_FLAG, WHY_ERRORS),
+	DO("stonewall", job_key_bool, JK_FLAG, "wait for earlier jobs; a new reporting group"),
+	ALIAS("wait_for_previous", "stonewall"),
+	DO("new_group", job_key_report, JK_FLAG, "a new reporting group"),
+	NONE("thread", JK_FLAG, WHY_HOST),
+	/* fio's logs and reports */
+	NONE("per_job_logs", JK_FLAG, WHY_LOGS),
+	NONE("write_bw_log", JK_FLAG, WHY_LOGS),
+	NONE("bwavgtime", 0, WHY_LOGS),
+	NONE("write_lat_log", JK_FLAG, WHY_LOGS),
+	NONE("write_iops_log", JK_FLAG, WHY_LOGS),
+	NONE("iopsavgtime", 0, WHY_LOGS),
+	NONE("log_entries", 0, WHY_LOGS),
+	NONE("log_avg_msec", 0, WHY_LOGS),
+	NONE("log_hist_msec", 0, WHY_LOGS),
+	NONE("log_hist_coarseness", 0, WHY_LOGS),
+	NONE("write_hist_log", JK_FLAG, WHY_LOGS),
+	NONE("log_max_value", 0, WHY_LOGS),
+	NONE("log_offset", JK_FLAG, WHY_LOGS),
+	NONE("log_prio", JK_FLAG, WHY_LOGS),
+	NONE("log_compression", 0, WHY_LOGS),
+	NONE("log_compression_cpus", 0, WHY_LOGS),
+	NONE("log_store_compressed", 0, WHY_LOGS),
+	NONE("log_unix_epoch", 0, WHY_LOGS),
+	NONE("log_alternate_epoch", 0, WHY_LOGS),
+	NONE("log_alternate_epoch_clock_id", 0, WHY_LOGS),
+	NONE("block_error_percentiles", 0, WHY_ERRORS),
+	DO("group_reporting", job_key_report, JK_FLAG, "a group's jobs (and clones) reported as one"),
+	NONE("stats", 0, "the bench reports every job"),
+	/* data content */
+	NONE("zero_buffers", JK_FLAG, WHY_DATA),
+	NONE("refill_buffers", JK_FLAG, WHY_DATA),
+	NONE("scramble_buffers", JK_FLAG, WHY_DATA),
+	NONE("buffer_pattern", 0, WHY_DATA),
+	NONE("buffer_compress_percentage", 0, WHY_DATA ", and neither compresses nor deduplicates"),
+	NONE("buffer_compress_chunk", 0, WHY_DATA ", and neither compresses nor deduplicates"),
+	NONE("dedupe_percentage", 0, WHY_DATA ", and neither compresses nor deduplicates"),
+	NONE("dedupe_mode", 0, WHY_DATA ", and neither compresses nor deduplicates"),
+	NONE("dedupe_working_set_percentage", 0, WHY_DATA ", and neither compresses nor deduplicates"),
+	NONE("dedupe_global", JK_FLAG, WHY_DATA ", and neither compresses nor deduplicates"),
+	/* latency reporting */
+	NONE("clat_percentiles", 0, "the bench reports its own percentiles of completion latency"),
+	NONE("lat_percentiles", 0, "the bench reports its own percentiles of completion latency"),
+	NONE("slat_percentiles", 0, "the simulation has no submission latency"),
+	NONE("percentile_list", 0, "not read yet: the bench reports its own percentiles"),
+	NONE("significant_figures", 0, WHY_LOGS),
+	NONE("disk_util", 0, "the simulated drive has no kernel disk statistics"),
+	NONE("gtod_reduce", JK_FLAG, WHY_HOST),
+	NONE("disable_lat", 0, "the bench measures every latency on its virtual clock, at no cost"),
+	NONE("disable_clat", 0, "the bench measures every latency on its virtual clock, at no cost"),
+	NONE("disable_slat", 0, "the simulation has no submission latency"),
+	NONE("disable_bw_measurement", 0, "the bench measures bandwidth on its virtual clock, at no cost"),
+	ALIAS("disable_bw", "disable_bw_measurement"),
+	NONE("gtod_cpu", 0, WHY_HOST),
+	DO("unified_rw_reporting", job_key_report, 0, "none, mixed or both"),
+	NONE("continue_on_error", 0, WHY_ERRORS),
+	NONE("error_dump", JK_FLAG, WHY_ERRORS),
+	REFUSE("profile", 0, "fio's built-in profiles (tiobench, act) are not known to the bench: write their jobs out"),
+	NONE("cgroup", 0, WHY_HOST),
+	NONE("cgroup_nodelete", 0, WHY_HOST),
+	NONE("cgroup_weight", 0, WHY_HOST),
+	NONE("uid", 0, WHY_HOST),
+	NONE("gid", 0, WHY_HOST),
+	DO("kb_base", job_key_kb_base, 0, "what k, m, g mean: 1024 or 1000"),
+	NONE("unit_base", 0, "not read yet: the bench reports bytes"),
+	NONE("hugepage-size", 0, "fio's buffer memory: " WHY_DATA),
+	DO("flow_id", job_key_flow, 0, "the flow a job's weight is in"),
+	DO("flow", job_key_flow, 0, "fio 3.33's flow weight"),
+	DO("flow_sleep", job_key_flow, 0, "how long a held clone waits before it looks again"),
+	DO("steadystate", job_key_ss, 0, "fio's steady-state criterion"),
+	ALIAS("ss", "steadystate"),
+	DO("steadystate_duration", job_key_ss_time, 0, "the window the criterion must hold over"),
+	ALIAS("ss_dur", "steadystate_duration"),
+	DO("steadystate_ramp_time", job_key_ss_time, 0, "time before samples are collected"),
+	ALIAS("ss_ramp", "steadystate_ramp_time"),
+	/* not in fio --cmdhelp=all: fio's engine options, its own extras and the bench's */
+	DO("steadystate_check_interval", job_key_ss_time, 0, "one sample per interval (fio's, not in its option list)"),
+	ALIAS("ss_interval", "steadystate_check_interval"),
+	NONE("hipri", JK_FLAG, WHY_ENGINE),
+	NONE("fixedbufs", JK_FLAG, WHY_ENGINE),
+	NONE("registerfiles", JK_FLAG, WHY_ENGINE),
+	NONE("sqthread_poll", JK_FLAG, WHY_ENGINE),
+	NONE("userspace_reap", JK_FLAG, WHY_ENGINE),
+	NONE("cmdprio", 0, WHY_PRIO),
+	NONE("cmdprio_class", 0, WHY_PRIO),
+	NONE("cmdprio_percentage", 0, WHY_PRIO),
+	NONE("cmdprio_bssplit", 0, WHY_PRIO),
+	NONE("threads", JK_FLAG, WHY_HOST),
+	REFUSE("flow_watermark", 0, "fio 3.33 has no flow_watermark: its flow is a weight (flow, flow_id, flow_sleep)"),
+	DO("trace", job_key_trace, 0, "replay this trace (the bench's own)"),
+	DO("trace_format", job_key_trace_format, 0, "the trace's format, or auto (the bench's own)"),
+	DO("trace_columns", job_key_trace_columns, 0, "a csv trace's column map (the bench's own)"),
+	DO("trace_timescale", job_key_timescale, 0, "multiplies the trace's times (the bench's own)"),
+	DO("trace_ignore_time", job_key_bool, JK_FLAG, "issue as fast as iodepth allows (the bench's own)"),
 };
-
-static bool job_key_in(const char *key, const char *const *list, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(key, list[i]))
-			return true;
-	return false;
-}
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Add key to f's list of ignored options, once; 0 or -ENOMEM. */
-static int job_note_ignored(struct qs_job_file *f, const char *key)
+/* The entry of key, an alias resolved to its option; NULL if unknown. */
+static const struct job_opt *job_opt_find(const char *key)
 {
-	size_t n = f->ignored ? strlen(f->ignored) : 0, k = strlen(key);
-	for (const char *p = f->ignored; p && (p = strstr(p, key)); p += k)
-		if ((p == f->ignored || p[-1] == ' ') && (!p[k] || p[k] == ','))
+	for (size_t i = 0; i < ARRAY_LEN(job_opts); i++) {
+		if (strcmp(key, job_opts[i].key))
+			continue;
+		return job_opts[i].of ? job_opt_find(job_opts[i].of) : &job_opts[i];
+	}
+	return NULL;
+}
+
+bool qs_job_opt(size_t i, struct qs_job_opt_info *out)
+{
+	if (i >= ARRAY_LEN(job_opts))
+		return false;
+	const struct job_opt *o = &job_opts[i], *t = o->of ? job_opt_find(o->of) : o;
+	out->key = o->key;
+	out->cls = t->cls;
+	out->here = t->here;
+	out->of = o->of;
+	out->flag = t->flags & JK_FLAG;
+	return true;
+}
+
+/* Add key to the list *list ("a, b"), once; 0 or -ENOMEM. */
+static int job_list_add(char **list, const char *key)
+{
+	size_t n = *list ? strlen(*list) : 0, k = strlen(key);
+	for (const char *p = *list; p && (p = strstr(p, key)); p += k)
+		if ((p == *list || p[-1] == ' ') && (!p[k] || p[k] == ','))
 			return 0;
-	char *s = realloc(f->ignored, n + k + 3);
+	char *s = realloc(*list, n + k + 3);
 	if (!s)
 		return -ENOMEM;
 	snprintf(s + n, k + 3, "%s%s", n ? ", " : "", key);
-	f->ignored = s;
+	*list = s;
 	return 0;
+}
+
+/* An option without effect here: in the job's note and the file's. */
+static int job_note_ignored(struct job_build *b, struct qs_job_file *f, const char *key)
+{
+	int rc = job_list_add(&b->job.noeffect, key);
+	return rc ? rc : job_list_add(&f->ignored, key);
 }
 
 /* direct=0 or buffered=1 (fio's inverse pair) asks for buffered I/O. */
@@ -1323,33 +1595,29 @@ static int job_note_buffered(struct job_build *b, const struct scan_ent *e,
 static int job_apply(struct job_build *b, const struct scan_ent *e, struct qs_job_file *f,
 		     const char **allowed)
 {
-	for (size_t i = 0; i < ARRAY_LEN(job_keys); i++) {
-		if (strcmp(e->key, job_keys[i].key))
-			continue;
-		if (!e->val && !(job_keys[i].flags & JK_FLAG)) {
-			*allowed = "key=value (only fio's flags may stand alone)";
-			return -ENODATA;
-		}
-		return job_keys[i].fn(b, e->key, e->val ? e->val : "1", e->line, allowed);
-	}
-	for (size_t i = 0; i < ARRAY_LEN(job_refused); i++) {
-		if (!strcmp(e->key, job_refused[i].key)) {
-			*allowed = job_refused[i].why;
-			return -ENOTSUP;
-		}
-	}
-	if (!job_key_in(e->key, job_ignored, ARRAY_LEN(job_ignored)))
+	const struct job_opt *o = job_opt_find(e->key);
+	if (!o)
 		return -ENOENT;
-	if (!e->val && !job_key_in(e->key, job_ignored_flags, ARRAY_LEN(job_ignored_flags))) {
+	if (!e->val && !(o->flags & JK_FLAG)) {
 		*allowed = "key=value (only fio's flags may stand alone)";
 		return -ENODATA;
 	}
-	if (!strcmp(e->key, "direct") || !strcmp(e->key, "buffered")) {
+	const char *v = e->val ? e->val : "1";
+	if (o->cls == QS_JOB_OPT_REFUSED && !((o->flags & JK_OFF) && job_value_off(v))) {
+		*allowed = o->here;
+		return -ENOTSUP;
+	}
+	if (o->fn) {
+		int rc = o->fn(b, o->key, v, e->line, allowed);
+		if (rc || o->cls == QS_JOB_OPT_DOES)
+			return rc;
+	}
+	if (!strcmp(o->key, "direct") || !strcmp(o->key, "buffered")) {
 		int rc = job_note_buffered(b, e, allowed);
 		if (rc)
 			return rc;
 	}
-	return job_note_ignored(f, e->key);
+	return job_note_ignored(b, f, e->key);
 }
 
 static void job_defaults(struct job_build *b)
@@ -1855,6 +2123,9 @@ static int job_resolve(struct job_build *b, uint64_t capacity, bool runtime_give
 
 	if (b->offset.set)
 		j->offset = pct_bytes(&b->offset, capacity);
+	/* fio aligns a percentage offset up, to offset_align */
+	if (b->offset.set && b->offset.pct && b->offset_align && j->offset % b->offset_align)
+		j->offset += b->offset_align - j->offset % b->offset_align;
 	if (j->offset >= capacity) {
 		errf(err, errlen, "%s:%u: [%s] key 'offset' value %" PRIu64
 		     ": allowed: below the capacity %" PRIu64 " bytes",
@@ -2043,8 +2314,10 @@ void qs_job_file_free(struct qs_job_file *f)
 {
 	if (!f)
 		return;
-	for (size_t i = 0; i < f->njobs; i++)
+	for (size_t i = 0; i < f->njobs; i++) {
 		free(f->jobs[i].trace);
+		free(f->jobs[i].noeffect);
+	}
 	free(f->jobs);
 	free(f->path);
 	free(f->ignored);
@@ -2209,6 +2482,7 @@ static int job_file_load_runtime(const char *path, uint64_t capacity, uint64_t r
 			rc = job_resolve_wait(&b, f, path, err, errlen);
 		if (rc) {
 			free(b.job.trace);
+			free(b.job.noeffect);
 			goto out;
 		}
 		f->jobs[f->njobs++] = b.job;

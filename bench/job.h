@@ -24,9 +24,10 @@
  * fio's syntax: a bare flag means flag=1 (time_based), ';' and '#' start
  * comments, "include FILE" reads FILE (relative to the including file's
  * directory) in place, ${NAME} is the environment variable NAME.
- * fio options that only concern a real engine, host, data content or fio's
- * logs (ioengine, direct, filename, verify, write_bw_log, ...) are
- * accepted, listed in qs_job_file's ignored, and change nothing.
+ * Every option of fio 3.33 is in one table (job.c's job_opts, read with
+ * qs_job_opt): implemented, accepted without effect (ioengine, direct,
+ * filename, verify, write_bw_log, ...: listed in the job's noeffect and
+ * qs_job_file's ignored), or refused with the reason.
  */
 #ifndef QS_BENCH_JOB_H
 #define QS_BENCH_JOB_H
@@ -221,6 +222,10 @@ struct qs_job {
 	bool buffered;
 	const char *buffered_file; /* one of qs_job_file's files */
 	unsigned buffered_line;
+	/* the options of the job and its [global] that change nothing in
+	 * simulation ("ioengine, direct"), in the order first met; NULL if
+	 * none. Owned by the file. */
+	char *noeffect;
 };
 
 struct qs_job_file {
@@ -274,6 +279,27 @@ int qs_job_file_load_runtime(const char *path, uint64_t capacity, uint64_t runti
  */
 unsigned qs_job_file_override(struct qs_job_file *f, uint64_t runtime_ns,
 			      uint64_t ramp_ns, FILE *warn);
+
+/*
+ * The bench's answer to each fio option (and to its own): every key a job
+ * file may hold is in one table, in one of three classes.
+ */
+enum qs_job_opt_class {
+	QS_JOB_OPT_DOES = 1,	/* implemented with fio's meaning */
+	QS_JOB_OPT_NONE = 2,	/* accepted, no effect on a simulated drive (noted) */
+	QS_JOB_OPT_REFUSED = 3, /* refused with the reason (some accept fio's off) */
+};
+
+struct qs_job_opt_info {
+	const char *key;
+	enum qs_job_opt_class cls; /* an alias: its option's */
+	const char *here;	   /* what it does here, why nothing, or why refused */
+	const char *of;		   /* an alias: the option it stands for; else NULL */
+	bool flag;		   /* may stand alone (key means key=1) */
+};
+
+/* The i-th entry of the table into *out; false past its end. */
+bool qs_job_opt(size_t i, struct qs_job_opt_info *out);
 
 /* Free f and everything in it (NULL is fine). */
 void qs_job_file_free(struct qs_job_file *f);

@@ -945,10 +945,17 @@ static int rc_setup(struct rc_opts *o, struct rc_world *w, struct qs_job_file **
 		rc_world_free(w);
 		return 2;
 	}
-	if ((*jf)->ignored)
-		fprintf(stderr, "qlcshape %s: %s: ignored in %s: %s\n", o->cmd, o->job_path,
-			o->mode == RC_SIM ? "simulation" : "the bench (its own engine does the I/O)",
-			(*jf)->ignored);
+	/* one note per job: the options it sets (itself or through [global])
+	 * that change nothing here */
+	for (size_t i = 0; i < (*jf)->njobs; i++) {
+		const struct qs_job *j = &(*jf)->jobs[i];
+		if (j->noeffect)
+			fprintf(stderr, "qlcshape %s: %s: [%s] ignored in %s: %s\n", o->cmd,
+				o->job_path, j->name,
+				o->mode == RC_SIM ? "simulation"
+						  : "the bench (its own engine does the I/O)",
+				j->noeffect);
+	}
 	/* command-line overrides, as fio's own --runtime does for every job */
 	qs_job_file_override(*jf, o->runtime_ns, o->ramp_ns, stderr);
 	return rc_prepare(o, w, jf);

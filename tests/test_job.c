@@ -775,6 +775,83 @@ static void test_fio_report_options(void **state)
 		     (const char *[]){":2:", "'group_reporting'", "0 or 1", NULL});
 }
 
+/*
+ * Issue 33: every key is in the one table. An alias is its option (wait_for_previous
+ * is stonewall), a class-2 option lands in its job's note, a class-3 one is refused
+ * with its reason but accepted with fio's off, and read_iolog, replay_no_stall and
+ * offset_align do what fio's do.
+ */
+static void test_option_table(void **state)
+{
+	(void)state;
+	write_file("[global]\nioengine=io_uring\nhipri\n"
+		   "[a]\nrw=write\nsize=1m\nfsync=0\nsync=none\ncgroup=x\n"
+		   "[b]\nwait_for_previous\nfill_fs=1\nfileoffset=8k\n"
+		   "[c]\noffset=0.3%\noffset_align=1m\nsize=1m\n"
+		   "[d]\noffset=0.3%\nsize=1m\n");
+	struct qs_job_file *f;
+	char err[512] = "";
+	if (qs_job_file_load(path, CAP, &f, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_string_equal(f->jobs[0].noeffect, "ioengine, hipri, fsync, sync, cgroup");
+	assert_string_equal(f->jobs[1].noeffect, "ioengine, hipri");
+	assert_true(f->jobs[1].stonewall);
+	assert_int_equal(f->jobs[1].offset, 8192);
+	assert_int_equal(f->jobs[1].size, CAP - 8192); /* fill_fs: to the end */
+	/* 0.3% of 100 GiB is 322122547.2 bytes: d rounds it down to 4 KiB,
+	 * offset_align=1m takes c up to the next MiB (fio's rule) */
+	assert_int_equal(f->jobs[3].offset, 322121728);
+	assert_int_equal(f->jobs[2].offset, 308ull << 20);
+	assert_string_equal(f->ignored, "ioengine, hipri, fsync, sync, cgroup");
+	qs_job_file_free(f);
+
+	expect_error("[a]\nfsync=8\n",
+		     (const char *[]){":2:", "'fsync'", "'8'", "refused", "0 is accepted", NULL});
+	expect_error("[a]\nprofile=tiobench\n",
+		     (const char *[]){":2:", "'profile'", "refused", "built-in", NULL});
+	expect_error("[a]\nrw_sequencer=identical\n",
+		     (const char *[]){":2:", "'rw_sequencer'", "sequential", NULL});
+	expect_error("[a]\nstats\n", (const char *[]){":2:", "'stats'", "no value", NULL});
+	expect_error("[a]\noffset_align=3k\n",
+		     (const char *[]){":2:", "'offset_align'", "multiple of 4k", NULL});
+	expect_error("[a]\nno_such_option=1\n",
+		     (const char *[]){":2:", "unknown key 'no_such_option'", NULL});
+
+	/* the table: fio's classes, an alias names a known option */
+	struct qs_job_opt_info o;
+	size_t n = 0, cls[4] = {0};
+	for (; qs_job_opt(n, &o); n++) {
+		assert_true(o.cls >= QS_JOB_OPT_DOES && o.cls <= QS_JOB_OPT_REFUSED);
+		assert_non_null(o.here);
+		assert_true(o.here[0] != 0);
+		cls[o.cls]++;
+	}
+	assert_true(n > 217);
+	assert_true(cls[1] && cls[2] && cls[3]);
+}
+
+/* read_iolog is the bench's trace; replay_no_stall its trace_ignore_time */
+static void test_read_iolog(void **state)
+{
+	(void)state;
+	char tr[64];
+	ttmp_file(tr, sizeof(tr), "job", ".log",
+		  "fio version 2 iolog\n/dev/x add\n/dev/x open\n/dev/x write 0 4096\n"
+		  "/dev/x close\n");
+	char text[256];
+	snprintf(text, sizeof(text), "[r]\nread_iolog=%s\nreplay_no_stall=1\n", tr);
+	write_file(text);
+	struct qs_job_file *f;
+	char err[512] = "";
+	if (qs_job_file_load(path, CAP, &f, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_string_equal(f->jobs[0].trace, tr);
+	assert_true(f->jobs[0].trace_ignore_time);
+	assert_null(f->jobs[0].noeffect);
+	qs_job_file_free(f);
+	unlink(tr);
+}
+
 /* Issue 12: a line starting with a NUL byte was skipped without a word
  * (and a NUL inside a line cut it there). */
 static void test_nul_byte(void **state)
@@ -1046,6 +1123,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_fio_syntax, teardown),
 		cmocka_unit_test_teardown(test_fio_report_options, teardown),
 		cmocka_unit_test_teardown(test_fio_workload_options, teardown),
+		cmocka_unit_test_teardown(test_option_table, teardown),
+		cmocka_unit_test_teardown(test_read_iolog, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
