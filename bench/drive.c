@@ -506,7 +506,8 @@ static int drv_submit(struct drv_run *r, struct drv_slot *s, const struct qs_io 
 	case QS_IO_READ:
 		return qs_engine_read(r->e, io->off, io->len, s->buf, drv_io_done, s);
 	case QS_IO_WRITE:
-		return qs_engine_write(r->e, io->off, io->len, s->buf, 0, drv_io_done, s);
+		return qs_engine_write(r->e, io->off, io->len, s->buf,
+				       io->fua ? QS_WRITE_FUA : 0, drv_io_done, s);
 	case QS_IO_TRIM:
 		return qs_engine_discard(r->e, io->off, io->len, drv_io_done, s);
 	default:

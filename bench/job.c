@@ -77,6 +77,9 @@ struct job_build {
 	const char *file_numjobs, *file_offset_inc, *file_wait_for, *file_ss_time,
 		*file_rate, *file_dist, *file_zone;
 	uint64_t offset_align; /* fio's offset_align: bytes, 0 = none */
+	bool end_fsync, fsync_on_close; /* as set: either flushes at the end */
+	const char *key_sync, *file_sync; /* the last of the sync family set on */
+	unsigned line_sync;
 	bool zones_abs;	      /* zoned_abs: zone sizes in bytes, else in % */
 	double zone_size[QS_JOB_ZONES_MAX]; /* % of size or bytes; < 0: the rest */
 };
@@ -1211,6 +1214,48 @@ static int job_key_no_stall(struct job_build *b, const char *key, const char *v,
 	return 0;
 }
 
+/* fio's sync family: fsync and fdatasync (a flush after every N writes;
+ * the simulated drive has no metadata to leave out), write_barrier (every
+ * N-th write FUA), end_fsync and fsync_on_close (a flush at the end), sync
+ * (every write FUA: O_SYNC and O_DSYNC alike, as a block device's are) */
+static int job_key_sync(struct job_build *b, const char *key, const char *v, unsigned line,
+			const char **allowed)
+{
+	struct qs_job *j = &b->job;
+	bool on;
+	uint64_t u;
+	if (!job_value_off(v)) { /* a trace job refuses it, naming this line */
+		b->key_sync = key;
+		b->file_sync = b->file;
+		b->line_sync = line;
+	}
+	if (!strcmp(key, "sync")) {
+		*allowed = "none, 0, sync, 1 or dsync (fio's values)";
+		if (!strcasecmp(v, "sync") || !strcasecmp(v, "dsync") || !strcmp(v, "1"))
+			j->sync_writes = true;
+		else if (!strcasecmp(v, "none") || !strcmp(v, "0"))
+			j->sync_writes = false;
+		else
+			return -EINVAL;
+		return 0;
+	}
+	if (!strcmp(key, "end_fsync") || !strcmp(key, "fsync_on_close")) {
+		*allowed = "0 or 1 (also true/false, yes/no, on/off)";
+		if (parse_bool(v, &on))
+			return -EINVAL;
+		/* either asks for the flush at the end; the other may be 0 */
+		j->end_fsync = on || (key[0] == 'e' ? b->fsync_on_close : b->end_fsync);
+		*(key[0] == 'e' ? &b->end_fsync : &b->fsync_on_close) = on;
+		return 0;
+	}
+	*allowed = "an integer from 0 (none) to 1000000000: writes per flush (fsync, "
+		   "fdatasync) or per FUA write (write_barrier)";
+	if (parse_uint(v, 0, 1000000000, &u))
+		return -EINVAL;
+	*(key[0] == 'w' ? &j->barrier_every : &j->fsync_every) = u;
+	return 0;
+}
+
 /* fio's bare flags: a key written alone means key=1 */
 #define JK_FLAG 1u
 /* class 3 unless the value is fio's off (0, false...): then class 2 */
@@ -1316,9 +1361,9 @@ static const struct job_opt job_opts[] = {
 	NONE("openfiles", 0, WHY_FILES),
 	NONE("fallocate", 0, WHY_FILES),
 	NONE("fadvise_hint", 0, "the bench's I/O bypasses the page cache"),
-	REFUSE("fsync", JK_OFF, "flushes every N writes are not simulated yet; 0 is accepted"),
-	REFUSE("fdatasync", JK_OFF, "flushes every N writes are not simulated yet; 0 is accepted"),
-	REFUSE("write_barrier", JK_OFF, "barrier writes are not simulated yet; 0 is accepted"),
+	DO("fsync", job_key_sync, 0, "an engine flush after every N writes"),
+	DO("fdatasync", job_key_sync, 0, "an engine flush after every N writes (no metadata to leave out)"),
+	DO("write_barrier", job_key_sync, 0, "every N-th write with FUA"),
 	NONE("sync_file_range", 0, "the bench's I/O bypasses the page cache, which is what it would write back"),
 	NONE("direct", 0, "the bench's I/O is always direct (--mode dev refuses direct=0)"),
 	NONE("atomic", 0, WHY_ENGINE),
@@ -1409,7 +1454,7 @@ static const struct job_opt job_opts[] = {
 	REFUSE("latency_run", 0, WHY_LAT),
 	/* the host */
 	NONE("invalidate", JK_FLAG, "the bench's I/O bypasses the page cache"),
-	REFUSE("sync", JK_OFF, "synchronous (FUA) writes are not simulated yet; none and 0 are accepted"),
+	DO("sync", job_key_sync, 0, "sync, dsync or 1: every write with FUA"),
 	NONE("write_hint", 0, "the simulated QLC drive has no write streams"),
 	NONE("create_serialize", JK_FLAG, WHY_FILES),
 	NONE("create_fsync", 0, WHY_FILES),
@@ -1423,8 +1468,8 @@ static const struct job_opt job_opts[] = {
 	NONE("cpus_allowed_policy", 0, WHY_HOST),
 	NONE("numa_cpu_nodes", 0, WHY_HOST),
 	NONE("numa_mem_policy", 0, WHY_HOST),
-	REFUSE("end_fsync", JK_OFF, "flushes are not simulated for a generated job yet; 0 is accepted"),
-	REFUSE("fsync_on_close", JK_OFF, "flushes are not simulated for a generated job yet; 0 is accepted"),
+	DO("end_fsync", job_key_sync, 0, "an engine flush once the job's I/O is done"),
+	DO("fsync_on_close", job_key_sync, 0, "an engine flush once the job's I/O is done (its one file closes)"),
 	NONE("unlink", 0, WHY_FILES),
 	NONE("unlink_each_loop", 0, WHY_FILES),
 	NONE("exitall", JK_FLAG, "not simulated: every job runs its course (fio stops them all when the first ends)"),
@@ -2104,6 +2149,13 @@ static int job_resolve_trace(struct job_build *b, char *err, size_t errlen)
 		errf(err, errlen, "%s:%u: [%s] key 'trace_columns': allowed only with "
 		     "trace_format=csv (or auto), not %s, whose columns are fixed", b->file_cols,
 		     b->line_cols, j->name, qs_trace_format_name(j->trace_format));
+		return -EINVAL;
+	}
+	if (b->key_sync && (j->fsync_every || j->barrier_every || j->end_fsync ||
+			    j->sync_writes)) {
+		errf(err, errlen, "%s:%u: [%s] key '%s': allowed only for a job that generates "
+		     "its I/O, not with a trace (which carries its own flushes and FUA writes)",
+		     b->file_sync, b->line_sync, j->name, b->key_sync);
 		return -EINVAL;
 	}
 	if (!cols && j->trace_format == QS_TRACE_CSV) {

@@ -171,6 +171,13 @@ struct qs_job {
 				      reads, writes, trims: of a random pattern's I/Os, the
 				      share that follows the last I/O instead
 				      of a random offset (0: all random) */
+	/* fio's sync family, for writes the job generates (a trace carries
+	 * its own flushes): an engine flush after every fsync_every writes
+	 * (fsync, fdatasync) and once the job's I/O is done (end_fsync,
+	 * fsync_on_close); every barrier_every-th write (write_barrier), or
+	 * every write (sync), with FUA. 0 / false: none. */
+	uint64_t fsync_every, barrier_every;
+	bool end_fsync, sync_writes;
 	struct qs_job_zone zones[QS_JOB_ZONES_MAX];
 	unsigned nzones;	   /* QS_DIST_ZONED only */
 	bool stonewall;		   /* wait for earlier jobs before starting */

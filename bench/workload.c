@@ -132,6 +132,10 @@ struct qs_wl {
 	/* zipf / pareto */
 	struct perm scatter;
 	double zeta_n, zeta2, zipf_alpha, zipf_eta, pareto_pow;
+	/* fio's sync family: writes so far, a flush due before the next
+	 * I/O, the flush at the end issued */
+	uint64_t writes;
+	bool sync_due, end_synced;
 	/* budget and timing */
 	uint64_t bytes_done;
 	double t_ns;
@@ -422,16 +426,43 @@ static int wl_direction(struct qs_wl *w)
 	return qs_wl_rng_below(&w->rng, 100) < j->rwmixread ? 0 : 1;
 }
 
+/* An engine flush (fio's fsync family): no bytes, not one of the job's
+ * I/Os (number_ios, the rate's slots count the data), issued when the next
+ * I/O would be. Returns 1. */
+static int wl_emit_sync(struct qs_wl *w, struct qs_io *io)
+{
+	memset(io, 0, sizeof(*io));
+	io->op = QS_IO_SYNC;
+	io->off = io->orig_off = w->span_off;
+	if (w->job->rate_iops) {
+		io->timed = true;
+		io->at_ns = (uint64_t)(w->t_ns + 0.5);
+	}
+	w->sync_due = false;
+	return 1;
+}
+
+/* The stream's end: fio's end_fsync (or fsync_on_close) flushes once. */
+static int wl_end(struct qs_wl *w, struct qs_io *io)
+{
+	if (!w->job->end_fsync || w->end_synced)
+		return 0;
+	w->end_synced = true;
+	return wl_emit_sync(w, io);
+}
+
 int qs_wl_next(struct qs_wl *w, struct qs_io *io)
 {
 	const struct qs_job *j = w->job;
 
 	if (w->trace)
 		return wl_trace_next(w, io);
+	if (w->sync_due) /* fsync=N: after the N-th write, before what follows */
+		return wl_emit_sync(w, io);
 	if (!j->time_based && w->bytes_done >= (j->io_bytes ? j->io_bytes : j->size))
-		return 0;
+		return wl_end(w, io);
 	if (j->number_ios && w->ios >= j->number_ios)
-		return 0;
+		return wl_end(w, io);
 
 	if (w->tw_pending) /* trimwrite: the write after the trim */
 		return wl_emit(w, io, QS_IO_WRITE, w->tw_rel, w->tw_len, w->tw_req);
@@ -463,7 +494,7 @@ int qs_wl_next(struct qs_wl *w, struct qs_io *io)
 		}
 		if (w->zone_start[d] + len > w->span_len) {
 			if (!j->time_based)
-				return 0; /* fio: the zones have passed the end */
+				return wl_end(w, io); /* fio: the zones have passed the end */
 			w->zone_start[d] = 0;
 		}
 		rel = w->zone_start[d] + w->zone_done[d];
@@ -505,9 +536,14 @@ static int wl_emit(struct qs_wl *w, struct qs_io *io, enum qs_io_op op, uint64_t
 		   uint64_t len, uint64_t req)
 {
 	const struct qs_job *j = w->job;
-	if (op == QS_IO_WRITE)
-		w->tw_pending = false;
 	memset(io, 0, sizeof(*io));
+	if (op == QS_IO_WRITE) {
+		w->tw_pending = false;
+		w->writes++;
+		w->sync_due = j->fsync_every && w->writes % j->fsync_every == 0;
+		io->fua = j->sync_writes ||
+			  (j->barrier_every && w->writes % j->barrier_every == 0);
+	}
 	io->op = op;
 	io->off = w->span_off + rel;
 	io->len = len;

@@ -36,6 +36,8 @@ struct qs_io {
 	uint64_t orig_off, orig_len; /* bytes as the trace/job asked, for reports */
 	uint64_t at_ns;		     /* issue time since stream start, if timed */
 	bool timed;		     /* rated job or timed trace: honour at_ns */
+	bool fua;		     /* a write durable when it completes (fio's
+					sync, write_barrier) */
 };
 
 /* Small deterministic PRNG: xoshiro256**, seeded through splitmix64. */

@@ -934,6 +934,44 @@ static void test_rated_write_rate(void **state)
 	unlink(job);
 }
 
+/*
+ * Issue 33, fio's sync family through the engine: fsync=4 with end_fsync
+ * sends the engine a flush after every 4th write and one at the end
+ * (client_flushes), shaping off and on; sync=1 and a job without the
+ * family send none (sync's writes carry FUA instead: test_workload checks
+ * the stream, drive.c passes it on as QS_WRITE_FUA; the test profiles have
+ * no volatile cache, so FUA costs nothing here).
+ */
+static void test_sync_family_run(void **state)
+{
+	(void)state;
+	char job[64];
+	struct qs_bench_world *w = tiny_world();
+	struct qs_job_file *jf = load_job_text(w,
+		"[f]\nrw=randwrite\nsize=10%\nnumber_ios=200\nfsync=4\nend_fsync=1\n"
+		"[s]\nrw=randwrite\nsize=10%\nnumber_ios=200\nsync=1\n"
+		"[n]\nrw=randwrite\nsize=10%\nnumber_ios=200\n",
+		job, sizeof(job));
+	char err[512];
+	struct qs_bench_result r, rs, rn;
+	for (int on = 0; on < 2; on++) {
+		struct qs_bench_variant v = {.shaping = on};
+		if (qs_bench_run_job(w, &jf->jobs[0], &v, 1, &r, err, sizeof(err)))
+			fail_msg("%s", err);
+		assert_int_equal(r.eng.client_writes, 200);
+		assert_int_equal(r.eng.client_flushes, 200 / 4 + 1);
+		if (qs_bench_run_job(w, &jf->jobs[1], &v, 1, &rs, err, sizeof(err)) ||
+		    qs_bench_run_job(w, &jf->jobs[2], &v, 1, &rn, err, sizeof(err)))
+			fail_msg("%s", err);
+		assert_int_equal(rs.eng.client_flushes, 0);
+		assert_int_equal(rn.eng.client_flushes, 0);
+		assert_int_equal(rs.eng.client_writes, 200);
+	}
+	qs_job_file_free(jf);
+	qs_bench_world_free(w);
+	unlink(job);
+}
+
 static int run_args(int argc, char **argv)
 {
 	return qs_cmd_bench_run(argc, argv);
@@ -1125,6 +1163,7 @@ int main(void)
 		cmocka_unit_test(test_trace_checked_first),
 		cmocka_unit_test(test_steadystate_run),
 		cmocka_unit_test(test_rated_write_rate),
+		cmocka_unit_test(test_sync_family_run),
 		cmocka_unit_test(test_thinktime),
 		cmocka_unit_test(test_flow),
 	};

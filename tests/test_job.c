@@ -785,7 +785,7 @@ static void test_option_table(void **state)
 {
 	(void)state;
 	write_file("[global]\nioengine=io_uring\nhipri\n"
-		   "[a]\nrw=write\nsize=1m\nfsync=0\nsync=none\ncgroup=x\n"
+		   "[a]\nrw=write\nsize=1m\nserialize_overlap=0\ncgroup=x\n"
 		   "[b]\nwait_for_previous\nfill_fs=1\nfileoffset=8k\n"
 		   "[c]\noffset=0.3%\noffset_align=1m\nsize=1m\n"
 		   "[d]\noffset=0.3%\nsize=1m\n");
@@ -793,7 +793,7 @@ static void test_option_table(void **state)
 	char err[512] = "";
 	if (qs_job_file_load(path, CAP, &f, err, sizeof(err)))
 		fail_msg("%s", err);
-	assert_string_equal(f->jobs[0].noeffect, "ioengine, hipri, fsync, sync, cgroup");
+	assert_string_equal(f->jobs[0].noeffect, "ioengine, hipri, serialize_overlap, cgroup");
 	assert_string_equal(f->jobs[1].noeffect, "ioengine, hipri");
 	assert_true(f->jobs[1].stonewall);
 	assert_int_equal(f->jobs[1].offset, 8192);
@@ -802,11 +802,12 @@ static void test_option_table(void **state)
 	 * offset_align=1m takes c up to the next MiB (fio's rule) */
 	assert_int_equal(f->jobs[3].offset, 322121728);
 	assert_int_equal(f->jobs[2].offset, 308ull << 20);
-	assert_string_equal(f->ignored, "ioengine, hipri, fsync, sync, cgroup");
+	assert_string_equal(f->ignored, "ioengine, hipri, serialize_overlap, cgroup");
 	qs_job_file_free(f);
 
-	expect_error("[a]\nfsync=8\n",
-		     (const char *[]){":2:", "'fsync'", "'8'", "refused", "0 is accepted", NULL});
+	expect_error("[a]\nserialize_overlap=1\n",
+		     (const char *[]){":2:", "'serialize_overlap'", "'1'", "refused",
+				      "0 is accepted", NULL});
 	expect_error("[a]\nprofile=tiobench\n",
 		     (const char *[]){":2:", "'profile'", "refused", "built-in", NULL});
 	expect_error("[a]\nrw_sequencer=identical\n",
@@ -828,6 +829,37 @@ static void test_option_table(void **state)
 	}
 	assert_true(n > 217);
 	assert_true(cls[1] && cls[2] && cls[3]);
+}
+
+/* fio's sync family as the stream's fields (test_workload checks what the
+ * stream does with them); not with a trace, which has flushes of its own */
+static void test_sync_keys(void **state)
+{
+	(void)state;
+	write_file("[global]\nrw=write\nsize=1m\n[a]\nfsync=8\nend_fsync=1\n"
+		   "[b]\nfdatasync=2\nwrite_barrier=5\nsync=dsync\n"
+		   "[c]\nfsync_on_close=1\nend_fsync=0\nsync=0\n[d]\nsync=none\n");
+	struct qs_job_file *f;
+	char err[512] = "";
+	if (qs_job_file_load(path, CAP, &f, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_int_equal(f->jobs[0].fsync_every, 8);
+	assert_true(f->jobs[0].end_fsync);
+	assert_false(f->jobs[0].sync_writes);
+	assert_int_equal(f->jobs[1].fsync_every, 2);
+	assert_int_equal(f->jobs[1].barrier_every, 5);
+	assert_true(f->jobs[1].sync_writes);
+	assert_false(f->jobs[1].end_fsync);
+	assert_true(f->jobs[2].end_fsync); /* fsync_on_close, whatever end_fsync says */
+	assert_false(f->jobs[2].sync_writes);
+	assert_false(f->jobs[3].sync_writes);
+	assert_null(f->ignored);
+	qs_job_file_free(f);
+	expect_error("[a]\nsync=maybe\n",
+		     (const char *[]){":2:", "'sync'", "'maybe'", "dsync", NULL});
+	expect_error("[a]\nfsync=-1\n", (const char *[]){":2:", "'fsync'", "integer", NULL});
+	expect_error("[a]\ntrace=x.log\nfsync=4\n",
+		     (const char *[]){":3:", "'fsync'", "not with a trace", NULL});
 }
 
 /* read_iolog is the bench's trace; replay_no_stall its trace_ignore_time */
@@ -1125,6 +1157,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_fio_workload_options, teardown),
 		cmocka_unit_test_teardown(test_option_table, teardown),
 		cmocka_unit_test_teardown(test_read_iolog, teardown),
+		cmocka_unit_test_teardown(test_sync_keys, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -334,6 +334,66 @@ static void test_mix(void **state)
 	qs_wl_close(w);
 }
 
+/*
+ * Issue 33, fio's sync family: fsync=N puts a flush after every N-th write
+ * (before what follows), end_fsync one at the end, write_barrier=N makes
+ * every N-th write FUA and sync every write; reads flush nothing, and the
+ * flushes count neither as I/Os nor as bytes.
+ */
+static void test_sync_family(void **state)
+{
+	(void)state;
+	struct qs_job j = make_job(QS_RW_RW, 4096, 64 * 4096);
+	j.rwmixread = 50;
+	j.fsync_every = 4;
+	j.end_fsync = true;
+	j.barrier_every = 3;
+	j.io_bytes = 64 * 4096;
+	struct qs_wl *w = open_wl(&j, 0, 7);
+	struct qs_io io;
+	unsigned writes = 0, syncs = 0, fua = 0, since = 0;
+	int rc;
+	while ((rc = qs_wl_next(w, &io)) == 1) {
+		if (io.op == QS_IO_SYNC) {
+			assert_int_equal(io.len, 0);
+			/* after every 4th write, or the one at the end */
+			assert_true(since == 4 || (since < 4 && syncs == writes / 4));
+			syncs++;
+			since = 0;
+			continue;
+		}
+		assert_true(since < 4); /* a flush came after the 4th */
+		if (io.op == QS_IO_WRITE) {
+			writes++;
+			since++;
+			assert_int_equal(io.fua, writes % 3 == 0);
+			fua += io.fua;
+		} else {
+			assert_false(io.fua);
+		}
+	}
+	assert_int_equal(rc, 0);
+	print_message("sync family: %u writes, %u flushes, %u FUA\n", writes, syncs, fua);
+	assert_true(writes > 16);
+	assert_int_equal(syncs, writes / 4 + 1); /* and end_fsync's */
+	assert_int_equal(fua, writes / 3);
+	qs_wl_close(w);
+
+	/* sync=1: every write FUA; no flush without fsync or end_fsync */
+	j = make_job(QS_RW_WRITE, 4096, 16 * 4096);
+	j.sync_writes = true;
+	w = open_wl(&j, 0, 7);
+	unsigned n = 0;
+	while ((rc = qs_wl_next(w, &io)) == 1) {
+		assert_int_equal(io.op, QS_IO_WRITE);
+		assert_true(io.fua);
+		n++;
+	}
+	assert_int_equal(rc, 0);
+	assert_int_equal(n, 16);
+	qs_wl_close(w);
+}
+
 static void test_rates(void **state)
 {
 	(void)state;
@@ -411,6 +471,7 @@ int main(void)
 		cmocka_unit_test(test_pareto_hostile),
 		cmocka_unit_test(test_sequential_wrap),
 		cmocka_unit_test(test_mix),
+		cmocka_unit_test(test_sync_family),
 		cmocka_unit_test(test_rates),
 		cmocka_unit_test(test_clones),
 	};
