@@ -1306,15 +1306,17 @@ static double drv_rated_write_rate(const struct qs_job *job)
 
 /* fio's figures of one direction (io, latencies) from st's direction d;
  * unsplit, every submission latency was 0 and completion the total. */
-static void drv_fdir(struct qs_report_fdir *f, const struct drv_stats *st, int d)
+static void drv_fdir(struct qs_report_fdir *f, const struct drv_stats *st, int d,
+		     const struct qs_job *job)
 {
 	f->io_bytes = st->bytes[d];
 	f->total_ios = st->ios[d];
 	bool split = st->h[d][QS_LAT_SUBMIT] != NULL;
-	qs_report_lat_fill(&f->lat[QS_LAT_TOTAL], st->h[d][QS_LAT_TOTAL]);
+	const double *pl = job->pct_list; /* fio's percentile_list (npct 0: fio's) */
+	qs_report_lat_fill(&f->lat[QS_LAT_TOTAL], st->h[d][QS_LAT_TOTAL], pl, job->npct);
 	qs_report_lat_fill(&f->lat[QS_LAT_COMPLETE],
-			   st->h[d][split ? QS_LAT_COMPLETE : QS_LAT_TOTAL]);
-	qs_report_lat_fill(&f->lat[QS_LAT_SUBMIT], st->h[d][QS_LAT_SUBMIT]);
+			   st->h[d][split ? QS_LAT_COMPLETE : QS_LAT_TOTAL], pl, job->npct);
+	qs_report_lat_fill(&f->lat[QS_LAT_SUBMIT], st->h[d][QS_LAT_SUBMIT], pl, job->npct);
 	if (!split)
 		f->lat[QS_LAT_SUBMIT].n = st->ios[d]; /* that many zeros */
 }
@@ -1322,19 +1324,19 @@ static void drv_fdir(struct qs_report_fdir *f, const struct drv_stats *st, int d
 /* The client figures of rep from st over runtime_ns: per direction the
  * table's and fio's, and the directions together; 0 or -ENOMEM. */
 static int drv_stats_report(const struct drv_stats *st, uint64_t runtime_ns,
-			    struct qs_report_run *rep)
+			    const struct qs_job *job, struct qs_report_run *rep)
 {
 	struct qs_report_dir *dir[QS_DDIR_N] = {&rep->read, &rep->write, &rep->trim};
 	struct drv_stats mixed = {0};
 	int rc = 0;
 	for (int d = 0; d < QS_DDIR_N; d++) {
-		drv_fdir(&rep->fio[d], st, d);
+		drv_fdir(&rep->fio[d], st, d, job);
 		qs_report_dir_fill(dir[d], st->h[d][QS_LAT_TOTAL], st->ios[d], st->bytes[d],
 				   runtime_ns);
 		if (!rc)
 			rc = drv_stats_add(&mixed, 0, st, d);
 	}
-	drv_fdir(&rep->fio_mixed, &mixed, 0);
+	drv_fdir(&rep->fio_mixed, &mixed, 0, job);
 	qs_report_dir_fill(&rep->mixed, mixed.h[0][QS_LAT_TOTAL], mixed.ios[0], mixed.bytes[0],
 			   runtime_ns);
 	drv_stats_free(&mixed);
@@ -1408,7 +1410,7 @@ static int drv_entry(struct drv_run *r, size_t a, size_t b, const struct drv_sta
 	rep->unified = j->job->unified;
 	rep->opts = j->job->opts;
 	rep->nopts = j->job->nopts;
-	int rc = drv_stats_report(st, runtime, rep);
+	int rc = drv_stats_report(st, runtime, j->job, rep);
 	r->d->ops->result(r->d->ctx, jo->index, jc->index, res);
 	return rc;
 }

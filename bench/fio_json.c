@@ -111,9 +111,12 @@ static void fj_lat(struct fj *w, const char *key, const struct qs_report_lat *l)
 	fj_u64(w, "N", l->n);
 	if (l->n) {
 		fj_open(w, "percentile", '{');
-		for (unsigned i = 0; i < QS_REPORT_NPCT; i++) {
+		/* npct 0 (a latency of zeros filled by hand): fio's list */
+		const double *at = l->npct ? l->at : qs_report_pct_list;
+		unsigned n = l->npct ? l->npct : QS_REPORT_NPCT;
+		for (unsigned i = 0; i < n; i++) {
 			char k[32];
-			snprintf(k, sizeof(k), "%f", qs_report_pct_list[i]);
+			snprintf(k, sizeof(k), "%f", at[i]);
 			fj_u64(w, k, l->pct[i]);
 		}
 		fj_close(w, '}');

@@ -1256,6 +1256,36 @@ static int job_key_sync(struct job_build *b, const char *key, const char *v, uns
 	return 0;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* fio's percentile_list: P:P:..., each in [0, 100], at most 20; sorted,
+ * as fio reports them */
+static int job_key_pct_list(struct job_build *b, const char *key, const char *v,
+			    unsigned line, const char **allowed)
+{
+	struct qs_job *j = &b->job;
+	*allowed = "up to 20 percentiles from 0 to 100 separated by ':' (99:99.9:99.99)";
+	unsigned n = 0;
+	for (const char *p = v;; p++) {
+		char *end;
+		double x = strtod(p, &end);
+		if (end == p || !(x >= 0 && x <= 100) || n == QS_REPORT_PCT_MAX ||
+		    (*end && *end != ':'))
+			return -EINVAL;
+		j->pct_list[n++] = x;
+		p = end;
+		if (!*p)
+			break;
+	}
+	qsort(j->pct_list, n, sizeof(j->pct_list[0]), cmp_double);
+	j->npct = n;
+	return 0;
+}
+
 /* fio's bare flags: a key written alone means key=1 */
 #define JK_FLAG 1u
 /* class 3 unless the value is fio's off (0, false...): then class 2 */
@@ -1518,7 +1548,7 @@ static const struct job_opt job_opts[] = {
 	NONE("clat_percentiles", 0, "the bench reports its own percentiles of completion latency"),
 	NONE("lat_percentiles", 0, "the bench reports its own percentiles of completion latency"),
 	NONE("slat_percentiles", 0, "the simulation has no submission latency"),
-	NONE("percentile_list", 0, "not read yet: the bench reports its own percentiles"),
+	DO("percentile_list", job_key_pct_list, 0, "the percentiles of fio's JSON (--output-format=json)"),
 	NONE("significant_figures", 0, WHY_LOGS),
 	NONE("disk_util", 0, "the simulated drive has no kernel disk statistics"),
 	NONE("gtod_reduce", JK_FLAG, WHY_HOST),

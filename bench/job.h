@@ -177,6 +177,10 @@ struct qs_job {
 	 * fsync_on_close); every barrier_every-th write (write_barrier), or
 	 * every write (sync), with FUA. 0 / false: none. */
 	uint64_t fsync_every, barrier_every;
+	/* fio's percentile_list: the percentiles fio's JSON reports, ascending;
+	 * npct 0: fio's default list */
+	double pct_list[QS_REPORT_PCT_MAX];
+	unsigned npct;
 	bool end_fsync, sync_writes;
 	struct qs_job_zone zones[QS_JOB_ZONES_MAX];
 	unsigned nzones;	   /* QS_DIST_ZONED only */

@@ -55,18 +55,26 @@ const double qs_report_pct_list[QS_REPORT_NPCT] = {
 	1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99,
 };
 
-void qs_report_lat_fill(struct qs_report_lat *l, const struct qs_hist *h)
+void qs_report_lat_fill(struct qs_report_lat *l, const struct qs_hist *h, const double *list,
+			unsigned npct)
 {
 	memset(l, 0, sizeof(*l));
 	if (!h || !h->count)
 		return;
+	if (!list || !npct || npct > QS_REPORT_PCT_MAX) {
+		list = qs_report_pct_list;
+		npct = QS_REPORT_NPCT;
+	}
 	l->n = h->count;
 	l->min = h->min;
 	l->max = h->max;
 	l->mean = qs_hist_mean(h);
 	l->stddev = qs_hist_stddev(h);
-	for (unsigned i = 0; i < QS_REPORT_NPCT; i++)
-		l->pct[i] = qs_hist_percentile(h, qs_report_pct_list[i]);
+	l->npct = npct;
+	for (unsigned i = 0; i < npct; i++) {
+		l->at[i] = list[i];
+		l->pct[i] = qs_hist_percentile(h, list[i]);
+	}
 }
 
 void qs_report_dir_fill(struct qs_report_dir *d, const struct qs_hist *lat,

@@ -26,6 +26,8 @@ struct qs_report_opt {
 /* fio's default percentile list (its percentile_list), in fio's order. */
 #define QS_REPORT_NPCT 17
 extern const double qs_report_pct_list[QS_REPORT_NPCT];
+/* The most a job's percentile_list may hold (fio's limit). */
+#define QS_REPORT_PCT_MAX 20
 
 /* The directions fio reports, in its order. */
 enum qs_report_ddir { QS_DDIR_READ = 0, QS_DDIR_WRITE, QS_DDIR_TRIM, QS_DDIR_N };
@@ -45,7 +47,9 @@ enum qs_report_unified {
 struct qs_report_lat {
 	uint64_t n, min, max;	      /* min and max 0 when n is 0 */
 	double mean, stddev;	      /* stddev of the sample (n - 1), fio's */
-	uint64_t pct[QS_REPORT_NPCT]; /* at qs_report_pct_list */
+	unsigned npct;		      /* percentiles below (0: fio's list, zeros) */
+	double at[QS_REPORT_PCT_MAX]; /* the job's percentile_list, else fio's */
+	uint64_t pct[QS_REPORT_PCT_MAX]; /* the latency at each */
 };
 
 /* fio's figures of one direction over the measured window. */
@@ -56,7 +60,10 @@ struct qs_report_fdir {
 };
 
 /* Fill l from the histogram h (NULL or empty: all zero). */
-void qs_report_lat_fill(struct qs_report_lat *l, const struct qs_hist *h);
+/* l from h at the npct percentiles of list (ascending; NULL or 0: fio's
+ * default, qs_report_pct_list). */
+void qs_report_lat_fill(struct qs_report_lat *l, const struct qs_hist *h, const double *list,
+			unsigned npct);
 
 /* Client-side figures of one direction (reads or writes). */
 struct qs_report_dir {

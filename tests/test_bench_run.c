@@ -972,6 +972,36 @@ static void test_sync_family_run(void **state)
 	unlink(job);
 }
 
+/* Issue 33: percentile_list sets the percentiles of fio's figures (sorted,
+ * as fio does), for every latency of the job; without it fio's 17. */
+static void test_percentile_list(void **state)
+{
+	(void)state;
+	char job[64];
+	struct qs_bench_world *w = tiny_world();
+	struct qs_job_file *jf = load_job_text(w,
+		"[p]\nrw=randwrite\nsize=10%\nnumber_ios=300\npercentile_list=99.9:50:10\n"
+		"[d]\nrw=randwrite\nsize=10%\nnumber_ios=300\n",
+		job, sizeof(job));
+	char err[512];
+	struct qs_bench_result r;
+	struct qs_bench_variant v = {.shaping = false};
+	if (qs_bench_run_job(w, &jf->jobs[0], &v, 1, &r, err, sizeof(err)))
+		fail_msg("%s", err);
+	const struct qs_report_lat *l = &r.rep.fio[QS_DDIR_WRITE].lat[QS_LAT_COMPLETE];
+	assert_int_equal(l->n, 300);
+	assert_int_equal(l->npct, 3);
+	assert_true(l->at[0] == 10 && l->at[1] == 50 && l->at[2] == 99.9);
+	assert_true(l->pct[0] <= l->pct[1] && l->pct[1] <= l->pct[2] && l->pct[2] <= l->max);
+	assert_int_equal(r.rep.fio[QS_DDIR_WRITE].lat[QS_LAT_TOTAL].npct, 3);
+	if (qs_bench_run_job(w, &jf->jobs[1], &v, 1, &r, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_int_equal(r.rep.fio[QS_DDIR_WRITE].lat[QS_LAT_COMPLETE].npct, QS_REPORT_NPCT);
+	qs_job_file_free(jf);
+	qs_bench_world_free(w);
+	unlink(job);
+}
+
 static int run_args(int argc, char **argv)
 {
 	return qs_cmd_bench_run(argc, argv);
@@ -1164,6 +1194,7 @@ int main(void)
 		cmocka_unit_test(test_steadystate_run),
 		cmocka_unit_test(test_rated_write_rate),
 		cmocka_unit_test(test_sync_family_run),
+		cmocka_unit_test(test_percentile_list),
 		cmocka_unit_test(test_thinktime),
 		cmocka_unit_test(test_flow),
 	};

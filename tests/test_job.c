@@ -858,6 +858,10 @@ static void test_sync_keys(void **state)
 	expect_error("[a]\nsync=maybe\n",
 		     (const char *[]){":2:", "'sync'", "'maybe'", "dsync", NULL});
 	expect_error("[a]\nfsync=-1\n", (const char *[]){":2:", "'fsync'", "integer", NULL});
+	expect_error("[a]\npercentile_list=50:101\n",
+		     (const char *[]){":2:", "'percentile_list'", "'50:101'", "0 to 100", NULL});
+	expect_error("[a]\npercentile_list=50::99\n",
+		     (const char *[]){":2:", "'percentile_list'", "':'", NULL});
 	expect_error("[a]\ntrace=x.log\nfsync=4\n",
 		     (const char *[]){":3:", "'fsync'", "not with a trace", NULL});
 }

@@ -625,8 +625,9 @@ static void test_fio_json(void **state)
 	struct qs_hist *h = qs_hist_new();
 	for (uint64_t v = 1000; v <= 10000; v += 1000)
 		qs_hist_add(h, v);
-	qs_report_lat_fill(&w->lat[QS_LAT_TOTAL], h);
-	w->lat[QS_LAT_COMPLETE] = w->lat[QS_LAT_TOTAL];
+	qs_report_lat_fill(&w->lat[QS_LAT_TOTAL], h, NULL, 0);
+	/* fio's percentile_list: clat at those only */
+	qs_report_lat_fill(&w->lat[QS_LAT_COMPLETE], h, (const double[]){25, 99.5}, 2);
 	w->lat[QS_LAT_SUBMIT].n = 10;
 	free(h);
 	r[1].fio_name = "alias";
@@ -675,6 +676,15 @@ static void test_fio_json(void **state)
 	assert_string_equal(pct->keys[13], "99.500000");
 	/* a bucket's midpoint: within 1/256 */
 	assert_true(fabs(jget(pct, "50.000000", J_NUM)->num - 5000) <= 5000 / 256.0);
+	/* clat with a percentile_list of 25:99.5 has those two */
+	pct = jget(jget(wr, "clat_ns", J_OBJ), "percentile", J_OBJ);
+	assert_int_equal(pct->n, 2);
+	assert_string_equal(pct->keys[0], "25.000000");
+	assert_string_equal(pct->keys[1], "99.500000");
+	assert_true(fabs(jget(pct, "99.500000", J_NUM)->num - 10000) <= 10000 / 256.0);
+	/* slat, zeros filled by hand: fio's list */
+	assert_int_equal(jget(jget(wr, "slat_ns", J_OBJ), "percentile", J_OBJ)->n,
+			 QS_REPORT_NPCT);
 	const struct jv *rd = jget(j0, "read", J_OBJ);
 	assert_true(jget(rd, "runtime", J_NUM)->num == 0 && jget(rd, "iops", J_NUM)->num == 0);
 	jkeys(jget(rd, "clat_ns", J_OBJ), (const char *[]){"min", "max", "mean", "stddev", "N",
