@@ -126,9 +126,9 @@ uint64_t qs_engine_conf_map_bytes(const struct qs_engine_conf *c, uint64_t qlc_b
 	uint64_t phys = qlc_bytes / c->band_bytes * (c->band_bytes / QS_BLOCK_SIZE);
 	uint32_t width = qs_fmt_map_width(phys);
 	uint64_t lbas = qs_engine_conf_client_size(c, qlc_bytes) / QS_BLOCK_SIZE;
-	return (2 * qs_fmt_map_pages(lbas, width) +
-		qs_fmt_clean_blocks(phys, (uint32_t)(c->band_bytes / QS_BLOCK_SIZE), width)) *
-	       QS_BLOCK_SIZE;
+	(void)width;
+	return qs_fmt_plc_blocks(lbas, phys, (uint32_t)(c->band_bytes / QS_BLOCK_SIZE),
+				 c->iu_bytes / QS_BLOCK_SIZE) * QS_BLOCK_SIZE;
 }
 
 int qs_engine_conf_check_qlc(const struct qs_engine_conf *c, uint64_t qlc_bytes,

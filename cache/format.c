@@ -89,7 +89,8 @@ static enum qs_fmt_status sb_check_map(const struct qs_fmt_sb *sb, uint64_t fast
 	uint32_t width = qs_fmt_map_width(phys);
 	/* The map region, then the clean state (sb_check_band came first:
 	 * band_blocks is not zero). */
-	uint64_t after = 2 * sb->map_pages + qs_fmt_clean_blocks(phys, sb->band_blocks, width);
+	uint64_t after = qs_fmt_plc_blocks(sb->qlc_size / QS_BLOCK_SIZE, phys, sb->band_blocks,
+					   sb->iu_bytes / QS_BLOCK_SIZE);
 	if (sb->map_width != width ||
 	    sb->map_pages != qs_fmt_map_pages(sb->qlc_size / QS_BLOCK_SIZE, width) ||
 	    sb->map_start < sb->log_start + sb->log_blocks ||
@@ -268,7 +269,7 @@ static bool map_entries_in(const struct qs_fmt_map_page *pg, uint64_t phys)
 }
 
 /*
- * What map, band and reverse-map pages share, in their order: magic,
+ * What map, band and valid-bitmap pages share, in their order: magic,
  * version, CRC (seeded as records), then page number, width and count for
  * a table of total entries of width bytes.
  */
@@ -350,7 +351,7 @@ enum qs_fmt_status qs_fmt_clean_check(const struct qs_fmt_clean *c, const struct
 	return QS_FMT_OK;
 }
 
-/* What band and reverse-map pages share: magic, version, CRC, page number,
+/* What band and valid-bitmap pages share: magic, version, CRC, page number,
  * width and count of total entries, generation, zero past the entries. */
 static enum qs_fmt_status tab_check(const struct qs_fmt_map_page *pg, const struct qs_fmt_sb *sb,
 				    const struct qs_fmt_clean *c, uint32_t magic,
@@ -383,18 +384,53 @@ enum qs_fmt_status qs_fmt_band_page_check(const struct qs_fmt_map_page *pg,
 	return QS_FMT_OK;
 }
 
-enum qs_fmt_status qs_fmt_rev_page_check(const struct qs_fmt_map_page *pg,
-					 const struct qs_fmt_sb *sb,
-					 const struct qs_fmt_clean *c, uint64_t page_no)
+enum qs_fmt_status qs_fmt_valid_page_check(const struct qs_fmt_map_page *pg,
+					   const struct qs_fmt_sb *sb,
+					   const struct qs_fmt_clean *c, uint64_t page_no)
 {
 	uint64_t phys = sb->qlc_phys_size / QS_BLOCK_SIZE;
-	enum qs_fmt_status st = tab_check(pg, sb, c, QS_FMT_REV_MAGIC, sb->map_width, phys,
+	enum qs_fmt_status st = tab_check(pg, sb, c, QS_FMT_VALID_MAGIC, 1, (phys + 7) / 8,
 					  page_no);
 	if (st != QS_FMT_OK)
 		return st;
-	/* Unmapped or a client block: the map entries' test with lbas for
-	 * phys (lbas < phys, so a 4-byte entry's none still fits). */
+	/* The last byte of the bitmap: no bit past the last block. */
+	if ((page_no + 1) * QS_FMT_MAP_BYTES >= (phys + 7) / 8 && phys % 8 &&
+	    (pg->entries[pg->nentries - 1] >> (phys % 8)))
+		return QS_FMT_BAD_ENTRY;
+	return QS_FMT_OK;
+}
+
+uint64_t qs_fmt_plc_blocks(uint64_t lbas, uint64_t phys, uint32_t band_blocks,
+			   uint32_t iu_blocks)
+{
+	uint32_t width = qs_fmt_map_width(phys);
+	uint32_t cover = qs_fmt_p2l_cover(width, iu_blocks ? iu_blocks : 1);
+	uint64_t p2l = band_blocks && cover ? phys / band_blocks *
+						      qs_fmt_p2l_band_pages(band_blocks, cover) : 0;
+	return 2 * qs_fmt_map_pages(lbas, width) + 2 * p2l +
+	       (band_blocks ? qs_fmt_clean_blocks(phys, band_blocks) : 0);
+}
+
+enum qs_fmt_status qs_fmt_p2l_check(const struct qs_fmt_map_page *pg, const struct qs_fmt_sb *sb,
+				    uint64_t page_no)
+{
+	uint32_t width = sb->map_width, iu = sb->iu_bytes / QS_BLOCK_SIZE;
+	if (pg->magic != QS_FMT_P2L_MAGIC)
+		return QS_FMT_BAD_MAGIC;
+	if (pg->version != QS_FMT_VERSION)
+		return QS_FMT_BAD_VERSION;
+	if (pg->crc != qs_crc32c(qs_fmt_rec_seed(sb), pg, offsetof(struct qs_fmt_map_page, crc)))
+		return QS_FMT_BAD_CRC;
+	uint32_t cover = width && iu ? qs_fmt_p2l_cover(width, iu) : 0;
+	uint32_t per_band = cover ? qs_fmt_p2l_band_pages(sb->band_blocks, cover) : 0;
+	if (!per_band || pg->page != page_no || pg->width != width)
+		return QS_FMT_BAD_PAGE;
+	uint64_t first = (page_no % per_band) * cover, left = sb->band_blocks - first;
+	if (pg->nentries != (left < cover ? left : cover))
+		return QS_FMT_BAD_PAGE;
 	if (!map_entries_in(pg, sb->qlc_size / QS_BLOCK_SIZE))
 		return QS_FMT_BAD_ENTRY;
+	if (!page_tail_zero(pg))
+		return QS_FMT_BAD_RESERVED;
 	return QS_FMT_OK;
 }

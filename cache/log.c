@@ -139,7 +139,7 @@ void eng_apply_extent(struct qs_engine *e, const struct qs_fmt_extent *x,
 /*
  * A completed record's extents, in order. MAP and MOVE extents take their
  * payload from the next entry and change the map; in recovery (runtime
- * false) map changes leave the reverse map and band counts to the rebuild
+ * false) map changes leave the valid bitmap and band counts to the rebuild
  * at the end.
  */
 void eng_apply_record(struct qs_engine *e, const struct qs_fmt_rec *h, uint64_t pos,

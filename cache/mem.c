@@ -59,7 +59,8 @@ static bool geo_plan(const struct qs_engine_conf *c, uint64_t fast_bytes, uint64
 		g->width = qs_fmt_map_width(g->phys);
 		g->lbas = qs_engine_conf_client_size(c, qlc_bytes) / QS_BLOCK_SIZE;
 		g->map_pages = qs_fmt_map_pages(g->lbas, g->width);
-		after = 2 * g->map_pages + qs_fmt_clean_blocks(g->phys, g->band_blocks, g->width);
+		after = qs_fmt_plc_blocks(g->lbas, g->phys, g->band_blocks,
+					  c->iu_bytes / QS_BLOCK_SIZE);
 	}
 	if (!seg || blocks < QS_FMT_LOG_START + after)
 		return false;
@@ -103,6 +104,17 @@ static void log_side_plan(const struct qs_engine_conf *c, const struct geo *g,
  * less: an upper bound). */
 #define FRAME_EXTRA (sizeof(struct mpc_frame) + sizeof(struct mpc_io) + 2 * sizeof(uint64_t))
 
+/* P2L frames and the victim's P2L pages (place.c, p2l_alloc). */
+static uint64_t p2l_plan(const struct qs_engine_conf *c, const struct geo *g)
+{
+	uint32_t ib = c->iu_bytes / QS_BLOCK_SIZE, cover = qs_fmt_p2l_cover(g->width, ib);
+	uint64_t pages = qs_fmt_p2l_band_pages(g->band_blocks, cover);
+	uint64_t n = plc_p2l_frames(c->destage_qd, ib, cover, g->band_blocks);
+	return held(n * sizeof(struct p2l_frame), 64) + 2 * n * held(QS_BLOCK_SIZE, QS_BLOCK_SIZE) +
+	       n * held(2 * QS_BLOCK_SIZE, QS_BLOCK_SIZE) +
+	       held(2 * pages * QS_BLOCK_SIZE, QS_BLOCK_SIZE) + held(pages, 16);
+}
+
 /* Log placement's parts for map_limit bytes of map pages (place.c, plc_init). */
 static void plc_side_plan(const struct qs_engine_conf *c, const struct geo *g,
 			  uint64_t map_limit, struct qs_engine_mem *m)
@@ -121,12 +133,12 @@ static void plc_side_plan(const struct qs_engine_conf *c, const struct geo *g,
 		       held(n * QS_BLOCK_SIZE, QS_BLOCK_SIZE);
 	m->map_meta = held(g->map_pages * 4, 64) + held((g->map_pages + 7) / 8, 64) +
 		      3 * bits_plan(g->map_pages) + 2 * held(pages * 8, 64);
-	m->qlc_blocks = held(g->phys * g->width, 64);
+	m->qlc_blocks = bits_plan(g->phys);
 	m->bands = held(g->nbands * sizeof(struct band), 64) + 2 * held(g->nbands * 8, 64);
 	m->other += held(sizeof(struct plc), 64) + held(2 * qd * sizeof(struct unit), 64) +
 		    2 * qd * (held(c->iu_bytes, QS_BLOCK_SIZE) + 3 * held(ib * 8, 16) +
 			      held(ib * 4, 16) + held(ib * sizeof(struct plc_ext), 16)) +
-		    PLC_MAP_QD * held(QS_BLOCK_SIZE, QS_BLOCK_SIZE);
+		    PLC_MAP_QD * held(QS_BLOCK_SIZE, QS_BLOCK_SIZE) + p2l_plan(c, g);
 }
 
 static void mem_sum(struct qs_engine_mem *m)

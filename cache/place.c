@@ -29,7 +29,7 @@
 
 #include "engine_int.h"
 
-/* ---- map and reverse map ------------------------------------------------ */
+/* ---- map and valid bitmap ----------------------------------------------- */
 
 /* Entry i of a table of width w (4 or 8): called with a constant w, the
  * width test disappears from the loops that run over the whole map. */
@@ -110,10 +110,10 @@ static void band_drained(struct qs_engine *e, uint64_t b)
 }
 
 /*
- * Point lba at phys (or PLC_NONE). At runtime the reverse map follows (it
- * names the client block of every valid QLC block and nothing else, so GC
- * needs no map lookup to tell what is valid), and so do the bands' valid
- * counts; recovery builds both from the map it ends with (plc_rev_read).
+ * Point lba at phys (or PLC_NONE). At runtime the valid bitmap follows (a
+ * bit for every QLC block the map points at, so GC needs no map lookup to
+ * tell what is valid), and so do the bands' valid counts; recovery builds
+ * both from the map it ends with (plc_rev_read).
  */
 static void map_set(struct qs_engine *e, uint64_t lba, uint64_t phys, bool runtime)
 {
@@ -122,11 +122,10 @@ static void map_set(struct qs_engine *e, uint64_t lba, uint64_t phys, bool runti
 	page_touch(e, lba);
 	map_put(p, lba, phys);
 	if (!runtime)
-		return; /* recovery: the reverse map and bands come from the final map */
+		return; /* recovery: the bitmap and bands come from the final map */
 	if (old != PLC_NONE) {
 		struct band *bd = &p->bands[band_of(p, old)];
-		if (tbl_get(p, p->rev, old) == lba)
-			tbl_set(p, p->rev, old, PLC_NONE);
+		plc_bit_put(p->valid, old, false);
 		p->mapped--;
 		bd->valid--;
 		bd->drop_seq = p->apply_seq;
@@ -134,7 +133,7 @@ static void map_set(struct qs_engine *e, uint64_t lba, uint64_t phys, bool runti
 			band_drained(e, band_of(p, old));
 	}
 	if (phys != PLC_NONE) {
-		tbl_set(p, p->rev, phys, lba);
+		plc_bit_put(p->valid, phys, true);
 		p->mapped++;
 		p->bands[band_of(p, phys)].valid++;
 	}
@@ -193,7 +192,8 @@ uint64_t plc_format_geometry(struct qs_engine *e, uint64_t seg)
 	uint64_t phys = e->qlc->size / e->conf.band_bytes * band_blocks;
 	uint32_t width = qs_fmt_map_width(phys);
 	uint64_t pages = qs_fmt_map_pages(e->conf.qlc_size / QS_BLOCK_SIZE, width);
-	uint64_t after = 2 * pages + qs_fmt_clean_blocks(phys, (uint32_t)band_blocks, width);
+	uint64_t after = qs_fmt_plc_blocks(e->conf.qlc_size / QS_BLOCK_SIZE, phys,
+					   (uint32_t)band_blocks, e->iu_blocks);
 	uint64_t blocks = e->fast->size / QS_BLOCK_SIZE;
 	if (blocks < QS_FMT_LOG_START + after)
 		return 0;
@@ -254,6 +254,54 @@ static int tbl_alloc(struct qs_engine *e, void **t, uint64_t n)
 	return 0;
 }
 
+/*
+ * P2L frames: enough for every unit in flight in both streams (a unit's
+ * entries lie in two pages at most) and the page each stream is in; and
+ * the victim's pages, both slots.
+ */
+uint32_t plc_p2l_frames(uint32_t destage_qd, uint32_t iu_blocks, uint32_t cover,
+			uint32_t band_blocks)
+{
+	uint64_t span = cover < band_blocks ? cover : band_blocks; /* a page's blocks, at least */
+	return (uint32_t)(2 * (((uint64_t)destage_qd * iu_blocks + span - 1) / span + 2));
+}
+
+static int p2l_alloc(struct qs_engine *e)
+{
+	struct plc *p = e->plc;
+	p->npfr = plc_p2l_frames(e->conf.destage_qd, e->iu_blocks, p->p2l_cover, p->band_blocks);
+	p->pfr = eng_alloc(e, p->npfr * sizeof(*p->pfr), 64);
+	p->vic_buf = eng_alloc(e, 2 * (size_t)p->p2l_band_pages * QS_BLOCK_SIZE, QS_BLOCK_SIZE);
+	p->vic_sel = eng_alloc(e, p->p2l_band_pages, 16);
+	if (!p->pfr || !p->vic_buf || !p->vic_sel)
+		return -ENOMEM;
+	memset(p->pfr, 0, p->npfr * sizeof(*p->pfr));
+	for (uint32_t i = 0; i < p->npfr; i++) {
+		struct p2l_frame *f = &p->pfr[i];
+		f->e = e;
+		f->page = PLC_NONE;
+		f->data = eng_alloc(e, QS_BLOCK_SIZE, QS_BLOCK_SIZE);
+		f->wbuf = eng_alloc(e, QS_BLOCK_SIZE, QS_BLOCK_SIZE);
+		f->rbuf = eng_alloc(e, 2 * QS_BLOCK_SIZE, QS_BLOCK_SIZE);
+		if (!f->data || !f->wbuf || !f->rbuf)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void p2l_free(struct qs_engine *e)
+{
+	struct plc *p = e->plc;
+	for (uint32_t i = 0; p->pfr && i < p->npfr; i++) {
+		eng_free(e, p->pfr[i].data);
+		eng_free(e, p->pfr[i].wbuf);
+		eng_free(e, p->pfr[i].rbuf);
+	}
+	eng_free(e, p->pfr);
+	eng_free(e, p->vic_buf);
+	eng_free(e, p->vic_sel);
+}
+
 int plc_init(struct qs_engine *e)
 {
 	const struct qs_fmt_sb *sb = &e->sb;
@@ -270,9 +318,14 @@ int plc_init(struct qs_engine *e)
 	p->per_page = qs_fmt_map_per_page(p->width);
 	p->map_start = sb->map_start;
 	p->map_pages = sb->map_pages;
-	p->cs_start = p->map_start + 2 * p->map_pages;
+	p->p2l_cover = qs_fmt_p2l_cover(p->width, e->iu_blocks);
+	p->p2l_band_pages = qs_fmt_p2l_band_pages(p->band_blocks, p->p2l_cover);
+	p->p2l_start = p->map_start + 2 * p->map_pages;
+	p->p2l_pages = p->nbands * p->p2l_band_pages;
+	p->p2l_gen = sb->epoch << 40;
+	p->cs_start = p->p2l_start + 2 * p->p2l_pages;
 	p->cs_band_pages = qs_fmt_band_pages(p->nbands);
-	p->cs_blocks = qs_fmt_clean_blocks(p->phys, p->band_blocks, p->width);
+	p->cs_blocks = qs_fmt_clean_blocks(p->phys, p->band_blocks);
 	p->open[0] = p->open[1] = PLC_NONE;
 	p->victim = PLC_NONE;
 	p->bands = eng_alloc(e, p->nbands * sizeof(struct band), 64);
@@ -281,7 +334,9 @@ int plc_init(struct qs_engine *e)
 	p->gcu = eng_alloc(e, 2 * e->conf.destage_qd * sizeof(struct unit), 64);
 	p->dstu = p->gcu ? p->gcu + e->conf.destage_qd : NULL;
 	if (!p->bands || !p->freeq || !p->drained || !p->gcu ||
-	    (e->no_data && tbl_alloc(e, &p->map, p->lbas)) || tbl_alloc(e, &p->rev, p->phys) ||
+	    (e->no_data && tbl_alloc(e, &p->map, p->lbas)) ||
+	    (e->no_data && tbl_alloc(e, &p->p2l_all, p->phys)) ||
+	    bitmap_alloc(e, &p->valid, p->phys) || p2l_alloc(e) ||
 	    bitmap_alloc(e, &p->newest, p->map_pages) || bitmap_alloc(e, &p->written, p->map_pages) ||
 	    bitmap_alloc(e, &p->stale, p->map_pages))
 		return -ENOMEM;
@@ -349,7 +404,9 @@ void plc_fini(struct qs_engine *e)
 	eng_free(e, p->dirty_list);
 	eng_free(e, p->mf_list);
 	eng_free(e, p->map);
-	eng_free(e, p->rev);
+	eng_free(e, p->p2l_all);
+	eng_free(e, p->valid);
+	p2l_free(e);
 	eng_free(e, p->newest);
 	eng_free(e, p->written);
 	eng_free(e, p->stale);
@@ -896,6 +953,7 @@ static void band_alloc(struct qs_engine *e, int s, uint64_t *phys, uint64_t *ban
 		bd->state = BAND_OPEN;
 		bd->valid = 0;
 		bd->drop_seq = 0;
+		bd->stuck = false;
 	}
 	*band = p->open[s];
 	*phys = p->open[s] * p->band_blocks + p->wp[s];
@@ -907,6 +965,259 @@ static void band_alloc(struct qs_engine *e, int s, uint64_t *phys, uint64_t *ban
 		p->open[s] = PLC_NONE;
 		band_drained(e, *band);
 	}
+}
+
+/* ---- P2L pages: the client block of each block of a band ----------------- */
+
+/* The P2L page holding QLC block ph, and the entry in it. */
+static uint64_t p2l_page_of(const struct plc *p, uint64_t ph, uint32_t *k)
+{
+	uint64_t b = band_of(p, ph), off = ph - b * p->band_blocks;
+	*k = (uint32_t)(off % p->p2l_cover);
+	return b * p->p2l_band_pages + off / p->p2l_cover;
+}
+
+/* Entries on P2L page q: the cover, or what is left of its band. */
+static uint32_t p2l_nentries(const struct plc *p, uint64_t q)
+{
+	uint64_t first = (q % p->p2l_band_pages) * p->p2l_cover, left = p->band_blocks - first;
+	return (uint32_t)(left < p->p2l_cover ? left : p->p2l_cover);
+}
+
+/* Does stream s still have blocks to place in P2L page q? */
+static bool p2l_stream_in(const struct plc *p, uint64_t q)
+{
+	for (int s = 0; s < 2; s++) {
+		uint32_t k;
+		if (p->open[s] != PLC_NONE &&
+		    p2l_page_of(p, p->open[s] * p->band_blocks + p->wp[s], &k) == q)
+			return true;
+	}
+	return false;
+}
+
+/* A frame no unit and no stream needs, every entry durable, goes free. */
+static void p2l_settle(struct plc *p, struct p2l_frame *f)
+{
+	if (f->page != PLC_NONE && !f->refs && !f->wb && !f->base_rd && f->done == f->set &&
+	    !p2l_stream_in(p, f->page))
+		f->page = PLC_NONE;
+}
+
+/* The frame of page q, taken fresh (every entry unset) when none holds it;
+ * k is the first entry the caller sets: a stream enters a page at its
+ * start, except when it resumes a band after a restart, and then the
+ * entries before k come from the device (p2l_base). NULL: none free, which
+ * the frames' count rules out. */
+static struct p2l_frame *p2l_frame(struct qs_engine *e, uint64_t q, uint32_t k)
+{
+	struct plc *p = e->plc;
+	struct p2l_frame *free = NULL;
+	/* Found before any frame settles: band_alloc has already moved the
+	 * stream past the page of a unit that ends it. */
+	for (uint32_t i = 0; i < p->npfr; i++)
+		if (p->pfr[i].page == q)
+			return &p->pfr[i];
+	for (uint32_t i = 0; i < p->npfr; i++) {
+		struct p2l_frame *f = &p->pfr[i];
+		p2l_settle(p, f);
+		if (f->page == PLC_NONE && !free)
+			free = f;
+	}
+	if (!free)
+		return NULL;
+	free->page = q;
+	free->refs = 0;
+	free->set = free->done = free->wr_set = 0;
+	free->slot = 0;
+	free->err = 0;
+	free->need_base = k != 0;
+	free->base_rd = false;
+	free->base_k = k;
+	struct qs_fmt_map_page *d = free->data;
+	memset(d, 0, QS_BLOCK_SIZE);
+	d->magic = QS_FMT_P2L_MAGIC;
+	d->version = QS_FMT_VERSION;
+	d->width = (uint16_t)p->width;
+	d->page = q;
+	d->nentries = p2l_nentries(p, q);
+	memset(d->entries, 0xff, (size_t)d->nentries * p->width);
+	return free;
+}
+
+/*
+ * Unit u was placed at u->phys: its slots' client blocks (padding: none)
+ * into the P2L frames of its pages, which it holds until its MAP or MOVE
+ * record is logged. false: no frame (cannot happen; the unit fails).
+ */
+static bool p2l_place(struct qs_engine *e, struct unit *u)
+{
+	struct plc *p = e->plc;
+	u->pf[0] = u->pf[1] = UINT32_MAX;
+	for (uint32_t k = 0; k < e->iu_blocks; k++) {
+		uint32_t at;
+		uint64_t q = p2l_page_of(p, u->phys + k, &at), lba = k < u->n ? u->lba[k] : PLC_NONE;
+		int j = u->pf[0] == UINT32_MAX || p->pfr[u->pf[0]].page == q ? 0 : 1;
+		if (u->pf[j] == UINT32_MAX) {
+			struct p2l_frame *f = p2l_frame(e, q, at);
+			if (!f)
+				return false;
+			u->pf[j] = (uint32_t)(f - p->pfr);
+			f->refs++;
+		}
+		struct p2l_frame *f = &p->pfr[u->pf[j]];
+		tbl_set(p, f->data->entries, at, lba);
+		f->set++;
+		u->pneed[j] = f->set;
+		if (p->p2l_all)
+			tbl_set(p, p->p2l_all, u->phys + k, lba);
+	}
+	return true;
+}
+
+/* The unit is done with its frames (logged, or failed). */
+static void p2l_drop(struct qs_engine *e, struct unit *u)
+{
+	struct plc *p = e->plc;
+	for (int j = 0; j < 2; j++) {
+		if (u->pf[j] == UINT32_MAX)
+			continue;
+		struct p2l_frame *f = &p->pfr[u->pf[j]];
+		f->refs--;
+		u->pf[j] = UINT32_MAX;
+		p2l_settle(p, f);
+	}
+	u->p2l_wait = false;
+}
+
+static void p2l_write(struct qs_engine *e, struct p2l_frame *f);
+static void unit_p2l_done(struct qs_engine *e, struct unit *u);
+
+/* Units whose records wait for P2L writes: go on with those now durable. */
+static void p2l_wake(struct qs_engine *e)
+{
+	struct plc *p = e->plc;
+	for (uint32_t i = 0; i < 2 * e->conf.destage_qd; i++) {
+		struct unit *u = &p->gcu[i];
+		if (u->active && u->p2l_wait)
+			unit_p2l_done(e, u);
+	}
+}
+
+static void p2l_write_cb(void *arg, int res)
+{
+	struct p2l_frame *f = arg;
+	struct qs_engine *e = f->e;
+	eng_enter(e);
+	f->wb = false;
+	if (res < 0) {
+		e->st.fast_errors++;
+		f->err = res;
+	} else {
+		f->err = 0;
+		f->done = f->wr_set;
+		f->slot ^= 1;
+		e->plc->p2l_page_writes++;
+	}
+	p2l_wake(e);
+	p2l_settle(e->plc, f);
+	plc_kick(e);
+	eng_leave_deliver(e);
+}
+
+/* The page's newest copy is read: its entries before base_k into the
+ * frame, and the next write goes to the other slot. */
+static void p2l_base_cb(void *arg, int res)
+{
+	struct p2l_frame *f = arg;
+	struct qs_engine *e = f->e;
+	struct plc *p = e->plc;
+	eng_enter(e);
+	f->base_rd = false;
+	if (res < 0) {
+		e->st.fast_errors++;
+		f->err = res;
+	} else {
+		int best = -1;
+		uint64_t gen = 0;
+		for (int sl = 0; sl < 2; sl++) {
+			const struct qs_fmt_map_page *c = (const void *)(f->rbuf + sl * QS_BLOCK_SIZE);
+			if (qs_fmt_p2l_check(c, &e->sb, f->page) == QS_FMT_OK &&
+			    (best < 0 || c->gen > gen)) {
+				best = sl;
+				gen = c->gen;
+			}
+		}
+		/* None: no block before base_k was ever mapped in this fill. */
+		if (best >= 0) {
+			const struct qs_fmt_map_page *c =
+				(const void *)(f->rbuf + best * QS_BLOCK_SIZE);
+			memcpy(f->data->entries, c->entries, (size_t)f->base_k * p->width);
+			p->p2l_page_reads += 2;
+		}
+		f->slot = (uint8_t)(best >= 0 ? best ^ 1 : 0);
+		f->need_base = false;
+		f->err = 0;
+	}
+	p2l_wake(e);
+	p2l_settle(e->plc, f);
+	plc_kick(e);
+	eng_leave_deliver(e);
+}
+
+/*
+ * Write frame f's page as it is now to the slot not holding its newest
+ * copy. FUA on a device with a volatile cache: the entries are durable
+ * before the records that need them are written (the log's own flushes
+ * order nothing between two regions written at once).
+ */
+static void p2l_write(struct qs_engine *e, struct p2l_frame *f)
+{
+	struct plc *p = e->plc;
+	if (f->need_base) {
+		if (f->base_rd)
+			return;
+		f->base_rd = true;
+		f->iov.iov_base = f->rbuf;
+		f->iov.iov_len = 2 * QS_BLOCK_SIZE;
+		e->fast->ops->read(e->fast->ctx, (p->p2l_start + 2 * f->page) * QS_BLOCK_SIZE,
+				   &f->iov, 1, p2l_base_cb, f);
+		return;
+	}
+	uint64_t floor = e->sb.epoch << 40;
+	p->p2l_gen = (p->p2l_gen > floor ? p->p2l_gen : floor) + 1;
+	memcpy(f->wbuf, f->data, QS_BLOCK_SIZE);
+	f->wbuf->gen = p->p2l_gen;
+	qs_fmt_map_seal(f->wbuf, e->seed);
+	f->wr_set = f->set;
+	f->wb = true;
+	f->iov.iov_base = f->wbuf;
+	f->iov.iov_len = QS_BLOCK_SIZE;
+	unsigned fl = (e->fast->flags & QS_VOL_VOLATILE_CACHE) ? QS_WRITE_FUA : 0;
+	e->fast->ops->write(e->fast->ctx, (p->p2l_start + 2 * f->page + f->slot) * QS_BLOCK_SIZE,
+			    &f->iov, 1, fl, p2l_write_cb, f);
+}
+
+/* Unit u is written: 1 when its P2L entries are durable; 0 when it waits
+ * for a write (started here if none is in flight); -errno when the last
+ * write of one of its pages failed (the unit fails, and is retried). */
+static int p2l_sync(struct qs_engine *e, struct unit *u)
+{
+	struct plc *p = e->plc;
+	int ready = 1;
+	for (int j = 0; j < 2; j++) {
+		if (u->pf[j] == UINT32_MAX)
+			continue;
+		struct p2l_frame *f = &p->pfr[u->pf[j]];
+		if (f->done >= u->pneed[j])
+			continue;
+		if (f->err && u->p2l_wait)
+			return f->err;
+		ready = 0;
+		if (!f->wb && !f->base_rd)
+			p2l_write(e, f);
+	}
+	return ready;
 }
 
 /* ---- units: gather, read, write, log ------------------------------------ */
@@ -928,6 +1239,7 @@ static void unit_release(struct qs_engine *e, struct unit *u)
 	} else {
 		p->gc_active--;
 	}
+	p2l_drop(e, u);
 	if (u->band != PLC_NONE) {
 		/* Written into that band: it may be freed only now, once the
 		 * unit's map records applied (or failed), not when the write
@@ -1051,6 +1363,8 @@ static struct unit *unit_take(struct qs_engine *e, bool gc)
 			u->n = u->nius = u->nx = 0;
 			u->result = 0;
 			u->band = PLC_NONE;
+			u->pf[0] = u->pf[1] = UINT32_MAX;
+			u->p2l_wait = false;
 			u->pending = 1; /* held until every read is issued */
 			return u;
 		}
@@ -1100,29 +1414,55 @@ bool plc_dst_start(struct qs_engine *e, uint32_t first, bool urgent, bool space)
 	return true;
 }
 
-/* GC: gather the next valid blocks of the victim into u and read them. */
+/* The client block valid block ph of the victim was written for, from its
+ * P2L pages (PLC_NONE: lost). */
+static uint64_t vic_lba(const struct qs_engine *e, uint64_t ph)
+{
+	const struct plc *p = e->plc;
+	if (p->p2l_all)
+		return tbl_get(p, p->p2l_all, ph);
+	uint32_t k;
+	uint64_t i = p2l_page_of(p, ph, &k) % p->p2l_band_pages;
+	if (p->vic_sel[i] < 0)
+		return PLC_NONE;
+	const struct qs_fmt_map_page *pg =
+		(const void *)(p->vic_buf + (2 * i + (uint64_t)p->vic_sel[i]) * QS_BLOCK_SIZE);
+	return tbl_get(p, pg->entries, k);
+}
+
+/* GC: gather the next valid blocks of the victim into u and read them. A
+ * valid block whose P2L entry was lost cannot be moved: its band is left
+ * stuck (GC picks it no more) rather than freed under it. */
 static void gc_gather(struct qs_engine *e, struct unit *u)
 {
 	struct plc *p = e->plc;
 	uint64_t base = p->victim * p->band_blocks;
 	while (p->victim_at < p->band_blocks && u->n < e->iu_blocks) {
 		uint64_t ph = base + p->victim_at;
-		if (tbl_get(p, p->rev, ph) == PLC_NONE) { /* not valid */
+		if (!plc_bit(p->valid, ph)) {
 			p->victim_at++;
 			continue;
 		}
 		/* A run of valid blocks, one read. */
 		uint32_t k = u->n;
 		while (p->victim_at < p->band_blocks && u->n < e->iu_blocks) {
-			uint64_t q = base + p->victim_at, l = tbl_get(p, p->rev, q);
-			if (l == PLC_NONE)
+			uint64_t q = base + p->victim_at;
+			if (!plc_bit(p->valid, q))
 				break;
+			uint64_t l = vic_lba(e, q);
+			p->victim_at++;
+			if (l == PLC_NONE) {
+				p->gc_unknown++;
+				p->bands[p->victim].stuck = true;
+				break;
+			}
 			u->lba[u->n] = l;
 			u->from[u->n] = q;
 			u->n++;
-			p->victim_at++;
 		}
 		uint32_t n = u->n - k;
+		if (!n)
+			continue;
 		e->st.qlc_reads++;
 		e->st.qlc_read_bytes += (uint64_t)n * QS_BLOCK_SIZE;
 		p->gc_read_bytes += (uint64_t)n * QS_BLOCK_SIZE;
@@ -1171,10 +1511,14 @@ static void unit_issue(struct qs_engine *e, struct unit *u)
 {
 	struct plc *p = e->plc;
 	band_alloc(e, u->gc, &u->phys, &u->band);
+	p->bands[u->band].inflight++;
+	if (!p2l_place(e, u)) { /* the frames' count rules it out */
+		unit_failed(e, u, -ENOMEM);
+		return;
+	}
 	if (!e->no_data && u->n < e->iu_blocks)
 		memset(u->buf + (size_t)u->n * QS_BLOCK_SIZE, 0,
 		       (size_t)(e->iu_blocks - u->n) * QS_BLOCK_SIZE);
-	p->bands[u->band].inflight++;
 	eng_qlc_count_write(e, u->phys * QS_BLOCK_SIZE, e->conf.iu_bytes);
 	if (u->gc) {
 		p->gc_write_bytes += e->conf.iu_bytes;
@@ -1229,26 +1573,42 @@ static void unit_write_cb(void *arg, int res)
 		unit_failed(e, u, res);
 	} else {
 		e->dst_fail_streak = 0;
-		unit_extents(e, u);
-		struct req *r = eng_req_alloc(e);
-		if (!r) {
-			unit_failed(e, u, -ENOMEM);
-		} else {
-			r->type = REQ_INTERNAL;
-			r->owner = e;
-			r->cb = unit_logged;
-			r->arg = u;
-			r->px = u->x;
-			r->px_n = u->nx;
-			r->pending = 1; /* the wait for the append */
-			/* Header-only: it may use the log's reserve, and it is what
-			 * lets the log's tail move. */
-			eng_space_wait(e, r);
-			eng_space_kick(e);
-		}
+		unit_p2l_done(e, u);
 	}
 	dst_kick(e);
 	eng_leave_deliver(e);
+}
+
+/* The unit is on the QLC: once its P2L entries are durable (a record
+ * pointing the map at a block GC could not place would pin its band for
+ * good), log its MAP or MOVE records. */
+static void unit_p2l_done(struct qs_engine *e, struct unit *u)
+{
+	int rc = p2l_sync(e, u);
+	if (rc <= 0) {
+		u->p2l_wait = rc == 0;
+		if (rc < 0)
+			unit_failed(e, u, rc);
+		return;
+	}
+	u->p2l_wait = false;
+	unit_extents(e, u);
+	struct req *r = eng_req_alloc(e);
+	if (!r) {
+		unit_failed(e, u, -ENOMEM);
+		return;
+	}
+	r->type = REQ_INTERNAL;
+	r->owner = e;
+	r->cb = unit_logged;
+	r->arg = u;
+	r->px = u->x;
+	r->px_n = u->nx;
+	r->pending = 1; /* the wait for the append */
+	/* Header-only: it may use the log's reserve, and it is what lets the
+	 * log's tail move. */
+	eng_space_wait(e, r);
+	eng_space_kick(e);
 }
 
 /* The unit's MAP or MOVE records are in the log (and applied) or failed. */
@@ -1282,7 +1642,7 @@ static uint64_t gc_pick(struct qs_engine *e)
 	for (uint64_t b = 0; b < p->nbands; b++) {
 		const struct band *bd = &p->bands[b];
 		if (bd->state != BAND_FULL || bd->inflight || !bd->valid ||
-		    bd->valid >= p->band_blocks)
+		    bd->valid >= p->band_blocks || bd->stuck)
 			continue;
 		double u = (double)bd->valid / p->band_blocks, score;
 		if (greedy) {
@@ -1315,6 +1675,73 @@ static uint32_t gc_target(struct qs_engine *e)
 	return (e->conf.destage_qd + 1) / 2;
 }
 
+/* The victim's P2L pages are read: the newest valid copy of each. */
+static void vic_select(struct qs_engine *e)
+{
+	struct plc *p = e->plc;
+	uint64_t q0 = p->victim * p->p2l_band_pages;
+	for (uint32_t i = 0; i < p->p2l_band_pages; i++) {
+		int best = -1;
+		uint64_t gen = 0;
+		for (int sl = 0; sl < 2; sl++) {
+			const struct qs_fmt_map_page *c =
+				(const void *)(p->vic_buf + (2 * (uint64_t)i + sl) * QS_BLOCK_SIZE);
+			if (qs_fmt_p2l_check(c, &e->sb, q0 + i) == QS_FMT_OK &&
+			    (best < 0 || c->gen > gen)) {
+				best = sl;
+				gen = c->gen;
+			}
+		}
+		p->vic_sel[i] = (int8_t)best;
+	}
+}
+
+static void vic_load_cb(void *arg, int res)
+{
+	struct qs_engine *e = arg;
+	struct plc *p = e->plc;
+	eng_enter(e);
+	if (res < 0) {
+		/* Given up for now: picked again after a pause (the timer). A
+		 * log device that keeps failing reads leaves GC nothing to do
+		 * and writers waiting for bands for ever: after a few failures
+		 * in a row the log is given up, as for checkpoints, and waiting
+		 * writes fail with EIO rather than hang the device. */
+		e->st.fast_errors++;
+		eng_log(e, QS_LOG_ERR, "GC: reading the P2L pages of band %llu failed: %s",
+			(unsigned long long)p->victim, strerror(-res));
+		if (p->victim != PLC_NONE && p->bands[p->victim].state == BAND_VICTIM)
+			p->bands[p->victim].state = BAND_FULL;
+		p->victim = PLC_NONE;
+		p->vic_state = VIC_NONE;
+		p->gc_retry_ns = eng_now(e) + (100000000ull << p->vic_fail_streak);
+		if (++p->vic_fail_streak >= 5) {
+			eng_fail(e, "GC cannot read the P2L pages on the log device");
+			eng_space_kick(e);
+		}
+	} else {
+		p->vic_fail_streak = 0;
+		if (!p->p2l_all)
+			vic_select(e);
+		p->vic_state = VIC_READY;
+	}
+	plc_kick(e);
+	eng_leave_deliver(e);
+}
+
+/* Read the new victim's P2L pages, both slots of each, at once. */
+static void vic_load(struct qs_engine *e)
+{
+	struct plc *p = e->plc;
+	p->vic_state = VIC_LOADING;
+	p->p2l_page_reads += 2 * (uint64_t)p->p2l_band_pages;
+	p->vic_iov.iov_base = p->vic_buf;
+	p->vic_iov.iov_len = 2 * (size_t)p->p2l_band_pages * QS_BLOCK_SIZE;
+	e->fast->ops->read(e->fast->ctx,
+			   (p->p2l_start + 2 * p->victim * p->p2l_band_pages) * QS_BLOCK_SIZE,
+			   &p->vic_iov, 1, vic_load_cb, e);
+}
+
 static void gc_kick(struct qs_engine *e)
 {
 	struct plc *p = e->plc;
@@ -1331,14 +1758,21 @@ static void gc_kick(struct qs_engine *e)
 		 * would waste what GC is there to gain. */
 		while (u->n < e->iu_blocks) {
 			if (p->victim == PLC_NONE || p->victim_at >= p->band_blocks) {
+				if (p->vic_state == VIC_LOADING ||
+				    (p->gc_retry_ns && eng_now(e) < p->gc_retry_ns))
+					break;
 				uint64_t v = gc_pick(e);
 				if (v == PLC_NONE)
 					break;
+				p->gc_retry_ns = 0;
 				p->victim = v;
 				p->victim_at = 0;
 				p->bands[v].state = BAND_VICTIM;
 				p->gc_victims++;
+				vic_load(e);
 			}
+			if (p->vic_state != VIC_READY)
+				break;
 			gc_gather(e, u);
 		}
 		if (!u->n) {
@@ -1393,12 +1827,21 @@ void plc_kick(struct qs_engine *e)
 
 uint64_t plc_next_deadline(const struct qs_engine *e)
 {
-	return e->plc ? e->plc->flush_retry_ns : 0;
+	const struct plc *p = e->plc;
+	if (!p)
+		return 0;
+	uint64_t a = p->flush_retry_ns, b = p->gc_retry_ns;
+	return !a ? b : !b ? a : a < b ? a : b;
 }
 
 bool plc_busy(const struct qs_engine *e)
 {
 	const struct plc *p = e->plc;
+	if (p && p->vic_state == VIC_LOADING)
+		return true;
+	for (uint32_t i = 0; p && i < p->npfr; i++)
+		if (p->pfr[i].wb || p->pfr[i].base_rd)
+			return true;
 	return p && (p->gc_active || p->mf_active || p->mf_inflight || p->mpc.loading ||
 		     p->park_head[0] || p->park_head[1]);
 }
@@ -1619,7 +2062,7 @@ static bool blank(const void *b)
 	return true;
 }
 
-/* Recovery's first pass: the reverse map from a committed map page. */
+/* Recovery's first pass: the valid bitmap from a committed map page. */
 static int rev_from_page(struct qs_engine *e, uint64_t pg, const struct qs_fmt_map_page *b)
 {
 	struct plc *p = e->plc;
@@ -1628,14 +2071,12 @@ static int rev_from_page(struct qs_engine *e, uint64_t pg, const struct qs_fmt_m
 		uint64_t ph = tbl_get_w(b->entries, k, p->width);
 		if (ph == PLC_NONE)
 			continue;
-		uint64_t had = tbl_get(p, p->rev, ph);
-		if (had != PLC_NONE) {
-			eng_log(e, QS_LOG_ERR, "recovery: QLC block %llu mapped twice (LBAs %llu, %llu)",
-				(unsigned long long)ph, (unsigned long long)had,
-				(unsigned long long)(lba + k));
+		if (plc_bit(p->valid, ph)) {
+			eng_log(e, QS_LOG_ERR, "recovery: QLC block %llu mapped twice (LBA %llu and "
+				"another)", (unsigned long long)ph, (unsigned long long)(lba + k));
 			return -EBADMSG;
 		}
-		tbl_set(p, p->rev, ph, lba + k);
+		plc_bit_put(p->valid, ph, true);
 		p->mapped++;
 	}
 	return 0;
@@ -1883,14 +2324,14 @@ static void clean_fill(struct qs_engine *e, uint64_t blk, unsigned char *b)
 			memcpy(pg->entries + (size_t)i * QS_FMT_BAND_ENTRY, &v, sizeof(v));
 		}
 	} else {
-		uint64_t first = (blk - 1 - p->cs_band_pages) * p->per_page;
-		pg->magic = QS_FMT_REV_MAGIC;
-		pg->width = (uint16_t)p->width;
+		uint64_t first = (blk - 1 - p->cs_band_pages) * QS_FMT_MAP_BYTES;
+		uint64_t bytes = (p->phys + 7) / 8;
+		pg->magic = QS_FMT_VALID_MAGIC;
+		pg->width = 1;
 		pg->page = blk - 1 - p->cs_band_pages;
-		pg->nentries = (uint32_t)(p->phys - first < p->per_page ? p->phys - first
-									: p->per_page);
-		memcpy(pg->entries, (const uint8_t *)p->rev + first * p->width,
-		       (size_t)pg->nentries * p->width);
+		pg->nentries = (uint32_t)(bytes - first < QS_FMT_MAP_BYTES ? bytes - first
+									  : QS_FMT_MAP_BYTES);
+		memcpy(pg->entries, p->valid + first, pg->nentries);
 	}
 	qs_fmt_map_seal(pg, e->seed);
 }
@@ -1969,13 +2410,13 @@ void plc_clean_commit_fields(const struct qs_engine *e, struct qs_fmt_sb *sb)
 static int clean_bad(struct qs_engine *e, const char *what, uint64_t page,
 		     enum qs_fmt_status st)
 {
-	eng_log(e, QS_LOG_WARN, "recovery: clean state %s %llu: %s; rebuilding the reverse "
-		"map from the map instead", what, (unsigned long long)page, qs_fmt_status_str(st));
+	eng_log(e, QS_LOG_WARN, "recovery: clean state %s %llu: %s; rebuilding the valid "
+		"bitmap from the map instead", what, (unsigned long long)page, qs_fmt_status_str(st));
 	return -EBADMSG;
 }
 
 /* Clean state chunk: the header, then band pages into the bands, then
- * reverse-map pages into the reverse map. */
+ * valid-bitmap pages into the bitmap. */
 static int clean_take(struct qs_engine *e, uint64_t blk, const unsigned char *buf, uint64_t n)
 {
 	struct plc *p = e->plc;
@@ -1999,10 +2440,9 @@ static int clean_take(struct qs_engine *e, uint64_t blk, const unsigned char *bu
 			}
 		} else {
 			uint64_t pgno = blk - 1 - p->cs_band_pages;
-			if ((st = qs_fmt_rev_page_check(pg, &e->sb, &p->cs, pgno)) != QS_FMT_OK)
-				return clean_bad(e, "reverse-map page", pgno, st);
-			memcpy((uint8_t *)p->rev + pgno * p->per_page * p->width, pg->entries,
-			       (size_t)pg->nentries * p->width);
+			if ((st = qs_fmt_valid_page_check(pg, &e->sb, &p->cs, pgno)) != QS_FMT_OK)
+				return clean_bad(e, "valid-bitmap page", pgno, st);
+			memcpy(p->valid + pgno * QS_FMT_MAP_BYTES, pg->entries, pg->nentries);
 		}
 	}
 	return 0;
@@ -2016,19 +2456,19 @@ static void clean_done(struct qs_engine *e, int res)
 		valid += p->bands[b].valid;
 	if (!res && valid != p->cs.mapped) {
 		eng_log(e, QS_LOG_WARN, "recovery: clean state: bands hold %llu valid blocks, the "
-			"header says %llu mapped; rebuilding the reverse map from the map instead",
+			"header says %llu mapped; rebuilding the valid bitmap from the map instead",
 			(unsigned long long)valid, (unsigned long long)p->cs.mapped);
 		res = -EBADMSG;
 	}
 	if (p->ld_rd_failed || res == -ENOMEM)
 		eng_log(e, QS_LOG_WARN, "recovery: clean state read at block %llu failed: %s; "
-			"rebuilding the reverse map from the map instead",
+			"rebuilding the valid bitmap from the map instead",
 			(unsigned long long)(p->cs_start + p->ld_next), strerror(-res));
 	p->cs_loaded = !res;
 	if (res) {
-		/* What was taken goes: the reverse map comes from the map after
-		 * all (plc_rev_read). */
-		memset(p->rev, 0xff, (size_t)p->phys * p->width);
+		/* What was taken goes: the bitmap comes from the map after all
+		 * (plc_rev_read). */
+		memset(p->valid, 0, (size_t)(p->phys + 63) / 64 * 8);
 		memset(p->bands, 0, p->nbands * sizeof(struct band));
 	}
 	p->ld_next = 0;
@@ -2041,7 +2481,7 @@ static void clean_read(struct qs_engine *e)
 	region_read(e, p->cs_start, p->cs_blocks, clean_take, clean_done);
 }
 
-/* ---- the reverse map from the map recovery ends with ---------------------- */
+/* ---- the valid bitmap from the map recovery ends with ---------------------- */
 
 /* Map region chunk: pairs of slots. A page in DRAM is as the replay left
  * it; any other is its newest copy on the device (the committed one, or
@@ -2102,7 +2542,7 @@ static uint32_t band_top(const struct qs_engine *e, uint64_t b)
 	const struct plc *p = e->plc;
 	uint64_t base = b * p->band_blocks;
 	uint32_t top = p->band_blocks;
-	while (top && tbl_get(p, p->rev, base + top - 1) == PLC_NONE)
+	while (top && !plc_bit(p->valid, base + top - 1))
 		top--;
 	return (top + e->iu_blocks - 1) / e->iu_blocks * e->iu_blocks;
 }
@@ -2141,29 +2581,34 @@ static void rebuild_resume(struct qs_engine *e)
 	}
 }
 
-/* Valid blocks per band: a sequential pass over the reverse map (which,
+/* Set bits in [from, from + n) of bitmap bm: whole 64-bit words between
+ * the ends (the bitmap is allocated in whole words, bitmap_alloc). */
+static uint64_t bits_count(const uint8_t *bm, uint64_t from, uint64_t n)
+{
+	uint64_t c = 0, i = from, end = from + n;
+	for (; i < end && i % 64; i++)
+		c += plc_bit(bm, i);
+	for (; i + 64 <= end; i += 64) {
+		uint64_t w;
+		memcpy(&w, bm + i / 8, 8);
+		c += (uint64_t)__builtin_popcountll(w);
+	}
+	for (; i < end; i++)
+		c += plc_bit(bm, i);
+	return c;
+}
+
+/* Valid blocks per band: a sequential pass over the valid bitmap (which,
  * for each block, is set exactly when the map points at it). */
 static void rebuild_valid(struct qs_engine *e)
 {
 	struct plc *p = e->plc;
-	for (uint64_t b = 0; b < p->nbands; b++) {
-		uint64_t base = b * p->band_blocks;
-		uint32_t valid = 0;
-		if (p->width == 4) {
-			const uint32_t *r = (const uint32_t *)p->rev + base;
-			for (uint32_t i = 0; i < p->band_blocks; i++)
-				valid += r[i] != UINT32_MAX;
-		} else {
-			const uint64_t *r = (const uint64_t *)p->rev + base;
-			for (uint32_t i = 0; i < p->band_blocks; i++)
-				valid += r[i] != PLC_NONE;
-		}
-		p->bands[b].valid = valid;
-	}
+	for (uint64_t b = 0; b < p->nbands; b++)
+		p->bands[b].valid = (uint32_t)bits_count(p->valid, b * p->band_blocks, p->band_blocks);
 }
 
 /*
- * The clean state was read: bands and reverse map are as the clean close
+ * The clean state was read: bands and valid bitmap are as the clean close
  * left them (bands[].valid and age set by clean_take), and so are the
  * streams' open bands and write pointers. Every band without a valid block
  * is free: the close made every record durable.
@@ -2174,16 +2619,16 @@ static void clean_resume(struct qs_engine *e)
 	p->mapped = p->cs.mapped;
 	p->closes = p->cs.closes;
 	p->free_n = p->free_head = 0;
-	for (uint64_t b = 0; b < p->nbands; b++) {
-		struct band *bd = &p->bands[b];
-		bool open = b == p->cs.open[0] || b == p->cs.open[1];
-		bd->state = open ? BAND_OPEN : bd->valid ? BAND_FULL : BAND_FREE;
-		if (bd->state == BAND_FREE)
-			p->freeq[p->free_n++] = b;
-	}
 	for (int s = 0; s < 2; s++) {
 		p->open[s] = p->cs.open[s] == UINT64_MAX ? PLC_NONE : p->cs.open[s];
 		p->wp[s] = p->cs.wp[s];
+	}
+	for (uint64_t b = 0; b < p->nbands; b++) {
+		struct band *bd = &p->bands[b];
+		bool open = b == p->open[0] || b == p->open[1];
+		bd->state = open ? BAND_OPEN : bd->valid ? BAND_FULL : BAND_FREE;
+		if (bd->state == BAND_FREE)
+			p->freeq[p->free_n++] = b;
 	}
 }
 
@@ -2194,7 +2639,7 @@ int plc_rebuild(struct qs_engine *e)
 		clean_resume(e);
 		return 0;
 	}
-	/* The reverse map was built from the final map (plc_rev_read). */
+	/* The valid bitmap was built from the final map (plc_rev_read). */
 	for (uint64_t b = 0; b < p->nbands; b++)
 		memset(&p->bands[b], 0, sizeof(p->bands[b]));
 	rebuild_valid(e);
@@ -2230,10 +2675,10 @@ void plc_stats(const struct qs_engine *e, struct qs_engine_stats *s)
 	const struct mpc *m = &p->mpc;
 	/* DRAM: the frames (the limit, or the whole map if smaller), a frame
 	 * number and three bits per page, the lists of dirty pages, and the
-	 * reverse map. */
+	 * valid bitmap. */
 	s->map_bytes = (uint64_t)(m->nframes + m->ncow) * (QS_BLOCK_SIZE + sizeof(struct mpc_frame)) +
 		       p->map_pages * sizeof(uint32_t) + 4 * ((p->map_pages + 7) / 8) +
-		       2 * (uint64_t)m->nframes * sizeof(uint64_t) + p->phys * p->width;
+		       2 * (uint64_t)m->nframes * sizeof(uint64_t) + (p->phys + 7) / 8;
 	s->map_page_writes = p->map_page_writes;
 	s->map_dram_limit = e->conf.map_dram_limit;
 	s->map_resident_bytes = (uint64_t)(m->resident + m->cows) * QS_BLOCK_SIZE;
@@ -2244,6 +2689,9 @@ void plc_stats(const struct qs_engine *e, struct qs_engine_stats *s)
 	s->map_page_reads = m->reads;
 	s->mapped_blocks = p->mapped;
 	s->clean_state = p->cs_loaded;
+	s->p2l_page_writes = p->p2l_page_writes;
+	s->p2l_page_reads = p->p2l_page_reads;
+	s->gc_stuck_blocks = p->gc_unknown;
 }
 
 void plc_mem(const struct qs_engine *e, struct qs_engine_mem *m)
@@ -2256,7 +2704,7 @@ void plc_mem(const struct qs_engine *e, struct qs_engine_mem *m)
 		      eng_alloc_bytes(p->newest) + eng_alloc_bytes(p->written) +
 		      eng_alloc_bytes(p->stale) + eng_alloc_bytes(p->dirty_list) +
 		      eng_alloc_bytes(p->mf_list);
-	m->qlc_blocks = eng_alloc_bytes(p->rev);
+	m->qlc_blocks = eng_alloc_bytes(p->valid);
 	m->bands = eng_alloc_bytes(p->bands) + eng_alloc_bytes(p->freeq) + eng_alloc_bytes(p->drained);
 	/* Timing only: the map's contents and the scratch page are the
 	 * model's, and the frames' data, which a real engine holds, is not
@@ -2264,5 +2712,6 @@ void plc_mem(const struct qs_engine *e, struct qs_engine_mem *m)
 	uint64_t data = c->data ? eng_alloc_bytes(c->data) : frames * QS_BLOCK_SIZE + QS_BLOCK_SIZE;
 	m->map_pages = data + eng_alloc_bytes(c->fr) + eng_alloc_bytes(c->io);
 	if (!c->data)
-		m->total = m->total + data - eng_alloc_bytes(p->map) - eng_alloc_bytes(c->scratch);
+		m->total = m->total + data - eng_alloc_bytes(p->map) - eng_alloc_bytes(c->scratch) -
+			   eng_alloc_bytes(p->p2l_all);
 }

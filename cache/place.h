@@ -8,9 +8,13 @@
  * 4 KiB blocks of any LBAs into whole IUs ("units") appended to the open
  * client band; GC packs the still-valid blocks of a victim band into units
  * appended to the open GC band. A map gives, for every client LBA, the QLC
- * block holding it (or none: it reads as zeroes); a reverse map gives the
- * LBA a QLC block was written for, so GC can tell which blocks of a victim
- * are still valid (map[rev[p]] == p).
+ * block holding it (or none: it reads as zeroes); a bitmap in DRAM says
+ * which QLC blocks the map points at (valid), and P2L pages on the fast
+ * tier the LBA each block of a band was written for, so GC reads a
+ * victim's P2L pages to move its valid blocks (SPDK's FTL keeps band
+ * metadata for the same reason). A unit's P2L entries are written before
+ * its MAP or MOVE record, so they are durable for every block the map
+ * points at.
  *
  * Map changes are records in the fast-tier log (MAP for destage, MOVE for
  * GC, TRIM for discards; docs/FORMAT.md) applied in log order at runtime
@@ -32,7 +36,7 @@ struct qs_engine;
 struct req;
 struct rec;
 
-#define PLC_NONE UINT64_MAX  /* map/rev: nothing there */
+#define PLC_NONE UINT64_MAX  /* map/P2L: nothing there */
 #define PLC_GC_RESERVE 2u    /* free bands only GC may open */
 #define PLC_MAP_QD 16u	     /* map page writes in flight */
 #define PLC_LOAD_BLOCKS 256u /* blocks read (recovery) or written (clean state) at once */
@@ -127,6 +131,7 @@ struct band {
 	uint32_t inflight; /* unit writes in flight into it */
 	uint8_t state;	   /* enum band_state */
 	bool drained;	   /* in the drained list: no valid block, not yet free */
+	bool stuck;	   /* GC cannot empty it: P2L entries of valid blocks lost */
 	uint64_t drop_seq; /* last log record that took a block from it */
 	uint64_t age;	   /* plc.closes when it was filled (GC's age) */
 };
@@ -137,10 +142,38 @@ struct plc_ext {
 	uint32_t n, kind;
 };
 
+/*
+ * A frame of a P2L page being filled: the pages the streams' units are
+ * placed in, each until its stream has moved past it and every entry set
+ * is durable. Entries are set when a unit is placed (unit_issue); a write
+ * of the page carries every entry set when it started (set, done: counts).
+ */
+struct p2l_frame {
+	struct qs_engine *e;
+	uint64_t page;	     /* the P2L page held, PLC_NONE: free */
+	uint32_t refs;	     /* units placed in it not yet past their P2L write */
+	uint64_t set, done;  /* entries set so far; set when the last write done began */
+	uint64_t wr_set;     /* set when the write in flight began */
+	bool wb;	     /* a write in flight */
+	uint8_t slot;	     /* the slot the next write goes to */
+	int err;	     /* the last write's -errno, 0 once one succeeds */
+	/* Taken mid-page (a stream resumed after a restart): the entries
+	 * before base_k are the page's newest copy on the device, read (into
+	 * rbuf, both slots) before the first write. */
+	bool need_base, base_rd;
+	uint32_t base_k;
+	struct qs_fmt_map_page *data, *wbuf; /* entries as set; the copy being written */
+	unsigned char *rbuf;		     /* 2 blocks */
+	struct iovec iov;
+};
+
 /* A unit: one whole IU written to a band, by destage or by GC. */
 struct unit {
 	struct qs_engine *e;
 	bool active, gc;
+	bool p2l_wait;	   /* written; its MAP or MOVE waits for its P2L entries */
+	uint32_t pf[2];	   /* frames of its P2L entries (UINT32_MAX: none) */
+	uint64_t pneed[2]; /* their set count once its entries were in */
 	int pending, result;
 	uint32_t n;	   /* slots filled (the rest is padding) */
 	uint64_t *lba;	   /* per slot: the client block */
@@ -164,7 +197,23 @@ struct plc {
 	uint32_t width;		/* map entry bytes: 4 or 8 */
 	void *map;		/* timing only: [lbas], the map's contents (frames
 				   then only say what would be in DRAM) */
-	void *rev;		/* [phys]: the client block a valid QLC block holds */
+	void *p2l_all;		/* timing only: [phys], what the P2L pages would hold */
+	uint8_t *valid;		/* [phys] bits: the map points at the block */
+	/* P2L pages on the fast tier (format.h): per band band_pages of
+	 * cover entries, two slots each from p2l_start */
+	uint64_t p2l_start, p2l_pages;
+	uint32_t p2l_cover, p2l_band_pages;
+	uint64_t p2l_gen;	/* last gen written: epoch << 40 | writes */
+	struct p2l_frame *pfr;	/* [npfr] */
+	uint32_t npfr;
+	/* The victim's P2L pages, both slots, read when GC picks it: the
+	 * slot of each page that holds its newest valid copy, or -1. */
+	unsigned char *vic_buf;	/* 2 * p2l_band_pages blocks */
+	int8_t *vic_sel;	/* [p2l_band_pages] */
+	struct iovec vic_iov;
+	uint8_t vic_state;	/* VIC_* */
+	uint64_t gc_retry_ns;	/* after a failed read of a victim's pages: not before */
+	uint32_t vic_fail_streak; /* such reads failed in a row */
 	struct mpc mpc;		/* the map's pages in DRAM */
 	struct req *rd_head, *rd_tail; /* reads waiting for map pages */
 	bool scan_waits;	/* recovery's scan waits for map pages */
@@ -223,7 +272,7 @@ struct plc {
 	bool ld_rd_failed;	/* the region read ended on a read error */
 	qs_io_cb ld_cb;		/* plc_load's or plc_clean_write's caller */
 	void *ld_arg;
-	/* clean state (docs/FORMAT.md): header, band pages, reverse-map pages */
+	/* clean state (docs/FORMAT.md): header, band pages, valid-bitmap pages */
 	uint64_t cs_start, cs_band_pages, cs_blocks;
 	uint64_t cs_gen;	/* written for the superblock of this generation */
 	bool cs_written;	/* written in full (close) */
@@ -231,7 +280,11 @@ struct plc {
 	struct qs_fmt_clean cs; /* the header read, while the pages are checked */
 	/* statistics */
 	uint64_t gc_victims, gc_read_bytes, gc_write_bytes, gc_moved, map_page_writes, mapped;
+	uint64_t p2l_page_writes, p2l_page_reads, gc_unknown; /* unknown: valid blocks
+							   whose P2L entry was lost */
 };
+
+enum { VIC_NONE = 0, VIC_LOADING, VIC_READY };
 
 /* ---- map page cache (cache/mapcache.c) ---- */
 
@@ -303,6 +356,9 @@ void plc_rcv_writeback(struct qs_engine *e);
 /* A checkpoint is needed to make map pages clean. */
 bool plc_map_pressed(const struct qs_engine *e);
 
+/* P2L frames plc_init allocates (cache/mem.c plans them too). */
+uint32_t plc_p2l_frames(uint32_t destage_qd, uint32_t iu_blocks, uint32_t cover,
+			uint32_t band_blocks);
 /* Set up log placement from e->sb (format or recovery); -errno. */
 int plc_init(struct qs_engine *e);
 void plc_fini(struct qs_engine *e);
@@ -345,11 +401,11 @@ void plc_apply(struct qs_engine *e, const struct qs_fmt_extent *x,
  * committed copy (the pages themselves are read when looked up), then the
  * clean state if the superblock names one; cb(arg, 0 or -errno). */
 void plc_load(struct qs_engine *e, qs_io_cb cb, void *arg);
-/* Recovery's log is replayed: the reverse map from the map it ends with (a
- * pass over the map region), unless the clean state gave it; cb(arg, 0 or
- * -errno). */
+/* Recovery's log is replayed: the valid bitmap from the map it ends with
+ * (a pass over the map region), unless the clean state gave it; cb(arg, 0
+ * or -errno). */
 void plc_rev_read(struct qs_engine *e, qs_io_cb cb, void *arg);
-/* Recovery done: band validity and free bands from the reverse map, or
+/* Recovery done: band validity and free bands from the valid bitmap, or
  * from the clean state if plc_load took it. */
 int plc_rebuild(struct qs_engine *e);
 /*

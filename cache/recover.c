@@ -272,8 +272,8 @@ static void scan_end_rest(struct qs_engine *e)
 		eng_log(e, QS_LOG_INFO, "recovered map: %llu blocks mapped, %llu of %llu bands free%s",
 			(unsigned long long)e->plc->mapped, (unsigned long long)e->plc->free_n,
 			(unsigned long long)e->plc->nbands,
-			e->plc->cs_loaded ? " (reverse map and bands from the clean state)"
-					  : " (reverse map rebuilt from the map)");
+			e->plc->cs_loaded ? " (valid bitmap and bands from the clean state)"
+					  : " (valid bitmap rebuilt from the map)");
 	}
 	eng_log(e, QS_LOG_INFO,
 		"recovered log: records %llu..%llu, %llu cached blocks in %u dirty IUs%s",
@@ -721,7 +721,7 @@ static void close_cleaned_cb(void *arg, int res)
 	eng_enter(e);
 	if (res < 0)
 		eng_log(e, QS_LOG_WARN, "close: clean state write failed: %s; the next open "
-			"rebuilds the reverse map from the map", strerror(-res));
+			"rebuilds the valid bitmap from the map", strerror(-res));
 	close_begin(e);
 	leave(e);
 }

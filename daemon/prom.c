@@ -178,7 +178,7 @@ static const struct pmetric engine_metrics[] = {
 	 "Log placement: QLC bytes GC read from victims and wrote relocated.", "op", "read",
 	 ES(gc_read_bytes), 1},
 	{"qlcshape_gc_bytes_total", C, NULL, "op", "write", ES(gc_write_bytes), 1},
-	{"qlcshape_map_memory_bytes", G, "Log placement: DRAM of the map and its reverse.", NULL,
+	{"qlcshape_map_memory_bytes", G, "Log placement: DRAM of the map and the valid bitmap.", NULL,
 	 NULL, ES(map_bytes), 1},
 	{"qlcshape_bands_total", G, "Log placement: QLC bands (0 in place).", NULL, NULL,
 	 ES(bands), 1},
@@ -189,6 +189,15 @@ static const struct pmetric engine_metrics[] = {
 	 ES(gc_moved_blocks), 1},
 	{"qlcshape_map_page_writes_total", C, "Log placement: map pages written to the fast tier.",
 	 NULL, NULL, ES(map_page_writes), 1},
+	{"qlcshape_p2l_page_writes_total", C,
+	 "Log placement: P2L pages (a band's client blocks, for GC) written to the fast tier.",
+	 NULL, NULL, ES(p2l_page_writes), 1},
+	{"qlcshape_p2l_page_reads_total", C,
+	 "Log placement: P2L pages read from the fast tier (a victim's, both slots).", NULL, NULL,
+	 ES(p2l_page_reads), 1},
+	{"qlcshape_gc_stuck_blocks_total", C,
+	 "Log placement: valid blocks GC found no P2L entry for; their band is left (0 unless "
+	 "the fast tier lost them).", NULL, NULL, ES(gc_stuck_blocks), 1},
 	{"qlcshape_mapped_bytes", G, "Log placement: client data with a copy on the QLC.", NULL,
 	 NULL, ES(mapped_blocks), 4096},
 	{"qlcshape_map_dram_limit_bytes", G,
@@ -258,7 +267,7 @@ static void pw_engine(struct qs_out *w, struct pfam *f, const char *cfg,
 	       "Log placement: the share of the QLC kept from the client for GC.", NULL, NULL,
 	       e->op_pct);
 	pw_u64(w, f, cfg, "qlcshape_map_from_clean_state", "gauge",
-	       "Log placement: 1 when this start read the reverse map and bands a clean stop "
+	       "Log placement: 1 when this start read the valid bitmap and bands a clean stop "
 	       "wrote, 0 when it rebuilt them from the map.", NULL, NULL, e->clean_state);
 	for (size_t i = 0; i < sizeof(engine_metrics) / sizeof(engine_metrics[0]); i++) {
 		const struct pmetric *m = &engine_metrics[i];

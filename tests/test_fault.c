@@ -49,7 +49,7 @@ static void setup(struct th *h, uint64_t n)
 		 * land in map page reads (a lookup's, recovery's) and writes */
 		assert_int_equal(th_init_paged(h, n), 0);
 	} else {
-		assert_int_equal(th_init(h, (2 + 256 + 2 + 4) * 4096ull, 20ull * 4 * 65536, n), 0); /* log, map, clean state */
+		assert_int_equal(th_init(h, (2 + 256 + 2 + 40 + 3) * 4096ull, 20ull * 4 * 65536, n), 0); /* log, map, P2L, clean state */
 		h->conf.placement = QS_PLACE_LOG;
 		h->conf.op_pct = 40;
 		h->conf.band_bytes = 4 * 65536;

@@ -187,8 +187,8 @@ static struct qs_fmt_sb good_log_sb(void)
 	sb.band_blocks = 1024;
 	sb.map_width = 4;
 	sb.map_pages = qs_fmt_map_pages((48ull << 20) / 4096, 4);
-	sb.log_blocks = 464;
-	sb.map_start = QS_FMT_LOG_START + 464;
+	sb.log_blocks = 416;
+	sb.map_start = QS_FMT_LOG_START + 416;
 	sb.map_seq = sb.tail_seq;
 	qs_fmt_sb_seal(&sb);
 	return sb;
@@ -210,7 +210,11 @@ static void test_log_sb_branches(void **st)
 	LSB(x.map_start = 100, QS_FMT_BAD_MAP);		 /* inside the log */
 	LSB(x.map_start = FAST / 4096 - 1, QS_FMT_BAD_MAP); /* past the device */
 	LSB(x.map_seq = x.tail_seq - 1, QS_FMT_BAD_MAP);   /* records lost between */
-	assert_int_equal(qs_fmt_clean_blocks(16384, 1024, 4), 19);
+	/* after the log: the map (13 pages, 26 blocks), the P2L pages (16
+	 * bands of 2 pages of 1008 and 16 entries, 64 blocks), the clean
+	 * state (header, band page, valid page: 3) */
+	assert_int_equal(qs_fmt_clean_blocks(16384, 1024), 3);
+	assert_int_equal(qs_fmt_plc_blocks(12288, 16384, 1024, 16), 26 + 64 + 3);
 	LSB(x.map_start += 2, QS_FMT_BAD_MAP);		 /* no room for the clean state */
 	LSB(x.map_start += 1, QS_FMT_OK);		 /* the last block used */
 	/* The clean state: log placement, a clean shutdown's copy only. */
@@ -306,7 +310,7 @@ static void test_map_page_branches(void **st)
 	free(pg);
 }
 
-/* The clean state's header, band pages and reverse-map pages. */
+/* The clean state's header, band pages and valid-bitmap pages. */
 static void test_clean_state_branches(void **st)
 {
 	struct qs_fmt_sb sb = good_log_sb();
@@ -348,7 +352,7 @@ static void test_clean_state_branches(void **st)
 #define BP(expr, want) do { p = *pg; expr; qs_fmt_map_seal(&p, seed); \
 		assert_int_equal(qs_fmt_band_page_check(&p, &sb, &h, 0), want); } while (0)
 	BP((void)0, QS_FMT_OK);
-	BP(p.magic = QS_FMT_REV_MAGIC, QS_FMT_BAD_MAGIC);
+	BP(p.magic = QS_FMT_VALID_MAGIC, QS_FMT_BAD_MAGIC);
 	BP(p.version = 2, QS_FMT_BAD_VERSION);
 	BP(p.page = 1, QS_FMT_BAD_PAGE);
 	BP(p.width = 4, QS_FMT_BAD_PAGE);
@@ -359,25 +363,62 @@ static void test_clean_state_branches(void **st)
 	BP(memcpy(p.entries, &v, 8), QS_FMT_BAD_ENTRY); /* more than a band holds */
 	v = 41ull << 32;
 	BP(memcpy(p.entries, &v, 8), QS_FMT_BAD_ENTRY); /* filled before the first fill */
-	pg->magic = QS_FMT_REV_MAGIC;
-	pg->width = 4;
-	pg->nentries = 1016;
-	memset(pg->entries, 0xff, 1016 * 4);
-	uint32_t l = 12287; /* the last client block */
-	memcpy(pg->entries + 20, &l, 4);
+	/* valid pages: 16384 blocks, 2048 bytes, one page */
+	pg->magic = QS_FMT_VALID_MAGIC;
+	pg->width = 1;
+	pg->nentries = 2048;
+	memset(pg->entries, 0, QS_FMT_MAP_BYTES);
+	memset(pg->entries, 0xa5, 2048);
 #undef BP
 #define RP(no, expr, want) do { p = *pg; p.page = no; expr; qs_fmt_map_seal(&p, seed); \
-		assert_int_equal(qs_fmt_rev_page_check(&p, &sb, &h, no), want); } while (0)
-	RP(3, (void)0, QS_FMT_OK);
-	RP(3, p.magic = QS_FMT_BAND_MAGIC, QS_FMT_BAD_MAGIC);
-	RP(3, p.page = 4, QS_FMT_BAD_PAGE);
-	RP(17, (void)0, QS_FMT_BAD_PAGE);	/* 16384 blocks: pages 0 to 16 */
-	RP(16, (void)0, QS_FMT_BAD_PAGE);	/* the last page holds 128 */
-	RP(16, (p.nentries = 128, memset(p.entries + 512, 0, QS_FMT_MAP_BYTES - 512)), QS_FMT_OK);
-	RP(3, p.gen = 0, QS_FMT_BAD_GENERATION);
-	l = 12288;
-	RP(3, memcpy(p.entries + 20, &l, 4), QS_FMT_BAD_ENTRY); /* past the client */
+		assert_int_equal(qs_fmt_valid_page_check(&p, &sb, &h, no), want); } while (0)
+	RP(0, (void)0, QS_FMT_OK);
+	RP(0, p.magic = QS_FMT_BAND_MAGIC, QS_FMT_BAD_MAGIC);
+	RP(0, p.version = 3, QS_FMT_BAD_VERSION);
+	RP(0, p.page = 1, QS_FMT_BAD_PAGE);
+	RP(1, (void)0, QS_FMT_BAD_PAGE);	/* 2048 bytes: page 0 only */
+	RP(0, p.nentries = 2047, QS_FMT_BAD_PAGE);
+	RP(0, p.width = 4, QS_FMT_BAD_PAGE);
+	RP(0, p.gen = 0, QS_FMT_BAD_GENERATION);
+	RP(0, p.entries[2048] = 1, QS_FMT_BAD_RESERVED);
 #undef RP
+	free(pg);
+}
+
+/* P2L pages: band-relative pages of 1008 entries (63 IUs of 16 blocks),
+ * the band's last page the 16 left; entries a client block or none. */
+static void test_p2l_page_branches(void **st)
+{
+	struct qs_fmt_sb sb = good_log_sb();
+	uint32_t seed = qs_fmt_rec_seed(&sb);
+	assert_int_equal(qs_fmt_p2l_cover(4, 16), 1008);
+	assert_int_equal(qs_fmt_p2l_band_pages(1024, 1008), 2);
+	struct qs_fmt_map_page *pg = calloc(1, sizeof(*pg)), p;
+	pg->magic = QS_FMT_P2L_MAGIC;
+	pg->version = QS_FMT_VERSION;
+	pg->width = 4;
+	pg->gen = 7ull << 40;
+	pg->nentries = 1008;
+	memset(pg->entries, 0xff, 1008 * 4);
+	uint32_t l = 12287; /* the last client block */
+	memcpy(pg->entries + 40, &l, 4);
+#define PP(no, expr, want) do { p = *pg; p.page = no; expr; qs_fmt_map_seal(&p, seed); \
+		assert_int_equal(qs_fmt_p2l_check(&p, &sb, no), want); } while (0)
+	PP(4, (void)0, QS_FMT_OK);	/* band 2, its first page */
+	PP(4, p.magic = QS_FMT_MAP_MAGIC, QS_FMT_BAD_MAGIC);
+	PP(4, p.version = 3, QS_FMT_BAD_VERSION);
+	p = *pg;
+	p.page = 4;
+	qs_fmt_map_seal(&p, seed + 1); /* an earlier format's */
+	assert_int_equal(qs_fmt_p2l_check(&p, &sb, 4), QS_FMT_BAD_CRC);
+	PP(4, p.page = 5, QS_FMT_BAD_PAGE);
+	PP(4, p.width = 8, QS_FMT_BAD_PAGE);
+	PP(5, (void)0, QS_FMT_BAD_PAGE);	/* a band's second page holds 16 */
+	PP(5, (p.nentries = 16, memset(p.entries + 64, 0, QS_FMT_MAP_BYTES - 64)), QS_FMT_OK);
+	l = 12288;
+	PP(4, memcpy(p.entries + 40, &l, 4), QS_FMT_BAD_ENTRY); /* past the client */
+	PP(4, p.entries[1008 * 4] = 1, QS_FMT_BAD_RESERVED);
+#undef PP
 	free(pg);
 }
 
@@ -485,6 +526,7 @@ int main(void)
 		cmocka_unit_test(test_log_rec_branches),
 		cmocka_unit_test(test_map_page_branches),
 		cmocka_unit_test(test_clean_state_branches),
+		cmocka_unit_test(test_p2l_page_branches),
 		cmocka_unit_test(test_recovery_corruption),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

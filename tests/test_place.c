@@ -24,8 +24,9 @@
 /* A QLC of 64 bands of 4 IUs, op 25%: 48 bands' worth of client blocks. */
 static void setup_log(struct th *h, uint64_t seed)
 {
-	/* a log of 512 blocks, 8 map pages, the clean state's 7 blocks */
-	assert_int_equal(th_init(h, (2 + 512 + 8 + 7) * 4096ull, 64ull * BAND, seed), 0);
+	/* a log of 512 blocks, 8 map page slots, 64 bands' P2L page in two
+	 * slots, the clean state's 3 blocks */
+	assert_int_equal(th_init(h, (2 + 512 + 8 + 128 + 3) * 4096ull, 64ull * BAND, seed), 0);
 	h->conf.placement = QS_PLACE_LOG;
 	h->conf.op_pct = 25;
 	h->conf.band_bytes = BAND;
@@ -40,6 +41,16 @@ static void expect_shaped(struct th *h)
 	assert_int_equal(h->qlc.iu_violations, 0);
 	assert_int_equal(h->qlc.band_violations, 0);
 	assert_int_equal(h->qlc.discards, 0);
+}
+
+/* After a clean close: every mapped block is where its P2L page says. */
+static void expect_p2l(struct th *h)
+{
+	char why[160] = "";
+	uint64_t bad = th_p2l_audit(h, why, sizeof(why));
+	if (bad)
+		fprintf(stderr, "%llu blocks: %s\n", (unsigned long long)bad, why);
+	assert_int_equal(bad, 0);
 }
 
 static void test_size_and_stats(void **st)
@@ -57,19 +68,20 @@ static void test_size_and_stats(void **st)
 	assert_int_equal(s.band_bytes, BAND);
 	assert_int_equal(s.op_pct, 25);
 	/* The map: 3 pages of 1016 entries, two slots each on the fast tier,
-	 * all three fitting in DRAM; none read yet. The reverse map: 4 bytes
+	 * all three fitting in DRAM; none read yet. The valid bitmap: a bit
 	 * per QLC block. */
 	assert_int_equal(s.map_region_bytes, 2 * 4 * 4096);
 	assert_int_equal(s.map_dram_limit, 2ull << 30);
 	assert_int_equal(s.map_resident_bytes, 0);
-	assert_true(s.map_bytes > 64 * BAND / 4096 * 4);
-	assert_true(s.map_bytes < 64 * BAND / 4096 * 4 + (4 + 4) * 4200 + 4096);
+	assert_true(s.map_bytes > (4 + 4) * 4096 + 64 * BAND / 4096 / 8);
+	assert_true(s.map_bytes < (4 + 4) * 4200 + 64 * BAND / 4096 / 8 + 4096);
+	assert_int_equal(s.log_blocks, 512);
 	/* DRAM by part: every part counted once, the rest is other. */
 	const struct qs_engine_mem *m = &s.mem;
 	assert_int_equal(m->index + m->dirty + m->map_pages + m->map_meta + m->qlc_blocks +
 				 m->bands + m->other,
 			 m->total);
-	assert_true(m->qlc_blocks >= 64 * BAND / 4096 * 4);
+	assert_int_equal(m->qlc_blocks, 64 * BAND / 4096 / 8 + 64); /* and the header */
 	assert_true(m->map_pages >= 2 * 3 * 4096);
 	assert_true(m->index >= 12 * 512 && m->bands >= 64 * 8 * 2 && m->other > 0);
 	/* The plan (qs_engine_dram_plan) is what was allocated, part by part. */
@@ -134,7 +146,20 @@ static void test_workload_gc(void **st)
 		twork_quiesce(&w);
 		assert_int_equal(w.read_mismatch, 0);
 		expect_shaped(&h);
-		assert_int_equal(th_close(&h), 0);
+		qs_engine_get_stats(h.e, &s);
+		assert_int_equal(s.gc_stuck_blocks, 0);
+		assert_true(s.p2l_page_writes > 0 && s.p2l_page_reads > 0);
+		assert_int_equal(th_close_stats(&h, &s), 0);
+		expect_p2l(&h);
+		if (seed == 1) {
+			/* the audit sees lost entries: both slots of every P2L page */
+			const struct qs_fmt_sb *sb = (const void *)h.fast.cur;
+			uint64_t p2l = sb->map_start + 2 * sb->map_pages;
+			memset(h.fast.cur + p2l * 4096, 0, 2 * 64 * 4096);
+			char why[160];
+			assert_int_equal(th_p2l_audit(&h, why, sizeof(why)), s.mapped_blocks);
+			assert_non_null(strstr(why, "no valid copy"));
+		}
 		twork_fini(&w);
 		th_fini(&h);
 	}
@@ -261,7 +286,9 @@ static void test_paged_map(void **st)
 		}
 		qs_engine_get_stats(h.e, &s);
 		assert_true(s.map_peak_bytes <= s.map_dram_limit);
+		assert_int_equal(s.gc_stuck_blocks, 0);
 		assert_int_equal(th_close(&h), 0);
+		expect_p2l(&h); /* crashes and restarts lost no P2L entry */
 		twork_fini(&w);
 		th_fini(&h);
 	}
@@ -278,7 +305,9 @@ static void test_units_one_record(void **st)
 {
 	struct th h;
 	struct twork w;
-	assert_int_equal(th_init(&h, (2 + 512 + 96 + 60) * 4096ull, 1024ull * BAND, 9), 0);
+	/* a log of 512 blocks, 48 map pages in two slots, 1024 bands' P2L
+	 * page in two, the clean state's 7 blocks */
+	assert_int_equal(th_init(&h, (2 + 512 + 96 + 2048 + 7) * 4096ull, 1024ull * BAND, 9), 0);
 	h.conf.placement = QS_PLACE_LOG;
 	h.conf.op_pct = 25;
 	h.conf.band_bytes = BAND;
@@ -288,7 +317,9 @@ static void test_units_one_record(void **st)
 	h.qlc.check_band = BAND;
 	assert_int_equal(th_open(&h, true), 0);
 	twork_init(&w, &h, qs_engine_size(h.e) / 4096, 23);
-	twork_run(&w, 15000);
+	/* long enough to fill the spare bands GC starts at (P2L writes before
+	 * the records leave more time to absorb overwrites in the log) */
+	twork_run(&w, 25000);
 	twork_quiesce(&w);
 	assert_int_equal(w.inflight, 0);
 	assert_int_equal(w.read_mismatch, 0);
@@ -364,8 +395,12 @@ static void test_restarts(void **st)
 	struct qs_engine_stats s;
 	qs_engine_get_stats(h.e, &s);
 	assert_true(s.gc_victims > 0);
+	assert_int_equal(s.gc_stuck_blocks, 0);
 	expect_shaped(&h);
 	assert_int_equal(th_close(&h), 0);
+	/* 54 restarts, 16 of them crashes, bands resumed mid-P2L-page: no
+	 * entry lost */
+	expect_p2l(&h);
 	twork_fini(&w);
 	th_fini(&h);
 }
@@ -378,7 +413,11 @@ static uint64_t clean_start(const struct th *h)
 	const struct qs_fmt_sb *sb = qs_fmt_sb_check(b, h->fast.size) == QS_FMT_OK &&
 					     b->generation > a->generation ? b : a;
 	assert_int_equal(qs_fmt_sb_check(sb, h->fast.size), QS_FMT_OK);
-	return sb->map_start + 2 * sb->map_pages;
+	uint64_t phys = sb->qlc_phys_size / 4096;
+	/* after the map and the P2L regions */
+	return sb->map_start +
+	       qs_fmt_plc_blocks(sb->qlc_size / 4096, phys, sb->band_blocks, sb->iu_bytes / 4096) -
+	       qs_fmt_clean_blocks(phys, sb->band_blocks);
 }
 
 /* Flip a byte of block blk of the fast tier, now and after any crash. */
@@ -420,10 +459,10 @@ static void clean_work(struct th *h, struct twork *w, uint64_t n)
 }
 
 /*
- * A clean close writes the reverse map and the bands (the clean state),
+ * A clean close writes the valid bitmap and the bands (the clean state),
  * and the open after it takes them instead of rebuilding them from the
  * whole map. Its GC then works from what it read: a wrong valid count or
- * reverse entry would free a band still holding data, which the workload's
+ * valid bit would free a band still holding data, which the workload's
  * checks would see. A spoiled or unreadable clean state, one whose write
  * failed, or one left before a crash is never taken: those opens rebuild.
  */
@@ -444,10 +483,10 @@ static void test_clean_state(void **st)
 	assert_int_equal(o.bands_open, c.bands_open);
 	assert_true(o.bands_free >= c.bands_free); /* drained at the close: free now */
 	clean_work(&h, &w, 20000);
-	/* Spoiled: the header, a band page, a reverse-map page. */
+	/* Spoiled: the header, a band page, a valid-bitmap page. */
 	const char *what[] = {"clean state header", "clean state band page 0",
-			      "clean state reverse-map page 2"};
-	uint64_t blk[] = {0, 1, 4};
+			      "clean state valid-bitmap page 0"};
+	uint64_t blk[] = {0, 1, 2};
 	for (int i = 0; i < 3; i++) {
 		assert_int_equal(th_close(&h), 0);
 		fast_spoil(&h, clean_start(&h) + blk[i], i ? 100 : 20); /* header: nbands */

@@ -273,6 +273,9 @@ static void fill_engine(struct qs_engine_stats *e)
 	e->map_page_writes = 147;
 	e->mapped_blocks = 148;
 	e->clean_state = true;
+	e->p2l_page_writes = 151;
+	e->p2l_page_reads = 152;
+	e->gc_stuck_blocks = 153;
 	e->map_dram_limit = 149;
 	e->map_resident_bytes = 150;
 	e->map_peak_bytes = 151;
@@ -386,6 +389,9 @@ static void test_every_counter(void **state)
 	assert_true(V("qlcshape_map_page_writes_total", "") == 147);
 	assert_true(V("qlcshape_mapped_bytes", "") == 148.0 * 4096);
 	assert_true(V("qlcshape_map_from_clean_state", "") == 1);
+	assert_true(V("qlcshape_p2l_page_writes_total", "") == 151);
+	assert_true(V("qlcshape_p2l_page_reads_total", "") == 152);
+	assert_true(V("qlcshape_gc_stuck_blocks_total", "") == 153);
 	assert_true(V("qlcshape_map_dram_limit_bytes", "") == 149);
 	assert_true(V("qlcshape_map_resident_bytes", "") == 150);
 	assert_true(V("qlcshape_map_resident_peak_bytes", "") == 151);
@@ -408,8 +414,8 @@ static void test_every_counter(void **state)
 			dram += P.s[i].value;
 	assert_true(dram == e.mem.total);
 #undef V
-	/* Nothing else: every sample was looked up above (81 of them). */
-	assert_int_equal(P.n, 81);
+	/* Nothing else: every sample was looked up above (84 of them). */
+	assert_int_equal(P.n, 84);
 }
 
 /*
@@ -421,9 +427,10 @@ static void test_stats_struct_known(void **state)
 	(void)state;
 	/* 37 counters, inflight and failed in 8 bytes, placement and op_pct
 	 * in 8, then 12 counters of log placement, clean_state in 8, 7 of
-	 * the map's pages, and the 8 of struct qs_engine_mem */
+	 * the map's pages, 3 of the P2L pages, and the 8 of struct
+	 * qs_engine_mem */
 	size_t known = 37 * sizeof(uint64_t) + 8 + 8 + 12 * sizeof(uint64_t) + 8 +
-		       7 * sizeof(uint64_t) + 8 * sizeof(uint64_t);
+		       7 * sizeof(uint64_t) + 3 * sizeof(uint64_t) + 8 * sizeof(uint64_t);
 	if (sizeof(struct qs_engine_stats) != known)
 		fail_msg("struct qs_engine_stats is %zu bytes, not the %zu this renderer knows: "
 			 "render the new field in daemon/prom.c and check it here",

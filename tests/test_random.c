@@ -24,12 +24,12 @@ static uint64_t gc_victims; /* over the log-placement seeds */
 
 /*
  * Log placement: 32 bands of 256 KiB, op 20 to 40%, the workload over the
- * whole client size and longer, so GC runs; a log of 256 to 512 blocks
- * and the map region.
+ * whole client size and longer, so GC runs; a log of 256 to 512 blocks,
+ * the map region and the P2L region (a page a band, two slots).
  */
 static void setup_log(struct th *h, uint64_t seed, uint64_t r)
 {
-	assert_int_equal(th_init(h, (2 + 256 + (seed % 3) * 128 + 4) * 4096ull, 8 * MiB, seed), 0);
+	assert_int_equal(th_init(h, (2 + 256 + (seed % 3) * 128 + 4 + 64) * 4096ull, 8 * MiB, seed), 0);
 	h->conf.placement = QS_PLACE_LOG;
 	h->conf.op_pct = 20 + (uint32_t)((r >> 32) % 3) * 10;
 	h->conf.band_bytes = 256 * 1024;

@@ -164,9 +164,10 @@ int qs_engine_conf_check_qlc(const struct qs_engine_conf *conf, uint64_t qlc_byt
 
 /*
  * Bytes of the fast device that log placement takes beyond the log, for a
- * QLC of qlc_bytes: the map region (two 4 KiB slots per map page) and the
- * clean state (the reverse map and the bands, written by a clean
- * shutdown); 0 in place. A host sizing a fast device for a given log adds
+ * QLC of qlc_bytes: the map region (two 4 KiB slots per map page), the P2L
+ * region (two slots per P2L page: the client block of each QLC block, for
+ * GC) and the clean state (the valid bitmap and the bands, written by a
+ * clean shutdown); 0 in place. A host sizing a fast device for a given log adds
  * this.
  */
 uint64_t qs_engine_conf_map_bytes(const struct qs_engine_conf *conf, uint64_t qlc_bytes);
@@ -284,7 +285,7 @@ struct qs_engine_mem {
 	uint64_t dirty;	     /* dirty-IU records and their lookup */
 	uint64_t map_pages;  /* log: map page frames and the checkpoint's copies */
 	uint64_t map_meta;   /* log: per map page, where it is and its state */
-	uint64_t qlc_blocks; /* log: per QLC block, the client block it holds */
+	uint64_t qlc_blocks; /* log: per QLC block, whether the map points at it */
 	uint64_t bands;	     /* log: per band, validity and queues */
 	uint64_t other;	     /* buffers, requests, records: total less the parts */
 	uint64_t total;
@@ -328,7 +329,8 @@ struct qs_engine_stats {
 	uint64_t gc_write_bytes;   /* relocated (whole IUs, padding included) */
 	uint64_t gc_moved_blocks;  /* blocks whose map now points at their new copy */
 	uint64_t map_bytes;	   /* DRAM of the map (its page frames, map_dram_limit
-				      at most, and a few bits per page) and its reverse */
+				      at most, and a few bits per page) and the valid
+				      bitmap (a bit per QLC block) */
 	uint64_t map_page_writes;  /* map pages written to the fast tier */
 	uint64_t map_dram_limit;   /* engine.map_dram_limit */
 	uint64_t map_resident_bytes; /* map pages in DRAM now (copies for a running
@@ -341,7 +343,12 @@ struct qs_engine_stats {
 	uint64_t map_page_reads;   /* map pages read from the fast tier (misses) */
 	uint64_t mapped_blocks;	   /* client blocks with a QLC copy */
 	bool clean_state;	   /* this open took the clean state a clean close wrote
-				      (reverse map and bands), not a rebuild from the map */
+				      (valid bitmap and bands), not a rebuild from the map */
+	/* log placement's P2L pages (GC's client block of each QLC block) */
+	uint64_t p2l_page_writes;  /* written: a unit's entries before its record */
+	uint64_t p2l_page_reads;   /* read: a victim's pages, both slots */
+	uint64_t gc_stuck_blocks;  /* valid blocks GC found no P2L entry for (their
+				      band is left; 0 unless the fast tier lost them) */
 	struct qs_engine_mem mem;  /* DRAM by part */
 };
 

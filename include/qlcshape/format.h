@@ -17,9 +17,13 @@
  *                      of each of map_pages map pages, page p at
  *                      map_start + 2p + slot
  *   map_start + 2 map_pages ..
+ *                      log placement only: the P2L region, two slots of each
+ *                      P2L page (which client block each QLC block of a band
+ *                      was written for), page q at p2l_start + 2q + slot
+ *   p2l_start + 2 p2l_pages ..
  *                      log placement only: the clean state, written by a
  *                      clean shutdown (struct qs_fmt_clean, then the band
- *                      pages, then the reverse-map pages)
+ *                      pages, then the valid-bitmap pages)
  */
 #ifndef QLCSHAPE_FORMAT_H
 #define QLCSHAPE_FORMAT_H
@@ -32,19 +36,20 @@
 #error "qlcshape's on-disk format is little-endian; big-endian hosts are not supported"
 #endif
 
-#define QS_FMT_VERSION 3u
+#define QS_FMT_VERSION 4u
 #define QS_FMT_SB_MAGIC 0x42535351u  /* "QSSB" */
 #define QS_FMT_REC_MAGIC 0x524c5351u /* "QSLR" */
 #define QS_FMT_MAP_MAGIC 0x504d5351u /* "QSMP" */
 #define QS_FMT_CLEAN_MAGIC 0x53435351u /* "QSCS" */
 #define QS_FMT_BAND_MAGIC 0x50425351u  /* "QSBP" */
-#define QS_FMT_REV_MAGIC 0x50525351u   /* "QSRP" */
+#define QS_FMT_VALID_MAGIC 0x50565351u /* "QSVP" */
+#define QS_FMT_P2L_MAGIC 0x50505351u   /* "QSPP" */
 #define QS_FMT_SB_COPIES 2u
 #define QS_FMT_LOG_START 2u /* first log block */
 
 #define QS_SB_CLEAN 0x1u /* written by a clean shutdown; head_* are valid */
 /* With QS_SB_CLEAN, log placement only: the clean state region holds the
- * reverse map and the bands as of this superblock's generation. */
+ * valid bitmap and the bands as of this superblock's generation. */
 #define QS_SB_CLEAN_STATE 0x2u
 
 /* Where destaged data goes on the QLC (struct qs_fmt_sb.placement). */
@@ -157,15 +162,13 @@ static_assert(offsetof(struct qs_fmt_map_page, crc) == 4092, "map page layout");
  * the whole map, written by a clean shutdown after its last map pages and
  * before the superblock that names it (QS_SB_CLEAN_STATE), at the start of
  * the region after the map region. Block 0 is this header (the rest of the
- * block zero); then band_pages band pages and rev_pages reverse-map pages,
- * both with the map page's layout (struct qs_fmt_map_page) under their own
- * magic, gen = the header's generation:
+ * block zero); then band_pages band pages and valid pages valid-bitmap
+ * pages, both with the map page's layout (struct qs_fmt_map_page) under
+ * their own magic, gen = the header's generation:
  *   band page p: entries for bands [p * 508, + nentries), 8 bytes each,
  *     valid blocks (bits 0-31) and bands filled since it was (bits 32-63);
- *   reverse-map page p: entries for QLC blocks [p * per_page, + nentries),
- *     map_width bytes each, the LBA the block was written for or all ones.
- *     An entry may be stale (the LBA since moved on); GC checks every one
- *     against the map, as it does at runtime.
+ *   valid-bitmap page p: bytes [p * 4064, + nentries) of the bitmap of QLC
+ *     blocks the map points at (width 1; block b is bit b % 8 of byte b / 8).
  * Only the superblock of the same generation makes it current, so a
  * region left by an earlier shutdown, or torn by a crash before the
  * superblock was written, is never taken.
@@ -255,8 +258,8 @@ enum qs_fmt_status {
 	QS_FMT_BAD_EXTENT_PHYS,	   /* rec: a MAP or MOVE payload missing or out of range */
 	QS_FMT_BAD_LENGTH,	   /* rec.nblocks: not the DATA extents' total, or past the segment */
 	QS_FMT_BAD_PAGE,	   /* map page: number, width or entry count */
-	QS_FMT_BAD_ENTRY,	   /* map page: an entry past the QLC's bands; reverse-map
-				      page: past the client device; band page: more
+	QS_FMT_BAD_ENTRY,	   /* map page: an entry past the QLC's bands; P2L page:
+				      past the client device; band page: more
 				      valid blocks than a band holds, or an age past
 				      the bands filled */
 	QS_FMT_BAD_GENERATION,	   /* clean state: not the superblock's generation */
@@ -327,9 +330,39 @@ void qs_fmt_map_seal(struct qs_fmt_map_page *pg, uint32_t seed);
 enum qs_fmt_status qs_fmt_map_check(const struct qs_fmt_map_page *pg,
 				    const struct qs_fmt_sb *sb, uint64_t page_no);
 
+/*
+ * P2L pages (log placement): for each band, the client block each of its
+ * QLC blocks was written for (all ones: padding, or not written since the
+ * band was last opened), map_width bytes an entry, cover entries a page (a
+ * whole number of IUs, so a unit never starts a page mid-IU), the last
+ * page of a band holding the rest. Page q = band * band_pages + i covers
+ * the band's blocks [i * cover, + nentries). Written with the map page's
+ * layout under QS_FMT_P2L_MAGIC, alternately to its two slots, gen rising
+ * with every write (epoch << 40 | writes this open): the valid copy of
+ * the highest gen is the newest. A unit's entries are durable before its
+ * MAP or MOVE record is written, so GC finds the client block of every
+ * block the map points at; entries of blocks it does not point at may be
+ * stale and are not read.
+ */
+static inline uint32_t qs_fmt_p2l_cover(uint32_t width, uint32_t iu_blocks)
+{
+	return qs_fmt_map_per_page(width) / iu_blocks * iu_blocks;
+}
+
+static inline uint32_t qs_fmt_p2l_band_pages(uint32_t band_blocks, uint32_t cover)
+{
+	return (band_blocks + cover - 1) / cover;
+}
+
+/* The blocks after the log with log placement: the map region, the P2L
+ * region and the clean state; lbas client blocks, phys QLC blocks in
+ * bands of band_blocks, IUs of iu_blocks. */
+uint64_t qs_fmt_plc_blocks(uint64_t lbas, uint64_t phys, uint32_t band_blocks,
+			   uint32_t iu_blocks);
+
 /* Band entries per band page, and the clean state's blocks (header, band
- * pages, reverse-map pages) for a QLC of phys blocks in bands of
- * band_blocks, map entries of width bytes. */
+ * pages, valid-bitmap pages) for a QLC of phys blocks in bands of
+ * band_blocks. */
 static inline uint32_t qs_fmt_band_per_page(void)
 {
 	return QS_FMT_MAP_BYTES / QS_FMT_BAND_ENTRY;
@@ -340,9 +373,14 @@ static inline uint64_t qs_fmt_band_pages(uint64_t nbands)
 	return (nbands + qs_fmt_band_per_page() - 1) / qs_fmt_band_per_page();
 }
 
-static inline uint64_t qs_fmt_clean_blocks(uint64_t phys, uint32_t band_blocks, uint32_t width)
+static inline uint64_t qs_fmt_valid_pages(uint64_t phys)
 {
-	return 1 + qs_fmt_band_pages(phys / band_blocks) + qs_fmt_map_pages(phys, width);
+	return ((phys + 7) / 8 + QS_FMT_MAP_BYTES - 1) / QS_FMT_MAP_BYTES;
+}
+
+static inline uint64_t qs_fmt_clean_blocks(uint64_t phys, uint32_t band_blocks)
+{
+	return 1 + qs_fmt_band_pages(phys / band_blocks) + qs_fmt_valid_pages(phys);
 }
 
 void qs_fmt_clean_seal(struct qs_fmt_clean *c, uint32_t seed);
@@ -355,15 +393,24 @@ void qs_fmt_clean_seal(struct qs_fmt_clean *c, uint32_t seed);
 enum qs_fmt_status qs_fmt_clean_check(const struct qs_fmt_clean *c, const struct qs_fmt_sb *sb);
 
 /*
- * Validate band page page_no (magic QS_FMT_BAND_MAGIC) or reverse-map page
- * page_no (QS_FMT_REV_MAGIC) of the clean state c, already checked: magic,
- * version, CRC, page number, width and count, generation, then every entry.
+ * Validate band page page_no (magic QS_FMT_BAND_MAGIC) or valid-bitmap page
+ * page_no (QS_FMT_VALID_MAGIC) of the clean state c, already checked: magic,
+ * version, CRC, page number, width and count, generation, then every entry
+ * (valid pages: no bit past the QLC's bands).
  */
 enum qs_fmt_status qs_fmt_band_page_check(const struct qs_fmt_map_page *pg,
 					  const struct qs_fmt_sb *sb,
 					  const struct qs_fmt_clean *c, uint64_t page_no);
-enum qs_fmt_status qs_fmt_rev_page_check(const struct qs_fmt_map_page *pg,
-					 const struct qs_fmt_sb *sb,
-					 const struct qs_fmt_clean *c, uint64_t page_no);
+enum qs_fmt_status qs_fmt_valid_page_check(const struct qs_fmt_map_page *pg,
+					   const struct qs_fmt_sb *sb,
+					   const struct qs_fmt_clean *c, uint64_t page_no);
+
+/*
+ * Validate a copy of P2L page page_no of the log sb describes: magic,
+ * version, CRC, page number, width and count (the band's cover, or what is
+ * left of the band), every entry unmapped or a client block, zero after.
+ */
+enum qs_fmt_status qs_fmt_p2l_check(const struct qs_fmt_map_page *pg, const struct qs_fmt_sb *sb,
+				    uint64_t page_no);
 
 #endif

@@ -133,12 +133,12 @@ static void fz_reseal(unsigned char *img, uint64_t fast, unsigned flags)
 	}
 	if (s.placement != QS_FMT_PLACE_LOG || s.map_start >= nblk)
 		return;
-	/* The map region and the clean state after it: map, band and
-	 * reverse-map pages share one layout. */
+	/* The map region, the P2L region and the clean state after them:
+	 * map, P2L, band and valid-bitmap pages share one layout. */
 	for (uint64_t b = s.map_start; b < nblk; b++) {
 		struct qs_fmt_map_page *pg = (void *)(img + b * QS_BLOCK_SIZE);
 		if (pg->magic == QS_FMT_MAP_MAGIC || pg->magic == QS_FMT_BAND_MAGIC ||
-		    pg->magic == QS_FMT_REV_MAGIC)
+		    pg->magic == QS_FMT_VALID_MAGIC || pg->magic == QS_FMT_P2L_MAGIC)
 			qs_fmt_map_seal(pg, seed);
 		else if (pg->magic == QS_FMT_CLEAN_MAGIC)
 			qs_fmt_clean_seal((struct qs_fmt_clean *)pg, seed);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "qlcshape/format.h"
 #include "th.h"
 
 int th_init(struct th *h, uint64_t fast_size, uint64_t qlc_size, uint64_t seed)
@@ -23,8 +25,9 @@ int th_init(struct th *h, uint64_t fast_size, uint64_t qlc_size, uint64_t seed)
 
 int th_init_paged(struct th *h, uint64_t seed)
 {
-	/* superblocks, log, 14 map pages' two slots, the clean state's 25 */
-	int rc = th_init(h, (2 + 1024 + 28 + 25) * 4096ull, 360ull * 4 * 65536, seed);
+	/* superblocks, log, 14 map pages' two slots, 360 bands' P2L page in
+	 * two, the clean state's 3 */
+	int rc = th_init(h, (2 + 1024 + 28 + 720 + 3) * 4096ull, 360ull * 4 * 65536, seed);
 	if (rc)
 		return rc;
 	h->conf.placement = QS_PLACE_LOG;
@@ -190,4 +193,74 @@ void th_crash(struct th *h, bool power)
 	tvol_revive(&h->qlc);
 	h->env.deadline = 0;
 	h->w.crashed = false;
+}
+
+/* The newest valid copy among a page's two slots at blk, or NULL. */
+static const struct qs_fmt_map_page *audit_pick(const struct qs_fmt_sb *sb, const unsigned char *blk,
+						 uint64_t no, bool map)
+{
+	const struct qs_fmt_map_page *best = NULL;
+	for (int s = 0; s < 2; s++) {
+		const struct qs_fmt_map_page *c = (const void *)(blk + s * 4096);
+		bool ok = map ? qs_fmt_map_check(c, sb, no) == QS_FMT_OK && c->gen <= sb->map_gen
+			      : qs_fmt_p2l_check(c, sb, no) == QS_FMT_OK;
+		if (ok && (!best || c->gen > best->gen))
+			best = c;
+	}
+	return best;
+}
+
+static uint64_t audit_entry(const struct qs_fmt_map_page *pg, uint32_t k, uint32_t width)
+{
+	if (width == 4) {
+		uint32_t v;
+		memcpy(&v, pg->entries + (size_t)k * 4, 4);
+		return v == UINT32_MAX ? UINT64_MAX : v;
+	}
+	uint64_t v;
+	memcpy(&v, pg->entries + (size_t)k * 8, 8);
+	return v;
+}
+
+uint64_t th_p2l_audit(struct th *h, char *why, size_t len)
+{
+	const unsigned char *img = h->fast.cur;
+	const struct qs_fmt_sb *a = (const void *)img, *b = (const void *)(img + 4096), *sb;
+	bool va = qs_fmt_sb_check(a, h->fast.size) == QS_FMT_OK;
+	bool vb = qs_fmt_sb_check(b, h->fast.size) == QS_FMT_OK;
+	sb = va && (!vb || a->generation > b->generation) ? a : b;
+	if (!va && !vb) {
+		snprintf(why, len, "p2l audit: no valid superblock");
+		return 1;
+	}
+	if (sb->placement != QS_FMT_PLACE_LOG)
+		return 0;
+	uint64_t lbas = sb->qlc_size / 4096, phys = sb->qlc_phys_size / 4096, bad = 0;
+	uint32_t w = sb->map_width, per = qs_fmt_map_per_page(w), iu = sb->iu_bytes / 4096;
+	uint32_t cover = qs_fmt_p2l_cover(w, iu), bp = qs_fmt_p2l_band_pages(sb->band_blocks, cover);
+	uint64_t p2l_start = sb->map_start + 2 * sb->map_pages;
+	for (uint64_t pg = 0; pg < sb->map_pages; pg++) {
+		const struct qs_fmt_map_page *m =
+			audit_pick(sb, img + (sb->map_start + 2 * pg) * 4096, pg, true);
+		for (uint32_t k = 0; m && k < m->nentries && pg * per + k < lbas; k++) {
+			uint64_t lba = pg * per + k, ph = audit_entry(m, k, w);
+			if (ph == UINT64_MAX || ph >= phys)
+				continue;
+			uint64_t band = ph / sb->band_blocks, off = ph % sb->band_blocks;
+			uint64_t q = band * bp + off / cover;
+			const struct qs_fmt_map_page *c =
+				audit_pick(sb, img + (p2l_start + 2 * q) * 4096, q, false);
+			uint64_t got = c ? audit_entry(c, (uint32_t)(off % cover), w) : UINT64_MAX;
+			if (got != lba) {
+				if (!bad)
+					snprintf(why, len, "p2l audit: LBA %llu at QLC block %llu, "
+						 "its P2L page %llu says %lld%s",
+						 (unsigned long long)lba, (unsigned long long)ph,
+						 (unsigned long long)q, (long long)got,
+						 c ? "" : " (no valid copy)");
+				bad++;
+			}
+		}
+	}
+	return bad;
 }

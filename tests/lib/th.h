@@ -47,5 +47,13 @@ int th_close_stats(struct th *h, struct qs_engine_stats *st);
 int th_close_or_crash(struct th *h);
 /* Crash: volumes lose what they would, the engine is torn down. */
 void th_crash(struct th *h, bool power);
+/*
+ * Log placement, after a clean close (th_close: the committed map pages are
+ * the map): read from the fast volume's contents, every mapped client block
+ * must be the entry of its QLC block in the newest valid copy of that
+ * block's P2L page, or GC could not move it. Returns the blocks that are
+ * not (0: all are; the first one described in why).
+ */
+uint64_t th_p2l_audit(struct th *h, char *why, size_t len);
 
 #endif
