@@ -49,9 +49,9 @@ grep -q "per QLC block" "$tmp/out" || bad "log placement shows no per-QLC-block 
 
 # 2. a budget: the plan stays within it, and more budget is more map pages
 pages() { awk '$1 == "map" && $2 == "pages" { print $3 }' "$1"; }
-"$tool" dram --qlc-size 2T --log 16G --placement log --dram-limit 4G >"$tmp/a" 2>&1 ||
+"$tool" dram --qlc-size 8T --log 16G --placement log --dram-limit 4G >"$tmp/a" 2>&1 ||
 	bad "dram --dram-limit 4G failed: $(cat "$tmp/a")"
-"$tool" dram --qlc-size 2T --log 16G --placement log --dram-limit 5G >"$tmp/b" 2>&1 ||
+"$tool" dram --qlc-size 8T --log 16G --placement log --dram-limit 5G >"$tmp/b" 2>&1 ||
 	bad "dram --dram-limit 5G failed: $(cat "$tmp/b")"
 total=$(awk '$1 == "total" { print $2 }' "$tmp/a")
 awk -v t="$total" 'BEGIN { exit !(t > 0 && t <= 4096) }' || bad "4G budget planned $total MiB"
@@ -71,7 +71,7 @@ refuse() {
 		bad "dram $*: wrote to stdout: $(cat "$tmp/out")"
 	fi
 }
-refuse "needs at least" --qlc-size 8T --log 100G --placement log --dram-limit 1G
+refuse "needs at least" --qlc-size 64T --log 1T --placement log --dram-limit 1G
 refuse "raise dram_limit" --qlc-size 8T --log 100G --placement inplace --dram-limit 100M
 refuse "--log 'x'" --qlc-size 8T --log x
 refuse "one of --qlc-size and --profile" --log 1G
