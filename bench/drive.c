@@ -61,6 +61,7 @@ struct drv_job {
 	bool started;		       /* its clones issue (start has come) */
 	bool in_window, window_done;
 	uint64_t ios;
+	uint64_t over_lat_ns; /* fio's max_latency: the I/O that ended the job */
 	uint64_t round0, round1; /* the run's wr_round at window open, close */
 	uint64_t bytes;		 /* bytes completed, whole run, reads and writes */
 	/* steady state (job->ss_dur_ns != 0): the next sample's time, the
@@ -329,6 +330,13 @@ static void drv_count(struct drv_clone *c, const struct drv_slot *s, uint64_t no
 	}
 	st->ios[d]++;
 	st->bytes[d] += s->bytes;
+	/* fio's max_latency: the job ends at the first I/O above it, with
+	 * fio's error; the other jobs go on */
+	uint64_t max = c->j->job->max_latency_ns;
+	if (max && now - s->issue_ns > max && !c->j->over_lat_ns) {
+		c->j->over_lat_ns = now - s->issue_ns;
+		drv_job_end(c->j);
+	}
 }
 
 static void drv_io_finish(struct drv_slot *s, int res)
@@ -1358,8 +1366,14 @@ static int drv_entry(struct drv_run *r, size_t a, size_t b, const struct drv_sta
 	uint64_t runtime = 0;
 	double rated = 0;
 	res->ios = 0;
+	res->rep.error = 0;
 	for (size_t i = a; i <= b; i++) {
 		struct drv_job *j = &r->jobs[i];
+		if (j->over_lat_ns && !res->rep.error) {
+			res->rep.error = ETIMEDOUT; /* fio's error for max_latency */
+			res->rep.over_lat_ns = j->over_lat_ns;
+			res->rep.max_lat_ns = j->job->max_latency_ns;
+		}
 		jo = j->win_start < jo->win_start ? j : jo;
 		jc = j->win_end > jc->win_end ? j : jc;
 		runtime = j->win_end - j->win_start > runtime ? j->win_end - j->win_start : runtime;

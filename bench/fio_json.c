@@ -298,7 +298,8 @@ static void fj_job(struct fj *w, const struct qs_report_fio_doc *doc,
 	fj_open(w, NULL, '{');
 	fj_str(w, "jobname", name);
 	fj_u64(w, "groupid", r->groupid);
-	fj_u64(w, "error", 0); /* a run that fails prints no report */
+	/* a run that fails prints no report; max_latency ends a job with one */
+	fj_u64(w, "error", (uint64_t)r->error);
 	fj_opts(w, "job options", r->opts, r->nopts);
 	for (int d = 0; r->unified != QS_UNIFIED_MIXED && d < QS_DDIR_N; d++)
 		fj_dir(w, dirs[d], &r->fio[d], r->runtime_ns);

@@ -1286,6 +1286,17 @@ static int job_key_pct_list(struct job_build *b, const char *key, const char *v,
 	return 0;
 }
 
+/* fio's max_latency: a time, bare numbers in microseconds (fio's unit) */
+static int job_key_max_latency(struct job_build *b, const char *key, const char *v,
+			       unsigned line, const char **allowed)
+{
+	*allowed = "a time up to 1 hour: microseconds, or a number with us, ms, s (0: none)";
+	if (qs_job_parse_time(v, 1000, &b->job.max_latency_ns) ||
+	    b->job.max_latency_ns > 3600 * NS_PER_S)
+		return -EINVAL;
+	return 0;
+}
+
 /* fio's bare flags: a key written alone means key=1 */
 #define JK_FLAG 1u
 /* class 3 unless the value is fio's off (0, false...): then class 2 */
@@ -1477,7 +1488,7 @@ static const struct job_opt job_opts[] = {
 	REFUSE("rate_ignore_thinktime", JK_OFF, "a rated clone with thinktime keeps its schedule; 0 is accepted"),
 	DO("rate_iops", job_key_count, 0, "I/Os per second per clone (open loop)"),
 	NONE("rate_iops_min", 0, "not checked: a job below it runs its course (fio ends it with an error)"),
-	NONE("max_latency", 0, "not checked: a job above it runs its course (fio ends it with an error)"),
+	DO("max_latency", job_key_max_latency, 0, "an I/O slower than this ends the job with fio's error 110 (ETIMEDOUT)"),
 	REFUSE("latency_target", 0, WHY_LAT),
 	REFUSE("latency_window", 0, WHY_LAT),
 	REFUSE("latency_percentile", 0, WHY_LAT),

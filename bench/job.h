@@ -177,6 +177,9 @@ struct qs_job {
 	 * fsync_on_close); every barrier_every-th write (write_barrier), or
 	 * every write (sync), with FUA. 0 / false: none. */
 	uint64_t fsync_every, barrier_every;
+	/* fio's max_latency: an I/O of the window slower than this ends the
+	 * job with fio's error (ETIMEDOUT); 0: no bound */
+	uint64_t max_latency_ns;
 	/* fio's percentile_list: the percentiles fio's JSON reports, ascending;
 	 * npct 0: fio's default list */
 	double pct_list[QS_REPORT_PCT_MAX];

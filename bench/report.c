@@ -524,6 +524,14 @@ int qs_report_table(FILE *f, const struct qs_report_run *runs, size_t n)
 				break;
 			}
 		}
+		for (size_t c = 0; c < nc; c++) {
+			const struct qs_report_run *e = &runs[cols[c]];
+			if (e->error == ETIMEDOUT)
+				fprintf(f, "  (max_latency %.1f us: with shaping %s an I/O took "
+					"%.1f us and ended the job there, fio's error %d)\n",
+					(double)e->max_lat_ns / 1e3, e->shaping ? "on" : "off",
+					(double)e->over_lat_ns / 1e3, ETIMEDOUT);
+		}
 		if (isfinite(tr.common))
 			fprintf(f, "  (slowest rate: %.1f MB/s of client writes, the slowest "
 				"variant's)\n", tr.common / 1e6);

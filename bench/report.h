@@ -108,6 +108,10 @@ struct qs_report_ss {
 
 struct qs_report_run {
 	const char *job;    /* job name */
+	/* fio's error of the job: 0, or ETIMEDOUT when an I/O took
+	 * over_lat_ns, above its max_latency max_lat_ns, and ended it */
+	int error;
+	uint64_t over_lat_ns, max_lat_ns;
 	bool shaping;	    /* false: passthrough ("off"); true: cache ("on") */
 	const char *policy; /* destage policy name; "-" or "" when off */
 	const char *placement; /* "inplace" or "log"; "-", "" or NULL when off */

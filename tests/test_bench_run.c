@@ -1002,6 +1002,47 @@ static void test_percentile_list(void **state)
 	unlink(job);
 }
 
+/*
+ * Issue 33: max_latency ends the job at its first I/O of the window above
+ * it, with fio's error (ETIMEDOUT, in the report and fio's JSON), and the
+ * table says so; a bound no I/O reaches changes nothing. Shaping off,
+ * random 4k writes take milliseconds on the QLC model.
+ */
+static void test_max_latency(void **state)
+{
+	(void)state;
+	char job[64];
+	struct qs_bench_world *w = tiny_world();
+	struct qs_job_file *jf = load_job_text(w,
+		"[global]\nrw=randwrite\nsize=10%\niodepth=4\nruntime=50ms\ntime_based\n"
+		"[low]\nmax_latency=500us\n[high]\nmax_latency=1h\n[none]\n",
+		job, sizeof(job));
+	char err[512];
+	struct qs_bench_result r[3];
+	struct qs_bench_variant v = {.shaping = false};
+	for (int i = 0; i < 3; i++)
+		if (qs_bench_run_job(w, &jf->jobs[i], &v, 1, &r[i], err, sizeof(err)))
+			fail_msg("%s", err);
+	assert_int_equal(r[0].rep.error, ETIMEDOUT);
+	assert_true(r[0].rep.over_lat_ns > 500000);
+	assert_int_equal(r[0].rep.max_lat_ns, 500000);
+	assert_true(r[0].window_ns < r[2].window_ns / 2); /* ended early */
+	assert_int_equal(r[1].rep.error, 0);
+	assert_int_equal(r[2].rep.error, 0);
+	assert_int_equal(r[1].window_ns, r[2].window_ns); /* the whole runtime */
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_int_equal(qs_report_table(f, &r[0].rep, 1), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "(max_latency 500.0 us: with shaping off an I/O took "));
+	assert_non_null(strstr(buf, "fio's error 110)"));
+	free(buf);
+	qs_job_file_free(jf);
+	qs_bench_world_free(w);
+	unlink(job);
+}
+
 static int run_args(int argc, char **argv)
 {
 	return qs_cmd_bench_run(argc, argv);
@@ -1195,6 +1236,7 @@ int main(void)
 		cmocka_unit_test(test_rated_write_rate),
 		cmocka_unit_test(test_sync_family_run),
 		cmocka_unit_test(test_percentile_list),
+		cmocka_unit_test(test_max_latency),
 		cmocka_unit_test(test_thinktime),
 		cmocka_unit_test(test_flow),
 	};

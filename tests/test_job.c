@@ -858,6 +858,8 @@ static void test_sync_keys(void **state)
 	expect_error("[a]\nsync=maybe\n",
 		     (const char *[]){":2:", "'sync'", "'maybe'", "dsync", NULL});
 	expect_error("[a]\nfsync=-1\n", (const char *[]){":2:", "'fsync'", "integer", NULL});
+	expect_error("[a]\nmax_latency=2h\n",
+		     (const char *[]){":2:", "'max_latency'", "'2h'", "microseconds", NULL});
 	expect_error("[a]\npercentile_list=50:101\n",
 		     (const char *[]){":2:", "'percentile_list'", "'50:101'", "0 to 100", NULL});
 	expect_error("[a]\npercentile_list=50::99\n",

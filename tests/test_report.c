@@ -634,6 +634,7 @@ static void test_fio_json(void **state)
 	r[1].placement = "log";
 	r[1].groupid = 3;
 	r[2].unified = QS_UNIFIED_MIXED;
+	r[2].error = 110; /* max_latency ended it: fio's ETIMEDOUT */
 	struct qs_report_fio_doc doc = {"fio-3.33-qlcshape", 1700000000123, go, 1, r, 3, r, 3};
 	char *out = NULL;
 	size_t len = 0;
@@ -711,6 +712,8 @@ static void test_fio_json(void **state)
 	const struct jv *j2 = jobs->items[2];
 	jkeys(j2, (const char *[]){"jobname", "groupid", "error", "job options", "mixed",
 				   "job_runtime", "qlcshape", NULL});
+	assert_true(jget(j2, "error", J_NUM)->num == 110);
+	assert_true(jget(j0, "error", J_NUM)->num == 0);
 	const struct jv *q2 = jget(jget(j2, "qlcshape", J_OBJ), "qlc", J_OBJ);
 	jget(q2, "waf_host", J_NULL);
 	jget(q2, "life_years", J_NULL); /* infinite: JSON has no inf */
