@@ -255,15 +255,17 @@ static int tbl_alloc(struct qs_engine *e, void **t, uint64_t n)
 }
 
 /*
- * P2L frames: enough for every unit in flight in both streams (a unit's
- * entries lie in two pages at most) and the page each stream is in; and
- * the victim's pages, both slots.
+ * P2L frames, per stream: the pages its units in flight lie in (destage_qd
+ * units in a row, a page's cover of blocks a page but for a band's last,
+ * which may be short: one more at the band's end and one for a run that
+ * starts mid-page), the page it is in, and one whose last write is still
+ * in flight. A unit that finds none fails and is retried (unit_issue).
  */
 uint32_t plc_p2l_frames(uint32_t destage_qd, uint32_t iu_blocks, uint32_t cover,
 			uint32_t band_blocks)
 {
-	uint64_t span = cover < band_blocks ? cover : band_blocks; /* a page's blocks, at least */
-	return (uint32_t)(2 * (((uint64_t)destage_qd * iu_blocks + span - 1) / span + 2));
+	uint64_t span = cover < band_blocks ? cover : band_blocks;
+	return (uint32_t)(2 * (((uint64_t)destage_qd * iu_blocks + span - 1) / span + 4));
 }
 
 static int p2l_alloc(struct qs_engine *e)
@@ -996,10 +998,12 @@ static bool p2l_stream_in(const struct plc *p, uint64_t q)
 	return false;
 }
 
-/* A frame no unit and no stream needs, every entry durable, goes free. */
+/* A frame no unit and no stream needs goes free. Entries set but never
+ * written then are those of units that failed (a failed QLC write, no
+ * frame for their second page): nothing maps their blocks. */
 static void p2l_settle(struct plc *p, struct p2l_frame *f)
 {
-	if (f->page != PLC_NONE && !f->refs && !f->wb && !f->base_rd && f->done == f->set &&
+	if (f->page != PLC_NONE && !f->refs && !f->wb && !f->base_rd &&
 	    !p2l_stream_in(p, f->page))
 		f->page = PLC_NONE;
 }
