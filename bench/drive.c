@@ -1307,8 +1307,9 @@ static double drv_rated_write_rate(const struct qs_job *job)
 {
 	if (!job->rate_iops || job->trace || !qs_job_writes(job))
 		return 0;
-	double share = job->rw == QS_RW_RW || job->rw == QS_RW_RANDRW ?
-		(100.0 - job->rwmixread) / 100.0 : 1.0;
+	double share = job->rw != QS_RW_RW && job->rw != QS_RW_RANDRW ? 1.0
+		       : job->rate_mix ? 1.0 - job->rate_read_share
+				       : (100.0 - job->rwmixread) / 100.0;
 	return (double)job->rate_iops * job->numjobs * share * qs_job_mean_bs(job, true);
 }
 

@@ -69,6 +69,9 @@ struct job_build {
 	bool fill_device;
 	bool rate_set;	      /* fio's rate: bytes/s for reads, writes, trims */
 	uint64_t rate[QS_JOB_DIRS];
+	/* fio's rate_iops=R,W[,T] with more than one field: per direction */
+	bool riops_set;
+	uint64_t riops[QS_JOB_DIRS];
 	unsigned line_rate, line_dist, line_zone;
 	bool strided; /* zonemode=strided */
 	/* the files of the lines above that errors after the load name (an
@@ -467,6 +470,7 @@ enum dir_kind {
 	DIR_BS,	  /* a block size (parse_bs) */
 	DIR_SIZE, /* any size (rate's bytes/s) */
 	DIR_PCT,  /* an integer percentage 0..100 */
+	DIR_IOPS, /* I/Os per second, 0..1e8 (rate_iops) */
 };
 
 /*
@@ -489,6 +493,7 @@ static int parse_dirs(const char *v, unsigned kb_base, enum dir_kind kind,
 			continue;
 		if (kind == DIR_BS     ? parse_bs(fld, kb_base, &u[i], &req[i])
 		    : kind == DIR_SIZE ? qs_job_parse_size(fld, kb_base, &u[i])
+		    : kind == DIR_IOPS ? parse_uint(fld, 0, 100000000, &u[i])
 				       : parse_uint(fld, 0, 100, &u[i]))
 			return -EINVAL;
 	}
@@ -655,7 +660,7 @@ static int job_key_count(struct job_build *b, const char *key, const char *v, un
 		{"iodepth", "an integer from 1 to 65536", 1, 65536},
 		{"numjobs", "an integer from 1 to 1024", 1, 1024},
 		{"rate_iops", "an integer from 0 (unrated) to 100000000, one value for reads "
-			      "and writes together", 0, 100000000},
+			      "and writes together, or R,W[,T] for each", 0, 100000000},
 		{"loops", "an integer from 1 to 1000000000", 1, 1000000000},
 		{"number_ios", "an integer from 0 (no limit) to 10^15", 0, 1000000000000000ull},
 		{"thinktime_blocks", "an integer from 1 to 1000000000", 1, 1000000000},
@@ -689,6 +694,27 @@ static int job_key_pct_random(struct job_build *b, const char *key, const char *
 		return -EINVAL;
 	for (int d = 0; d < QS_JOB_DIRS; d++)
 		b->job.pct_seq[d] = 100 - (unsigned)u[d];
+	return 0;
+}
+
+/* fio's rate_iops: one value paces the clone's I/Os together (the bench's
+ * rule, job_key_count); R,W[,T] paces each direction at its own */
+static int job_key_rate_iops(struct job_build *b, const char *key, const char *v,
+			     unsigned line, const char **allowed)
+{
+	b->riops_set = false;
+	if (!strchr(v, ','))
+		return job_key_count(b, key, v, line, allowed);
+	*allowed = "an integer from 0 (unrated) to 100000000, one value for reads and writes "
+		   "together, or R,W[,T] for each";
+	uint64_t r[QS_JOB_DIRS] = {0, 0, 0};
+	if (parse_dirs(v, b->kb_base, DIR_IOPS, r, NULL) < 0)
+		return -EINVAL;
+	memcpy(b->riops, r, sizeof(r));
+	b->riops_set = true;
+	b->job.rate_iops = 0;
+	b->line_rate = line;
+	b->file_rate = b->file;
 	return 0;
 }
 
@@ -1486,7 +1512,7 @@ static const struct job_opt job_opts[] = {
 	NONE("rate_cycle", 0, "the period of rate_min and rate_iops_min, which are not checked"),
 	ALIAS("ratecycle", "rate_cycle"),
 	REFUSE("rate_ignore_thinktime", JK_OFF, "a rated clone with thinktime keeps its schedule; 0 is accepted"),
-	DO("rate_iops", job_key_count, 0, "I/Os per second per clone (open loop)"),
+	DO("rate_iops", job_key_rate_iops, 0, "I/Os per second per clone (open loop), or R,W,T"),
 	NONE("rate_iops_min", 0, "not checked: a job below it runs its course (fio ends it with an error)"),
 	DO("max_latency", job_key_max_latency, 0, "an I/O slower than this ends the job with fio's error 110 (ETIMEDOUT)"),
 	REFUSE("latency_target", 0, WHY_LAT),
@@ -2084,11 +2110,57 @@ static uint64_t pct_bytes(const struct pct_size *ps, uint64_t capacity)
 }
 
 /* fio's rate (bytes/s per direction) as the job's rate_iops. */
+/*
+ * A mixed job (rw, randrw) capped per direction at iops[0] reads and
+ * iops[1] writes per second, caps written unequal (differ): each direction
+ * runs at its cap
+ * when their sum paces the clone and a read is drawn with its share
+ * (fio's rated directions take turns by their due times, not by
+ * rwmixread). A direction unrated beside a rated one is refused: a clone
+ * has one timeline. Returns 1 when it applies, 0 when not, -EINVAL.
+ */
+static int job_rate_mix(struct job_build *b, const double iops[2], bool differ,
+			const char *key, char *err, size_t errlen)
+{
+	struct qs_job *j = &b->job;
+	if ((j->rw != QS_RW_RW && j->rw != QS_RW_RANDRW) || !differ || j->trace)
+		return 0;
+	if (!iops[0] || !iops[1] || j->rate_iops) {
+		errf(err, errlen, "%s:%u: [%s] key '%s': allowed: a cap for both reads and "
+		     "writes of a mixed job, or one value (a clone's I/Os have one timeline: "
+		     "an unrated direction beside a rated one is not simulated)",
+		     b->file_rate, b->line_rate, j->name, key);
+		return -EINVAL;
+	}
+	j->rate_iops = iops[0] + iops[1];
+	j->rate_mix = true;
+	j->rate_read_share = iops[0] / j->rate_iops;
+	return 1;
+}
+
 static int job_resolve_rate(struct job_build *b, const char *path, char *err, size_t errlen)
 {
 	struct qs_job *j = &b->job;
+	if (b->riops_set) {
+		double io[2] = {(double)b->riops[0], (double)b->riops[1]};
+		int rc = b->rate_set ? 0 : job_rate_mix(b, io, io[0] != io[1], "rate_iops",
+							err, errlen);
+		if (rc)
+			return rc < 0 ? rc : 0;
+		/* one direction's job, or equal caps: the directions' sum */
+		bool issues[QS_JOB_DIRS] = {qs_job_reads(j), qs_job_writes(j), qs_job_trims(j)};
+		for (int d = 0; d < QS_JOB_DIRS; d++)
+			j->rate_iops += issues[d] ? (double)b->riops[d] : 0;
+	}
 	if (!b->rate_set)
 		return 0;
+	if (!j->rate_iops) {
+		double io[2] = {(double)b->rate[0] / qs_job_mean_bs(j, 0),
+				(double)b->rate[1] / qs_job_mean_bs(j, 1)};
+		int rc = job_rate_mix(b, io, b->rate[0] != b->rate[1], "rate", err, errlen);
+		if (rc)
+			return rc < 0 ? rc : 0;
+	}
 	const char *why = NULL;
 	bool issues[QS_JOB_DIRS] = {qs_job_reads(j), qs_job_writes(j), qs_job_trims(j)};
 	unsigned n = 0;

@@ -140,6 +140,12 @@ struct qs_job {
 	double rate_iops;	   /* per clone; 0 = unrated (closed loop); from
 				      rate_iops, or fio's rate (bytes/s) / bs */
 	enum qs_job_rate_process rate_process;
+	/* a mixed job (rw, randrw) with a cap per direction that differ (fio's
+	 * rate=R,W or rate_iops=R,W): rate_iops is their sum and a read is
+	 * drawn with this share of it instead of rwmixread, so that each
+	 * direction runs at its cap */
+	bool rate_mix;
+	double rate_read_share;
 	uint64_t runtime_ns;	   /* 0 = until size bytes are done */
 	uint64_t ramp_time_ns;	   /* leading time excluded from statistics */
 	uint64_t startdelay_ns;	   /* fio's startdelay: the job (its ramp, its

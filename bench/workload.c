@@ -423,6 +423,8 @@ static int wl_direction(struct qs_wl *w)
 	case QS_RW_RANDRW:
 		break;
 	}
+	if (j->rate_mix) /* a cap per direction: each at its own (job.h) */
+		return qs_wl_rng_double(&w->rng) < j->rate_read_share ? 0 : 1;
 	return qs_wl_rng_below(&w->rng, 100) < j->rwmixread ? 0 : 1;
 }
 

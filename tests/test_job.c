@@ -705,8 +705,12 @@ static void test_fio_workload_options(void **state)
 	expect_error("[a]\nzonemode=zbd\n",
 		     (const char *[]){":2:", "'zonemode'", "conventional", NULL});
 
-	expect_error("[m]\nrw=randrw\nrate=1m,2m\n",
-		     (const char *[]){":3:", "'rate'", "mixed", NULL});
+	expect_error("[m]\nrw=randrw\nrate=1m,\n",
+		     (const char *[]){":3:", "'rate'", "unrated direction", NULL});
+	expect_error("[m]\nrw=randrw\nrate_iops=0,50\n",
+		     (const char *[]){":3:", "'rate_iops'", "unrated direction", NULL});
+	expect_error("[m]\nrw=randrw\nrate_iops=5,x\n",
+		     (const char *[]){":3:", "'rate_iops'", "R,W[,T]", NULL});
 	expect_error("[m]\nrw=write\nrate=1m\nrate_iops=5\n",
 		     (const char *[]){":3:", "'rate'", "rate_iops", NULL});
 	expect_error("[z]\nrw=randread\nrandom_distribution=zoned:50/10:40/20\n",
@@ -866,6 +870,55 @@ static void test_sync_keys(void **state)
 		     (const char *[]){":2:", "'percentile_list'", "':'", NULL});
 	expect_error("[a]\ntrace=x.log\nfsync=4\n",
 		     (const char *[]){":3:", "'fsync'", "not with a trace", NULL});
+}
+
+/*
+ * Issue 33: fio's rate and rate_iops per direction. A mixed job with caps
+ * that differ runs each direction at its own: rate_iops their sum, a read
+ * drawn with its share (not rwmixread); one field of rate_iops keeps the
+ * bench's rule (the clone's I/Os together); equal caps sum as before.
+ */
+static void test_rate_per_direction(void **state)
+{
+	(void)state;
+	write_file("[global]\nrw=randrw\nrwmixread=90\nsize=1m\n"
+		   "[i]\nrate_iops=100,300\n[b]\nbs=4k,8k\nrate=400k,800k\n"
+		   "[e]\nrate_iops=100,100\n[o]\nrate_iops=100\n[w]\nrw=write\nrate_iops=7,9\n");
+	struct qs_job_file *f;
+	char err[512] = "";
+	if (qs_job_file_load(path, CAP, &f, err, sizeof(err)))
+		fail_msg("%s", err);
+	const struct qs_job *i = &f->jobs[0], *b = &f->jobs[1];
+	assert_true(i->rate_mix);
+	assert_true(i->rate_iops == 400.0);
+	assert_true(fabs(i->rate_read_share - 0.25) < 1e-12);
+	/* 400k/4k = 100 reads, 800k/8k = 100 writes a second: equal I/Os */
+	assert_true(b->rate_mix);
+	assert_true(fabs(b->rate_iops - 200.0) < 1e-9);
+	assert_true(fabs(b->rate_read_share - 0.5) < 1e-12);
+	assert_false(f->jobs[2].rate_mix); /* equal caps: rwmixread, their sum */
+	assert_true(f->jobs[2].rate_iops == 200.0);
+	assert_true(f->jobs[3].rate_iops == 100.0); /* one value: together */
+	assert_true(f->jobs[4].rate_iops == 9.0);   /* writes only: their cap */
+	assert_false(f->jobs[4].rate_mix);
+	qs_job_file_free(f);
+
+	/* the stream: a quarter reads, whatever rwmixread says */
+	write_file("[i]\nrw=randrw\nrwmixread=90\nsize=1m\nio_size=1g\nrate_iops=100,300\n");
+	if (qs_job_file_load(path, CAP, &f, err, sizeof(err)))
+		fail_msg("%s", err);
+	struct qs_wl *w;
+	assert_int_equal(qs_wl_open(&f->jobs[0], 0, 1, &w, err, sizeof(err)), 0);
+	unsigned reads = 0, n = 20000;
+	for (unsigned k = 0; k < n; k++) {
+		struct qs_io io;
+		assert_int_equal(qs_wl_next(w, &io), 1);
+		reads += io.op == QS_IO_READ;
+		assert_true(io.timed);
+	}
+	assert_true(fabs((double)reads / n - 0.25) < 0.02);
+	qs_wl_close(w);
+	qs_job_file_free(f);
 }
 
 /* read_iolog is the bench's trace; replay_no_stall its trace_ignore_time */
@@ -1164,6 +1217,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_option_table, teardown),
 		cmocka_unit_test_teardown(test_read_iolog, teardown),
 		cmocka_unit_test_teardown(test_sync_keys, teardown),
+		cmocka_unit_test_teardown(test_rate_per_direction, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
