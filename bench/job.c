@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 
 #include "job.h"
+#include "workload.h"
 #include "host/text.h"
 
 #define NS_PER_S 1000000000ull
@@ -1096,6 +1097,51 @@ static int job_key_timescale(struct job_build *b, const char *key, const char *v
 	return 0;
 }
 
+/* fio's replay_time_scale: the trace's rate in percent of its own (50:
+ * half as fast, 200: twice), as trace_timescale's factor on its times */
+static int job_key_replay_time(struct job_build *b, const char *key, const char *v,
+			       unsigned line, const char **allowed)
+{
+	uint64_t u;
+	*allowed = "an integer percentage from 1 to 1000000000 of the trace's rate (100: as "
+		   "recorded, 200: twice as fast)";
+	if (parse_uint(v, 1, 1000000000, &u))
+		return -EINVAL;
+	b->job.trace_timescale = 100.0 / (double)u;
+	return 0;
+}
+
+/* fio's replay_skip: read, write, trim, flush (or sync), separated by ',' */
+static int job_key_replay_skip(struct job_build *b, const char *key, const char *v,
+			       unsigned line, const char **allowed)
+{
+	static const struct {
+		const char *name;
+		unsigned op;
+	} k[] = {{"read", QS_IO_READ}, {"write", QS_IO_WRITE}, {"trim", QS_IO_TRIM},
+		 {"flush", QS_IO_SYNC}, {"sync", QS_IO_SYNC}};
+	char buf[128];
+	*allowed = "read, write, trim and flush (or sync), separated by ','";
+	if (strlen(v) >= sizeof(buf))
+		return -EINVAL;
+	snprintf(buf, sizeof(buf), "%s", v);
+	unsigned mask = 0;
+	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t;
+	     t = strtok_r(NULL, ",", &save)) {
+		str_trim(t);
+		size_t i = 0;
+		while (i < sizeof(k) / sizeof(k[0]) && strcasecmp(t, k[i].name))
+			i++;
+		if (i == sizeof(k) / sizeof(k[0]))
+			return -EINVAL;
+		mask |= 1u << k[i].op;
+	}
+	if (!mask)
+		return -EINVAL;
+	b->job.replay_skip = mask;
+	return 0;
+}
+
 /* blockalign (ba): fio's boundary of random offsets, R[,W[,T]]; checked
  * once the job's sizes are known (job_resolve_align) */
 static int job_key_blockalign(struct job_build *b, const char *key, const char *v,
@@ -1473,8 +1519,8 @@ static const struct job_opt job_opts[] = {
 	NONE("replay_redirect", 0, "a trace replays on the one simulated drive, whatever its device"),
 	REFUSE("replay_scale", 0, "offsets of a trace are not scaled yet"),
 	REFUSE("replay_align", 0, "offsets of a trace are aligned to the drive's 4 KiB blocks only"),
-	REFUSE("replay_time_scale", 0, "not read yet: trace_timescale scales a trace's times"),
-	REFUSE("replay_skip", 0, "a trace's requests of one type are not skipped yet"),
+	DO("replay_time_scale", job_key_replay_time, 0, "the trace's rate in percent: trace_timescale = 100 / it"),
+	DO("replay_skip", job_key_replay_skip, 0, "the trace's reads, writes, trims or flushes are not replayed"),
 	REFUSE("merge_blktrace_file", 0, "several blktraces are not merged: one trace per job"),
 	REFUSE("merge_blktrace_scalars", 0, "several blktraces are not merged: one trace per job"),
 	REFUSE("merge_blktrace_iters", 0, "several blktraces are not merged: one trace per job"),

@@ -234,6 +234,9 @@ struct qs_job {
 	struct qs_trace_cols trace_cols; /* trace_columns (csv) */
 	double trace_timescale;	   /* > 0; 1.0 = time stamps as they are */
 	bool trace_ignore_time;
+	/* fio's replay_skip: the requests of the trace not replayed, a bit
+	 * (1u << QS_IO_READ ...) per kind (bench/workload.h); 0: none */
+	unsigned replay_skip;
 	/* The largest request of the trace after the 4 KiB mapping, once a
 	 * scan found it (qs_trace_scan); 0 = not known, the run reads it. */
 	uint64_t trace_max_io;

@@ -394,9 +394,14 @@ static uint64_t random_block(struct qs_wl *w)
 	return perm_apply(&w->pass_perm, w->pass_idx++);
 }
 
+/* The trace's next request but those of fio's replay_skip. */
 static int wl_trace_next(struct qs_wl *w, struct qs_io *io)
 {
-	return qs_trace_next(w->trace, io, w->err, sizeof(w->err));
+	int rc;
+	do
+		rc = qs_trace_next(w->trace, io, w->err, sizeof(w->err));
+	while (rc == 1 && (w->job->replay_skip & (1u << io->op)));
+	return rc;
 }
 
 static int wl_emit(struct qs_wl *w, struct qs_io *io, enum qs_io_op op, uint64_t rel,

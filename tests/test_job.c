@@ -940,6 +940,39 @@ static void test_read_iolog(void **state)
 	assert_true(f->jobs[0].trace_ignore_time);
 	assert_null(f->jobs[0].noeffect);
 	qs_job_file_free(f);
+
+	/* replay_time_scale (percent of the trace's rate) and replay_skip */
+	write_file("[r]\nrw=write\nreplay_time_scale=200\nreplay_skip=read, flush\n"
+		   "[s]\nrw=write\nreplay_time_scale=50\nreplay_skip=sync\n");
+	if (qs_job_file_load(path, CAP, &f, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_true(f->jobs[0].trace_timescale == 0.5);
+	assert_int_equal(f->jobs[0].replay_skip, (1u << QS_IO_READ) | (1u << QS_IO_SYNC));
+	assert_true(f->jobs[1].trace_timescale == 2.0);
+	assert_int_equal(f->jobs[1].replay_skip, 1u << QS_IO_SYNC);
+	qs_job_file_free(f);
+	expect_error("[r]\nreplay_skip=read,append\n",
+		     (const char *[]){":2:", "'replay_skip'", "'read,append'", "flush", NULL});
+	expect_error("[r]\nreplay_time_scale=0\n",
+		     (const char *[]){":2:", "'replay_time_scale'", "percentage", NULL});
+
+	/* the stream of the trace without its writes: the read, then the end */
+	ttmp_file(tr, sizeof(tr), "job", ".log",
+		  "fio version 2 iolog\n/dev/x add\n/dev/x open\n/dev/x write 0 4096\n"
+		  "/dev/x read 8192 4096\n/dev/x write 4096 4096\n/dev/x close\n");
+	snprintf(text, sizeof(text), "[r]\nread_iolog=%s\nreplay_skip=write\n", tr);
+	write_file(text);
+	if (qs_job_file_load(path, CAP, &f, err, sizeof(err)))
+		fail_msg("%s", err);
+	struct qs_wl *w;
+	assert_int_equal(qs_wl_open(&f->jobs[0], 0, 1, &w, err, sizeof(err)), 0);
+	struct qs_io io;
+	assert_int_equal(qs_wl_next(w, &io), 1);
+	assert_int_equal(io.op, QS_IO_READ);
+	assert_int_equal(io.off, 8192);
+	assert_int_equal(qs_wl_next(w, &io), 0);
+	qs_wl_close(w);
+	qs_job_file_free(f);
 	unlink(tr);
 }
 
