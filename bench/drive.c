@@ -62,6 +62,13 @@ struct drv_job {
 	bool in_window, window_done;
 	uint64_t ios;
 	uint64_t over_lat_ns; /* fio's max_latency: the I/O that ended the job */
+	/* fio's rate_min, rate_iops_min: the window's I/Os and bytes per
+	 * direction, at the last check, the next check; what ended the job */
+	uint64_t dir_ios[QS_DDIR_N], dir_bytes[QS_DDIR_N];
+	uint64_t rm_ios0[QS_DDIR_N], rm_bytes0[QS_DDIR_N], rm_next;
+	bool rm_primed, rm_failed, rm_iops;
+	int rm_dir;
+	double rm_got, rm_want;
 	uint64_t round0, round1; /* the run's wr_round at window open, close */
 	uint64_t bytes;		 /* bytes completed, whole run, reads and writes */
 	/* steady state (job->ss_dur_ns != 0): the next sample's time, the
@@ -180,6 +187,23 @@ static void drv_fail(struct drv_run *r, const struct qs_job *job, int rc, const 
 	drv_wake(r);
 }
 
+/* fio's rate_cycle: the period rate_min and rate_iops_min are checked
+ * over (0: fio's default, 1 s) */
+static uint64_t drv_rm_cycle(const struct qs_job *job)
+{
+	return job->rate_cycle_ns ? job->rate_cycle_ns : 1000000000ull;
+}
+
+/* Whether the job has a minimum rate for a direction it issues. */
+static bool drv_rm_on(const struct qs_job *job)
+{
+	bool issues[QS_DDIR_N] = {qs_job_reads(job), qs_job_writes(job), qs_job_trims(job)};
+	for (int d = 0; d < QS_DDIR_N; d++)
+		if (issues[d] && (job->rate_min[d] || job->rate_iops_min[d]))
+			return true;
+	return false;
+}
+
 static void drv_window_open(struct drv_job *j)
 {
 	if (j->in_window || j->window_done)
@@ -187,6 +211,7 @@ static void drv_window_open(struct drv_job *j)
 	j->in_window = true;
 	j->win_start = drv_now(j->r);
 	j->round0 = j->r->wr_round;
+	j->rm_next = j->win_start + drv_rm_cycle(j->job);
 	qs_engine_get_stats(j->r->e, &j->e0);
 	j->r->d->ops->window(j->r->d->ctx, j->index, false);
 }
@@ -330,6 +355,8 @@ static void drv_count(struct drv_clone *c, const struct drv_slot *s, uint64_t no
 	}
 	st->ios[d]++;
 	st->bytes[d] += s->bytes;
+	c->j->dir_ios[d]++;
+	c->j->dir_bytes[d] += s->bytes;
 	/* fio's max_latency: the job ends at the first I/O above it, with
 	 * fio's error; the other jobs go on */
 	uint64_t max = c->j->job->max_latency_ns;
@@ -831,6 +858,45 @@ static void drv_ss_sample(struct drv_job *j, uint64_t now)
 	}
 }
 
+/*
+ * fio's rate_min and rate_iops_min over the rate_cycle that ends now: a
+ * direction the job issues below either ends the job, with fio's error
+ * (EIO); else the counts are the next cycle's start. As in fio, the first
+ * cycle only takes the counts (its I/Os may not have completed yet).
+ */
+static void drv_rm_check(struct drv_job *j)
+{
+	const struct qs_job *job = j->job;
+	if (!j->rm_primed) {
+		j->rm_primed = true;
+		memcpy(j->rm_bytes0, j->dir_bytes, sizeof(j->rm_bytes0));
+		memcpy(j->rm_ios0, j->dir_ios, sizeof(j->rm_ios0));
+		return;
+	}
+	bool issues[QS_DDIR_N] = {qs_job_reads(job), qs_job_writes(job), qs_job_trims(job)};
+	double s = (double)drv_rm_cycle(job) / 1e9;
+	for (int d = 0; d < QS_DDIR_N && !j->rm_failed; d++) {
+		double bps = (double)(j->dir_bytes[d] - j->rm_bytes0[d]) / s;
+		double iops = (double)(j->dir_ios[d] - j->rm_ios0[d]) / s;
+		if (!issues[d])
+			continue;
+		if (job->rate_min[d] && bps < (double)job->rate_min[d]) {
+			j->rm_failed = true;
+			j->rm_got = bps;
+			j->rm_want = (double)job->rate_min[d];
+		} else if (job->rate_iops_min[d] && iops < (double)job->rate_iops_min[d]) {
+			j->rm_failed = j->rm_iops = true;
+			j->rm_got = iops;
+			j->rm_want = (double)job->rate_iops_min[d];
+		}
+		j->rm_dir = d;
+		j->rm_bytes0[d] = j->dir_bytes[d];
+		j->rm_ios0[d] = j->dir_ios[d];
+	}
+	if (j->rm_failed)
+		drv_job_end(j);
+}
+
 /* A job's deadlines at now: it starts at start (startdelay, wait_for), its
  * window opens at ramp end, its steady-state samples are taken, it ends at
  * end. Returns the next of them still to come (UINT64_MAX: none). */
@@ -858,6 +924,15 @@ static uint64_t drv_tick_job(struct drv_job *j, uint64_t now)
 			drv_window_open(j);
 		else if (j->ramp_end < next)
 			next = j->ramp_end;
+	}
+	if (j->in_window && drv_rm_on(j->job)) {
+		while (now >= j->rm_next && !j->window_done) {
+			drv_rm_check(j);
+			j->rm_next += drv_rm_cycle(j->job);
+		}
+		if (j->window_done)
+			return UINT64_MAX;
+		next = j->rm_next < next ? j->rm_next : next;
 	}
 	if (j->end != UINT64_MAX) {
 		if (now >= j->end)
@@ -1352,6 +1427,32 @@ static int drv_stats_report(const struct drv_stats *st, uint64_t runtime_ns,
 	return rc;
 }
 
+/* fio's error of an entry: the first of its jobs that max_latency or
+ * rate_min ended, and what ended it for the table. */
+static void drv_entry_error(struct qs_report_run *rep, const struct drv_job *j, bool shaping)
+{
+	static const char *const dirs[QS_DDIR_N] = {"reads", "writes", "trims"};
+	const char *sh = shaping ? "on" : "off";
+	if (rep->error)
+		return;
+	if (j->over_lat_ns) {
+		rep->error = ETIMEDOUT; /* fio's error for max_latency */
+		rep->over_lat_ns = j->over_lat_ns;
+		rep->max_lat_ns = j->job->max_latency_ns;
+		snprintf(rep->error_why, sizeof(rep->error_why), "max_latency %.1f us: with "
+			 "shaping %s an I/O took %.1f us and ended the job there, fio's error %d",
+			 (double)rep->max_lat_ns / 1e3, sh, (double)rep->over_lat_ns / 1e3,
+			 ETIMEDOUT);
+	} else if (j->rm_failed) {
+		rep->error = EIO; /* fio's error for rate_min, rate_iops_min */
+		snprintf(rep->error_why, sizeof(rep->error_why), "%s: with shaping %s the %s "
+			 "ran at %.6g %s over a rate_cycle of %.6g s, below %.6g: the job ended "
+			 "there, fio's error %d", j->rm_iops ? "rate_iops_min" : "rate_min", sh,
+			 dirs[j->rm_dir], j->rm_got, j->rm_iops ? "I/Os/s" : "bytes/s",
+			 (double)drv_rm_cycle(j->job) / 1e9, j->rm_want, EIO);
+	}
+}
+
 /*
  * The figures of a report entry that sums st over the jobs a..b (which
  * share the drive): the client's from st over the longest of their
@@ -1370,11 +1471,7 @@ static int drv_entry(struct drv_run *r, size_t a, size_t b, const struct drv_sta
 	res->rep.error = 0;
 	for (size_t i = a; i <= b; i++) {
 		struct drv_job *j = &r->jobs[i];
-		if (j->over_lat_ns && !res->rep.error) {
-			res->rep.error = ETIMEDOUT; /* fio's error for max_latency */
-			res->rep.over_lat_ns = j->over_lat_ns;
-			res->rep.max_lat_ns = j->job->max_latency_ns;
-		}
+		drv_entry_error(&res->rep, j, v->shaping);
 		jo = j->win_start < jo->win_start ? j : jo;
 		jc = j->win_end > jc->win_end ? j : jc;
 		runtime = j->win_end - j->win_start > runtime ? j->win_end - j->win_start : runtime;

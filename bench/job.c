@@ -1369,6 +1369,33 @@ static int job_key_max_latency(struct job_build *b, const char *key, const char 
 	return 0;
 }
 
+/* fio's rate_min (bytes/s), rate_iops_min (R[,W[,T]]) and rate_cycle
+ * (their period, bare numbers in milliseconds, fio's unit) */
+static int job_key_rate_min(struct job_build *b, const char *key, const char *v,
+			    unsigned line, const char **allowed)
+{
+	struct qs_job *j = &b->job;
+	if (!strcmp(key, "rate_cycle")) {
+		*allowed = "a time above 0 and up to 1 hour: milliseconds, or a number with us, "
+			   "ms, s";
+		if (qs_job_parse_time(v, 1000000, &j->rate_cycle_ns) || !j->rate_cycle_ns ||
+		    j->rate_cycle_ns > 3600 * NS_PER_S)
+			return -EINVAL;
+		return 0;
+	}
+	bool iops = !strcmp(key, "rate_iops_min");
+	*allowed = iops ? "R[,W[,T]]: integers from 0 (unchecked) to 100000000, I/Os per "
+			  "second for reads, writes and trims (one value: all)"
+			: "R[,W[,T]]: bytes per second (suffixes k, m, g...) for reads, writes "
+			  "and trims (one value: all; 0: unchecked)";
+	uint64_t *u = iops ? j->rate_iops_min : j->rate_min;
+	uint64_t r[QS_JOB_DIRS] = {0, 0, 0};
+	if (parse_dirs(v, b->kb_base, iops ? DIR_IOPS : DIR_SIZE, r, NULL) < 0)
+		return -EINVAL;
+	memcpy(u, r, sizeof(r));
+	return 0;
+}
+
 /* fio's bare flags: a key written alone means key=1 */
 #define JK_FLAG 1u
 /* class 3 unless the value is fio's off (0, false...): then class 2 */
@@ -1552,14 +1579,14 @@ static const struct job_opt job_opts[] = {
 	DO("thinktime_blocks_type", job_key_default_only, 0, "complete (fio's default) only: issue is refused"),
 	REFUSE("thinktime_iotime", JK_OFF, "thinktime every N of I/O time is not simulated; 0 is accepted"),
 	DO("rate", job_key_rate, 0, "bytes/s, R,W,T, turned into rate_iops"),
-	NONE("rate_min", 0, "not checked: a job below it runs its course (fio ends it with an error)"),
+	DO("rate_min", job_key_rate_min, 0, "bytes/s, R,W,T: a direction below it over a rate_cycle ends the job with fio's error 5 (EIO)"),
 	ALIAS("ratemin", "rate_min"),
 	DO("rate_process", job_key_rate_process, 0, "linear or poisson gaps"),
-	NONE("rate_cycle", 0, "the period of rate_min and rate_iops_min, which are not checked"),
+	DO("rate_cycle", job_key_rate_min, 0, "the period rate_min and rate_iops_min are checked over (ms; 1 s)"),
 	ALIAS("ratecycle", "rate_cycle"),
 	REFUSE("rate_ignore_thinktime", JK_OFF, "a rated clone with thinktime keeps its schedule; 0 is accepted"),
 	DO("rate_iops", job_key_rate_iops, 0, "I/Os per second per clone (open loop), or R,W,T"),
-	NONE("rate_iops_min", 0, "not checked: a job below it runs its course (fio ends it with an error)"),
+	DO("rate_iops_min", job_key_rate_min, 0, "I/Os per second, R,W,T: as rate_min"),
 	DO("max_latency", job_key_max_latency, 0, "an I/O slower than this ends the job with fio's error 110 (ETIMEDOUT)"),
 	REFUSE("latency_target", 0, WHY_LAT),
 	REFUSE("latency_window", 0, WHY_LAT),

@@ -186,6 +186,11 @@ struct qs_job {
 	/* fio's max_latency: an I/O of the window slower than this ends the
 	 * job with fio's error (ETIMEDOUT); 0: no bound */
 	uint64_t max_latency_ns;
+	/* fio's rate_min (bytes/s) and rate_iops_min per direction: checked
+	 * over every rate_cycle_ns of the window; a direction the job issues
+	 * below either ends the job with fio's error (EIO); 0: unchecked */
+	uint64_t rate_min[QS_JOB_DIRS], rate_iops_min[QS_JOB_DIRS];
+	uint64_t rate_cycle_ns; /* 0: fio's 1 s */
 	/* fio's percentile_list: the percentiles fio's JSON reports, ascending;
 	 * npct 0: fio's default list */
 	double pct_list[QS_REPORT_PCT_MAX];

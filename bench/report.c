@@ -526,11 +526,8 @@ int qs_report_table(FILE *f, const struct qs_report_run *runs, size_t n)
 		}
 		for (size_t c = 0; c < nc; c++) {
 			const struct qs_report_run *e = &runs[cols[c]];
-			if (e->error == ETIMEDOUT)
-				fprintf(f, "  (max_latency %.1f us: with shaping %s an I/O took "
-					"%.1f us and ended the job there, fio's error %d)\n",
-					(double)e->max_lat_ns / 1e3, e->shaping ? "on" : "off",
-					(double)e->over_lat_ns / 1e3, ETIMEDOUT);
+			if (e->error && e->error_why[0])
+				fprintf(f, "  (%s)\n", e->error_why);
 		}
 		if (isfinite(tr.common))
 			fprintf(f, "  (slowest rate: %.1f MB/s of client writes, the slowest "

@@ -112,6 +112,7 @@ struct qs_report_run {
 	 * over_lat_ns, above its max_latency max_lat_ns, and ended it */
 	int error;
 	uint64_t over_lat_ns, max_lat_ns;
+	char error_why[200]; /* what ended the job, for the table ("": none) */
 	bool shaping;	    /* false: passthrough ("off"); true: cache ("on") */
 	const char *policy; /* destage policy name; "-" or "" when off */
 	const char *placement; /* "inplace" or "log"; "-", "" or NULL when off */

@@ -1043,6 +1043,52 @@ static void test_max_latency(void **state)
 	unlink(job);
 }
 
+/*
+ * Issue 33: rate_min and rate_iops_min are checked over every rate_cycle
+ * of the window but the first (fio's rule): a direction below ends the job
+ * with fio's error (EIO) and a line under the table; a minimum the job
+ * meets changes nothing.
+ */
+static void test_rate_min(void **state)
+{
+	(void)state;
+	char job[64];
+	struct qs_bench_world *w = tiny_world();
+	struct qs_job_file *jf = load_job_text(w,
+		"[global]\nrw=randwrite\nsize=10%\niodepth=4\nruntime=100ms\ntime_based\n"
+		"rate_cycle=10\n[iops]\nrate_iops_min=10000000\n[bw]\nrate_min=,40g\n"
+		"[met]\nrate_iops_min=1\nrate_min=1k\n",
+		job, sizeof(job));
+	char err[512];
+	struct qs_bench_result r[3];
+	struct qs_bench_variant v = {.shaping = false};
+	for (int i = 0; i < 3; i++)
+		if (qs_bench_run_job(w, &jf->jobs[i], &v, 1, &r[i], err, sizeof(err)))
+			fail_msg("%s", err);
+	assert_int_equal(r[0].rep.error, EIO);
+	assert_int_equal(r[1].rep.error, EIO);
+	assert_int_equal(r[2].rep.error, 0);
+	/* ended after the second cycle: the first only takes the counts */
+	assert_true(r[0].window_ns >= 20000000 && r[0].window_ns < 30000000);
+	assert_true(r[2].window_ns == 100000000);
+	assert_non_null(strstr(r[0].rep.error_why, "rate_iops_min: with shaping off the writes "
+						 "ran at "));
+	assert_non_null(strstr(r[1].rep.error_why, "rate_min: with shaping off the writes ran "
+						 "at "));
+	assert_non_null(strstr(r[1].rep.error_why, "below 4.29497e+10: the job ended there, "
+						 "fio's error 5"));
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_int_equal(qs_report_table(f, &r[0].rep, 1), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "  (rate_iops_min: with shaping off"));
+	free(buf);
+	qs_job_file_free(jf);
+	qs_bench_world_free(w);
+	unlink(job);
+}
+
 static int run_args(int argc, char **argv)
 {
 	return qs_cmd_bench_run(argc, argv);
@@ -1237,6 +1283,7 @@ int main(void)
 		cmocka_unit_test(test_sync_family_run),
 		cmocka_unit_test(test_percentile_list),
 		cmocka_unit_test(test_max_latency),
+		cmocka_unit_test(test_rate_min),
 		cmocka_unit_test(test_thinktime),
 		cmocka_unit_test(test_flow),
 	};

@@ -862,6 +862,10 @@ static void test_sync_keys(void **state)
 	expect_error("[a]\nsync=maybe\n",
 		     (const char *[]){":2:", "'sync'", "'maybe'", "dsync", NULL});
 	expect_error("[a]\nfsync=-1\n", (const char *[]){":2:", "'fsync'", "integer", NULL});
+	expect_error("[a]\nrate_cycle=0\n",
+		     (const char *[]){":2:", "'rate_cycle'", "above 0", NULL});
+	expect_error("[a]\nrate_iops_min=1,x\n",
+		     (const char *[]){":2:", "'rate_iops_min'", "R[,W[,T]]", NULL});
 	expect_error("[a]\nmax_latency=2h\n",
 		     (const char *[]){":2:", "'max_latency'", "'2h'", "microseconds", NULL});
 	expect_error("[a]\npercentile_list=50:101\n",
