@@ -19,8 +19,12 @@
  * steadystate (ss), steadystate_duration (ss_dur), steadystate_ramp_time
  * (ss_ramp), steadystate_check_interval (ss_interval), flow, flow_id,
  * flow_sleep, and fio's reporting: group_reporting, new_group,
- * unified_rw_reporting, name; and for replay: trace, trace_format,
- * trace_columns, trace_timescale, trace_ignore_time.
+ * unified_rw_reporting, name, percentile_list; the sync family (fsync,
+ * fdatasync, end_fsync, fsync_on_close as flushes, sync and write_barrier as
+ * FUA writes), max_latency, rate_min, rate_iops_min, rate_cycle,
+ * offset_align; and for replay: trace (read_iolog), trace_format,
+ * trace_columns, trace_timescale, trace_ignore_time (replay_no_stall),
+ * replay_time_scale, replay_skip.
  * fio's syntax: a bare flag means flag=1 (time_based), ';' and '#' start
  * comments, "include FILE" reads FILE (relative to the including file's
  * directory) in place, ${NAME} is the environment variable NAME.
