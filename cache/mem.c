@@ -109,7 +109,7 @@ static uint64_t p2l_plan(const struct qs_engine_conf *c, const struct geo *g)
 {
 	uint32_t ib = c->iu_bytes / QS_BLOCK_SIZE, cover = qs_fmt_p2l_cover(g->width, ib);
 	uint64_t pages = qs_fmt_p2l_band_pages(g->band_blocks, cover);
-	uint64_t n = plc_p2l_frames(c->destage_qd, ib, cover, g->band_blocks);
+	uint64_t n = plc_p2l_frames(c->destage_qd);
 	return held(n * sizeof(struct p2l_frame), 64) + 2 * n * held(QS_BLOCK_SIZE, QS_BLOCK_SIZE) +
 	       n * held(2 * QS_BLOCK_SIZE, QS_BLOCK_SIZE) +
 	       held(2 * pages * QS_BLOCK_SIZE, QS_BLOCK_SIZE) + held(pages, 16);

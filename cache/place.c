@@ -255,23 +255,21 @@ static int tbl_alloc(struct qs_engine *e, void **t, uint64_t n)
 }
 
 /*
- * P2L frames, per stream: the pages its units in flight lie in (destage_qd
- * units in a row, a page's cover of blocks a page but for a band's last,
- * which may be short: one more at the band's end and one for a run that
- * starts mid-page), the page it is in, and one whose last write is still
- * in flight. A unit that finds none fails and is retried (unit_issue).
+ * P2L frames, per stream: two for each of its destage_qd units (a unit's
+ * entries lie in two pages at most, and the units in flight need not be
+ * neighbours: one waiting for log space holds its pages while later ones
+ * come and go), the page the stream is in, and one spare. So a unit always
+ * finds its frames; were none free it would fail and be retried.
  */
-uint32_t plc_p2l_frames(uint32_t destage_qd, uint32_t iu_blocks, uint32_t cover,
-			uint32_t band_blocks)
+uint32_t plc_p2l_frames(uint32_t destage_qd)
 {
-	uint64_t span = cover < band_blocks ? cover : band_blocks;
-	return (uint32_t)(2 * (((uint64_t)destage_qd * iu_blocks + span - 1) / span + 4));
+	return 2 * (2 * destage_qd + 2);
 }
 
 static int p2l_alloc(struct qs_engine *e)
 {
 	struct plc *p = e->plc;
-	p->npfr = plc_p2l_frames(e->conf.destage_qd, e->iu_blocks, p->p2l_cover, p->band_blocks);
+	p->npfr = plc_p2l_frames(e->conf.destage_qd);
 	p->pfr = eng_alloc(e, p->npfr * sizeof(*p->pfr), 64);
 	p->vic_buf = eng_alloc(e, 2 * (size_t)p->p2l_band_pages * QS_BLOCK_SIZE, QS_BLOCK_SIZE);
 	p->vic_sel = eng_alloc(e, p->p2l_band_pages, 16);

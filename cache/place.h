@@ -357,8 +357,7 @@ void plc_rcv_writeback(struct qs_engine *e);
 bool plc_map_pressed(const struct qs_engine *e);
 
 /* P2L frames plc_init allocates (cache/mem.c plans them too). */
-uint32_t plc_p2l_frames(uint32_t destage_qd, uint32_t iu_blocks, uint32_t cover,
-			uint32_t band_blocks);
+uint32_t plc_p2l_frames(uint32_t destage_qd);
 /* Set up log placement from e->sb (format or recovery); -errno. */
 int plc_init(struct qs_engine *e);
 void plc_fini(struct qs_engine *e);
