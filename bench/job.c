@@ -1539,7 +1539,7 @@ static const struct job_opt job_opts[] = {
 	REFUSE("trim_backlog", JK_OFF, "verify's trims are not simulated (" WHY_DATA "); rw=randtrim or trimwrite issue trims; 0 is accepted"),
 	NONE("trim_backlog_batch", 0, WHY_DATA),
 	/* replay */
-	REFUSE("write_iolog", 0, "not written by the bench yet: 'qlcshape trace export' writes a run's I/O as a trace"),
+	REFUSE("write_iolog", 0, "the bench does not log a run's I/O yet ('qlcshape bench trace-export' writes a trace it reads as fio's iolog)"),
 	DO("read_iolog", job_key_trace, 0, "replay this iolog (or any trace the bench reads): the bench's trace"),
 	NONE("read_iolog_chunked", 0, "the bench reads a trace as it replays it"),
 	DO("replay_no_stall", job_key_no_stall, 0, "replay as fast as iodepth allows: trace_ignore_time"),
