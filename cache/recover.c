@@ -524,6 +524,9 @@ static void sb_read_cb(void *arg, int res)
 		if (e->sb_read_res[i] < 0)
 			eng_log(e, QS_LOG_WARN, "superblock copy %d: read failed: %s", i,
 				strerror(-e->sb_read_res[i]));
+		else if (st[i] == QS_FMT_BAD_VERSION)
+			eng_log(e, QS_LOG_WARN, "superblock copy %d: format version %u; this build "
+				"reads version %u", i, (unsigned)e->sb_read[i]->version, QS_FMT_VERSION);
 		else if (st[i] != QS_FMT_OK)
 			eng_log(e, QS_LOG_WARN, "superblock copy %d: %s", i, qs_fmt_status_str(st[i]));
 		if (st[i] == QS_FMT_OK &&
@@ -532,9 +535,16 @@ static void sb_read_cb(void *arg, int res)
 	}
 	if (best < 0) {
 		bool blank = st[0] == QS_FMT_BAD_MAGIC && st[1] == QS_FMT_BAD_MAGIC;
-		eng_log(e, QS_LOG_ERR, "%s",
-			blank ? "log device holds no qlcshape log; format it first"
-			      : "both superblock copies are invalid; the log cannot be recovered");
+		int old = st[0] == QS_FMT_BAD_VERSION ? 0 : st[1] == QS_FMT_BAD_VERSION ? 1 : -1;
+		if (old >= 0)
+			eng_log(e, QS_LOG_ERR, "the log is of format version %u and this build reads "
+				"version %u only: drain it with the version that wrote it, then format "
+				"it (qlcshaped --format destroys what it caches)",
+				(unsigned)e->sb_read[old]->version, QS_FMT_VERSION);
+		else
+			eng_log(e, QS_LOG_ERR, "%s",
+				blank ? "log device holds no qlcshape log; format it first"
+				      : "both superblock copies are invalid; the log cannot be recovered");
 		open_done(e, blank ? -ENODATA : -EBADMSG);
 		leave(e);
 		return;

@@ -482,6 +482,21 @@ static void test_recovery_corruption(void **st)
 	sb1->version = 99;
 	memcpy(h.fast.cur, h.fast.durable, h.fast.size);
 	assert_int_equal(th_open(&h, false), -EBADMSG);
+	/* both of the format before this one: refused, naming both versions
+	 * and what to do */
+	*sb0 = keep0;
+	*sb1 = keep1;
+	sb0->version = sb1->version = QS_FMT_VERSION - 1;
+	qs_fmt_sb_seal(sb0);
+	qs_fmt_sb_seal(sb1);
+	memcpy(h.fast.cur, h.fast.durable, h.fast.size);
+	h.env.warnings[0] = 0;
+	assert_int_equal(th_open(&h, false), -EBADMSG);
+	char want[128];
+	snprintf(want, sizeof(want), "the log is of format version %u and this build reads "
+		 "version %u only: drain it", QS_FMT_VERSION - 1, QS_FMT_VERSION);
+	if (!strstr(h.env.warnings, want))
+		fail_msg("'%s' not in: %s", want, h.env.warnings);
 	*sb0 = keep0;
 	*sb1 = keep1;
 	(void)saved;
