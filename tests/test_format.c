@@ -10,6 +10,7 @@
 #include <cmocka.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "qlcshape/format.h"
