@@ -10,6 +10,7 @@
  * back through the engine's callbacks, on the same thread.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +63,7 @@ struct drv_job {
 	bool in_window, window_done;
 	uint64_t ios;
 	uint64_t over_lat_ns; /* fio's max_latency: the I/O that ended the job */
+	FILE *iolog;	      /* fio's write_iolog, NULL: none */
 	/* fio's rate_min, rate_iops_min: the window's I/Os and bytes per
 	 * direction, at the last check, the next check; what ended the job */
 	uint64_t dir_ios[QS_DDIR_N], dir_bytes[QS_DDIR_N];
@@ -534,6 +536,35 @@ bool qs_drv_stamp_ok(const void *blk, uint64_t off, uint64_t seed)
 	       s.check == drv_stamp_check(off, seed);
 }
 
+/* fio's iolog names a file per line; fio replays it with replay_redirect
+ * (as 'qlcshape bench trace-export' writes them) */
+#define DRV_IOLOG_FILE "qlc"
+
+/* fio's write_iolog: the log of job j, version 2 (no time stamps), its
+ * file added and opened; 0 or -EIO with the message in r's errbuf */
+static int drv_iolog_open(struct drv_run *r, struct drv_job *j)
+{
+	j->iolog = fopen(j->job->write_iolog, "w");
+	if (!j->iolog) {
+		snprintf(r->errbuf, r->errlen, "job '%s': write_iolog '%s': %s", j->job->name,
+			 j->job->write_iolog, strerror(errno));
+		return -EIO;
+	}
+	fprintf(j->iolog, "fio version 2 iolog\n%s add\n%s open\n", DRV_IOLOG_FILE,
+		DRV_IOLOG_FILE);
+	return 0;
+}
+
+/* One I/O the job issues as fio logs it: the bytes it asked for (a sync
+ * takes an offset and length of 0, which fio needs) */
+static void drv_iolog_io(FILE *f, const struct qs_io *io)
+{
+	static const char *const act[QS_IO_SYNC + 1] = {"read", "write", "trim", "sync"};
+	bool sync = io->op == QS_IO_SYNC;
+	fprintf(f, "%s %s %" PRIu64 " %" PRIu64 "\n", DRV_IOLOG_FILE, act[io->op],
+		sync ? 0 : io->orig_off, sync ? 0 : io->orig_len);
+}
+
 /* Submit io to the engine; a refusal fails the run. */
 static int drv_submit(struct drv_run *r, struct drv_slot *s, const struct qs_io *io)
 {
@@ -571,6 +602,8 @@ static void drv_issue(struct drv_clone *c, const struct qs_io *io)
 	if (io->op == QS_IO_WRITE && !r->d->shared_buf)
 		drv_stamp(s->buf, io->off, io->len, r->d->seed);
 	s->issue_ns = drv_now(r);
+	if (c->j->iolog)
+		drv_iolog_io(c->j->iolog, io);
 	int rc = drv_submit(r, s, io);
 	/* the engine never completes a request inside its submission call
 	 * (engine.h), so s is still this request's */
@@ -1204,6 +1237,8 @@ static int drv_setup(struct drv_run *r)
 		}
 		r->nclones += d->jobs[i].numjobs;
 		r->nslots += (uint64_t)d->jobs[i].iodepth * d->jobs[i].numjobs;
+		if (j->job->write_iolog && drv_iolog_open(r, j))
+			return -EIO;
 	}
 	r->clones = calloc(r->nclones, sizeof(*r->clones));
 	r->flows = calloc(r->nclones, sizeof(*r->flows));
@@ -1364,9 +1399,13 @@ static void drv_teardown(struct drv_run *r)
 	free(r->clones);
 	free(r->slots);
 	free(r->bufs);
-	if (r->jobs)
-		for (size_t i = 0; i < r->d->njobs; i++)
-			free(r->jobs[i].ss_ring);
+	for (size_t i = 0; r->jobs && i < r->d->njobs; i++) {
+		free(r->jobs[i].ss_ring);
+		if (r->jobs[i].iolog) {
+			fprintf(r->jobs[i].iolog, "%s close\n", DRV_IOLOG_FILE);
+			fclose(r->jobs[i].iolog);
+		}
+	}
 	free(r->jobs);
 	for (size_t u = 0; r->units && u < r->nunits; u++)
 		drv_stats_free(&r->units[u]);

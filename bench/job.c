@@ -1097,6 +1097,21 @@ static int job_key_timescale(struct job_build *b, const char *key, const char *v
 	return 0;
 }
 
+/* fio's write_iolog: where the run logs the I/O it issues */
+static int job_key_write_iolog(struct job_build *b, const char *key, const char *v,
+			       unsigned line, const char **allowed)
+{
+	*allowed = "a path for the iolog (relative to the current directory)";
+	if (!*v)
+		return -EINVAL;
+	char *p = strdup(v);
+	if (!p)
+		return -ENOMEM;
+	free(b->job.write_iolog);
+	b->job.write_iolog = p;
+	return 0;
+}
+
 /* fio's replay_time_scale: the trace's rate in percent of its own (50:
  * half as fast, 200: twice), as trace_timescale's factor on its times */
 static int job_key_replay_time(struct job_build *b, const char *key, const char *v,
@@ -1539,7 +1554,7 @@ static const struct job_opt job_opts[] = {
 	REFUSE("trim_backlog", JK_OFF, "verify's trims are not simulated (" WHY_DATA "); rw=randtrim or trimwrite issue trims; 0 is accepted"),
 	NONE("trim_backlog_batch", 0, WHY_DATA),
 	/* replay */
-	REFUSE("write_iolog", 0, "the bench does not log a run's I/O yet ('qlcshape bench trace-export' writes a trace it reads as fio's iolog)"),
+	DO("write_iolog", job_key_write_iolog, 0, "the run's I/O, as issued, into this file as fio's iolog"),
 	DO("read_iolog", job_key_trace, 0, "replay this iolog (or any trace the bench reads): the bench's trace"),
 	NONE("read_iolog_chunked", 0, "the bench reads a trace as it replays it"),
 	DO("replay_no_stall", job_key_no_stall, 0, "replay as fast as iodepth allows: trace_ignore_time"),
@@ -2555,6 +2570,7 @@ void qs_job_file_free(struct qs_job_file *f)
 	for (size_t i = 0; i < f->njobs; i++) {
 		free(f->jobs[i].trace);
 		free(f->jobs[i].noeffect);
+		free(f->jobs[i].write_iolog);
 	}
 	free(f->jobs);
 	free(f->path);
@@ -2721,6 +2737,7 @@ static int job_file_load_runtime(const char *path, uint64_t capacity, uint64_t r
 		if (rc) {
 			free(b.job.trace);
 			free(b.job.noeffect);
+			free(b.job.write_iolog);
 			goto out;
 		}
 		f->jobs[f->njobs++] = b.job;

@@ -246,6 +246,9 @@ struct qs_job {
 	/* fio's replay_skip: the requests of the trace not replayed, a bit
 	 * (1u << QS_IO_READ ...) per kind (bench/workload.h); 0: none */
 	unsigned replay_skip;
+	/* fio's write_iolog: the path the run's I/O is logged to as fio's
+	 * iolog (version 2), NULL: none */
+	char *write_iolog;
 	/* The largest request of the trace after the 4 KiB mapping, once a
 	 * scan found it (qs_trace_scan); 0 = not known, the run reads it. */
 	uint64_t trace_max_io;

@@ -25,6 +25,7 @@
 #include "../bench/cmds.h"
 #include "../bench/drive.h"
 #include "../bench/run.h"
+#include "../bench/workload.h"
 #include "tprof.h"
 #include "ttmp.h"
 
@@ -1089,6 +1090,51 @@ static void test_rate_min(void **state)
 	unlink(job);
 }
 
+/*
+ * Issue 33: write_iolog logs the I/O a run issues as fio's iolog (version
+ * 2), which the bench (and fio, with replay_redirect) replays: the same
+ * reads, writes and flushes as the engine received.
+ */
+static void test_write_iolog(void **state)
+{
+	(void)state;
+	char job[64], log[64], text[256];
+	struct qs_bench_world *w = tiny_world();
+	ttmp_file(log, sizeof(log), "br", ".iolog", "");
+	snprintf(text, sizeof(text), "[w]\nrw=randrw\nsize=10%%\nnumber_ios=60\nfsync=7\n"
+		 "write_iolog=%s\n[r]\nread_iolog=%s\n", log, log);
+	struct qs_job_file *jf = load_job_text(w, text, job, sizeof(job));
+	char err[512];
+	struct qs_bench_result r;
+	struct qs_bench_variant v = {.shaping = true};
+	if (qs_bench_run_job(w, &jf->jobs[0], &v, 1, &r, err, sizeof(err)))
+		fail_msg("%s", err);
+	size_t len;
+	char *s = slurp(log, &len);
+	assert_true(!strncmp(s, "fio version 2 iolog\nqlc add\nqlc open\nqlc ", 41));
+	assert_non_null(strstr(s, "\nqlc sync 0 0\n"));
+	assert_true(len > 8 && !strcmp(s + len - 10, "qlc close\n"));
+	free(s);
+	struct qs_wl *wl;
+	assert_int_equal(qs_wl_open(&jf->jobs[1], 0, 1, &wl, err, sizeof(err)), 0);
+	uint64_t n[QS_IO_SYNC + 1] = {0};
+	struct qs_io io;
+	int rc;
+	while ((rc = qs_wl_next(wl, &io)) == 1)
+		n[io.op]++;
+	assert_int_equal(rc, 0);
+	qs_wl_close(wl);
+	assert_int_equal(n[QS_IO_READ] + n[QS_IO_WRITE], 60);
+	assert_int_equal(n[QS_IO_READ], r.eng.client_reads);
+	assert_int_equal(n[QS_IO_WRITE], r.eng.client_writes);
+	assert_int_equal(n[QS_IO_SYNC], r.eng.client_flushes);
+	assert_int_equal(n[QS_IO_SYNC], n[QS_IO_WRITE] / 7);
+	qs_job_file_free(jf);
+	qs_bench_world_free(w);
+	unlink(job);
+	unlink(log);
+}
+
 static int run_args(int argc, char **argv)
 {
 	return qs_cmd_bench_run(argc, argv);
@@ -1284,6 +1330,7 @@ int main(void)
 		cmocka_unit_test(test_percentile_list),
 		cmocka_unit_test(test_max_latency),
 		cmocka_unit_test(test_rate_min),
+		cmocka_unit_test(test_write_iolog),
 		cmocka_unit_test(test_thinktime),
 		cmocka_unit_test(test_flow),
 	};
