@@ -428,7 +428,9 @@ static int wl_direction(struct qs_wl *w)
 	case QS_RW_RANDRW:
 		break;
 	}
-	if (j->rate_mix) /* a cap per direction: each at its own (job.h) */
+	/* a cap per direction: each at its own (job.h); a caller that runs
+	 * the job unrated (bench curve's maximum) gets rwmixread back */
+	if (j->rate_mix && j->rate_iops)
 		return qs_wl_rng_double(&w->rng) < j->rate_read_share ? 0 : 1;
 	return qs_wl_rng_below(&w->rng, 100) < j->rwmixread ? 0 : 1;
 }
