@@ -1055,6 +1055,8 @@ static uint64_t drv_trace_max_io(const struct qs_job *j)
 		.cols = j->trace_cols,
 		.timescale = j->trace_timescale,
 		.ignore_time = true, /* sizes only */
+		.scale = j->replay_scale,
+		.align = j->replay_align,
 	};
 	struct qs_trace *t;
 	struct qs_io io;

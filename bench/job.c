@@ -1126,6 +1126,26 @@ static int job_key_replay_time(struct job_build *b, const char *key, const char 
 	return 0;
 }
 
+/* fio's replay_scale (an integer factor) and replay_align (a power of 2,
+ * in bytes, fio's sizes) */
+static int job_key_replay_off(struct job_build *b, const char *key, const char *v,
+			      unsigned line, const char **allowed)
+{
+	uint64_t u;
+	if (!strcmp(key, "replay_scale")) {
+		*allowed = "an integer from 1 to 1000000000: the trace's offsets divided by it";
+		if (parse_uint(v, 1, 1000000000, &u))
+			return -EINVAL;
+		b->job.replay_scale = u;
+		return 0;
+	}
+	*allowed = "a power of 2 (512, 4k, 64k...): the trace's offsets aligned down to it";
+	if (qs_job_parse_size(v, b->kb_base, &u) || !u || (u & (u - 1)))
+		return -EINVAL;
+	b->job.replay_align = u;
+	return 0;
+}
+
 /* fio's replay_skip: read, write, trim, flush (or sync), separated by ',' */
 static int job_key_replay_skip(struct job_build *b, const char *key, const char *v,
 			       unsigned line, const char **allowed)
@@ -1559,8 +1579,8 @@ static const struct job_opt job_opts[] = {
 	NONE("read_iolog_chunked", 0, "the bench reads a trace as it replays it"),
 	DO("replay_no_stall", job_key_no_stall, 0, "replay as fast as iodepth allows: trace_ignore_time"),
 	NONE("replay_redirect", 0, "a trace replays on the one simulated drive, whatever its device"),
-	REFUSE("replay_scale", 0, "offsets of a trace are not scaled yet"),
-	REFUSE("replay_align", 0, "offsets of a trace are aligned to the drive's 4 KiB blocks only"),
+	DO("replay_scale", job_key_replay_off, 0, "the trace's offsets divided by this, before the bench maps them"),
+	DO("replay_align", job_key_replay_off, 0, "the trace's offsets aligned down to this power of 2, before the bench maps them"),
 	DO("replay_time_scale", job_key_replay_time, 0, "the trace's rate in percent: trace_timescale = 100 / it"),
 	DO("replay_skip", job_key_replay_skip, 0, "the trace's reads, writes, trims or flushes are not replayed"),
 	REFUSE("merge_blktrace_file", 0, "several blktraces are not merged: one trace per job"),

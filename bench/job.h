@@ -246,6 +246,9 @@ struct qs_job {
 	/* fio's replay_skip: the requests of the trace not replayed, a bit
 	 * (1u << QS_IO_READ ...) per kind (bench/workload.h); 0: none */
 	unsigned replay_skip;
+	/* fio's replay_scale (offsets divided by it) and replay_align (then
+	 * aligned down to it, a power of 2); 0: as is */
+	uint64_t replay_scale, replay_align;
 	/* fio's write_iolog: the path the run's I/O is logged to as fio's
 	 * iolog (version 2), NULL: none */
 	char *write_iolog;

@@ -842,6 +842,8 @@ static struct qs_trace_opts rc_trace_opts(const struct qs_job *j)
 		.cols = j->trace_cols,
 		.timescale = j->trace_timescale,
 		.ignore_time = j->trace_ignore_time,
+		.scale = j->replay_scale,
+		.align = j->replay_align,
 		.span_off = j->offset,
 		.span_len = j->size,
 	};

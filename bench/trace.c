@@ -350,6 +350,10 @@ int trace_map_range(struct qs_trace *t, struct qs_io *io, char *err, size_t errl
 			 trace_where(t, w, sizeof(w)), io->orig_off, io->orig_len);
 		return -EINVAL;
 	}
+	if (t->o.scale > 1)
+		io->orig_off /= t->o.scale;
+	if (t->o.align > 1)
+		io->orig_off &= ~(t->o.align - 1);
 	if (io->op == QS_IO_TRIM) {
 		start = (io->orig_off + BLK - 1) / BLK * BLK;
 		end = (io->orig_off + io->orig_len) / BLK * BLK;

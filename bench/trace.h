@@ -114,6 +114,10 @@ struct qs_trace_opts {
 	double timescale;	     /* multiplies time stamps; > 0, 1.0 = as is */
 	bool ignore_time;	     /* untimed replay */
 	uint64_t span_off, span_len; /* wrap into this range; span_len 0 = no wrap */
+	/* fio's replay_scale and replay_align: each request's offset divided
+	 * by scale, then aligned down to align (a power of 2), before the
+	 * 4 KiB mapping; 0: as is */
+	uint64_t scale, align;
 };
 
 struct qs_trace;

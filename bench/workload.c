@@ -198,6 +198,8 @@ int qs_wl_open(const struct qs_job *job, unsigned clone, uint64_t seed,
 			.cols = job->trace_cols,
 			.timescale = job->trace_timescale,
 			.ignore_time = job->trace_ignore_time,
+			.scale = job->replay_scale,
+			.align = job->replay_align,
 			.span_off = w->span_off,
 			.span_len = w->span_len,
 		};

@@ -955,6 +955,10 @@ static void test_read_iolog(void **state)
 	assert_true(f->jobs[1].trace_timescale == 2.0);
 	assert_int_equal(f->jobs[1].replay_skip, 1u << QS_IO_SYNC);
 	qs_job_file_free(f);
+	expect_error("[r]\nreplay_align=3k\n",
+		     (const char *[]){":2:", "'replay_align'", "power of 2", NULL});
+	expect_error("[r]\nreplay_scale=0\n",
+		     (const char *[]){":2:", "'replay_scale'", "from 1", NULL});
 	expect_error("[r]\nreplay_skip=read,append\n",
 		     (const char *[]){":2:", "'replay_skip'", "'read,append'", "flush", NULL});
 	expect_error("[r]\nreplay_time_scale=0\n",
@@ -963,8 +967,9 @@ static void test_read_iolog(void **state)
 	/* the stream of the trace without its writes: the read, then the end */
 	ttmp_file(tr, sizeof(tr), "job", ".log",
 		  "fio version 2 iolog\n/dev/x add\n/dev/x open\n/dev/x write 0 4096\n"
-		  "/dev/x read 8192 4096\n/dev/x write 4096 4096\n/dev/x close\n");
-	snprintf(text, sizeof(text), "[r]\nread_iolog=%s\nreplay_skip=write\n", tr);
+		  "/dev/x read 40960 4096\n/dev/x write 4096 4096\n/dev/x close\n");
+	snprintf(text, sizeof(text), "[r]\nread_iolog=%s\nreplay_skip=write\n"
+		 "replay_scale=2\nreplay_align=16k\n", tr);
 	write_file(text);
 	if (qs_job_file_load(path, CAP, &f, err, sizeof(err)))
 		fail_msg("%s", err);
@@ -973,7 +978,9 @@ static void test_read_iolog(void **state)
 	struct qs_io io;
 	assert_int_equal(qs_wl_next(w, &io), 1);
 	assert_int_equal(io.op, QS_IO_READ);
-	assert_int_equal(io.off, 8192);
+	/* 40960 / 2 = 20480, aligned down to 16k (scale alone: 20480,
+	 * align alone: 32768) */
+	assert_int_equal(io.off, 16384);
 	assert_int_equal(qs_wl_next(w, &io), 0);
 	qs_wl_close(w);
 	qs_job_file_free(f);
