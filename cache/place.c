@@ -113,7 +113,7 @@ static void band_drained(struct qs_engine *e, uint64_t b)
  * Point lba at phys (or PLC_NONE). At runtime the valid bitmap follows (a
  * bit for every QLC block the map points at, so GC needs no map lookup to
  * tell what is valid), and so do the bands' valid counts; recovery builds
- * both from the map it ends with (plc_rev_read).
+ * both from the map it ends with (plc_valid_read).
  */
 static void map_set(struct qs_engine *e, uint64_t lba, uint64_t phys, bool runtime)
 {
@@ -984,6 +984,22 @@ static uint32_t p2l_nentries(const struct plc *p, uint64_t q)
 	return (uint32_t)(left < p->p2l_cover ? left : p->p2l_cover);
 }
 
+/* Of P2L page q's two slots read into buf, the one holding its newest valid
+ * copy, or -1 (never written in this format, or lost). */
+static int p2l_newest(const struct qs_engine *e, const unsigned char *buf, uint64_t q)
+{
+	int best = -1;
+	uint64_t gen = 0;
+	for (int sl = 0; sl < 2; sl++) {
+		const struct qs_fmt_map_page *c = (const void *)(buf + sl * QS_BLOCK_SIZE);
+		if (qs_fmt_p2l_check(c, &e->sb, q) == QS_FMT_OK && (best < 0 || c->gen > gen)) {
+			best = sl;
+			gen = c->gen;
+		}
+	}
+	return best;
+}
+
 /* Does stream s still have blocks to place in P2L page q? */
 static bool p2l_stream_in(const struct plc *p, uint64_t q)
 {
@@ -1140,16 +1156,7 @@ static void p2l_base_cb(void *arg, int res)
 		e->st.fast_errors++;
 		f->err = res;
 	} else {
-		int best = -1;
-		uint64_t gen = 0;
-		for (int sl = 0; sl < 2; sl++) {
-			const struct qs_fmt_map_page *c = (const void *)(f->rbuf + sl * QS_BLOCK_SIZE);
-			if (qs_fmt_p2l_check(c, &e->sb, f->page) == QS_FMT_OK &&
-			    (best < 0 || c->gen > gen)) {
-				best = sl;
-				gen = c->gen;
-			}
-		}
+		int best = p2l_newest(e, f->rbuf, f->page);
 		/* None: no block before base_k was ever mapped in this fill. */
 		if (best >= 0) {
 			const struct qs_fmt_map_page *c =
@@ -1682,20 +1689,9 @@ static void vic_select(struct qs_engine *e)
 {
 	struct plc *p = e->plc;
 	uint64_t q0 = p->victim * p->p2l_band_pages;
-	for (uint32_t i = 0; i < p->p2l_band_pages; i++) {
-		int best = -1;
-		uint64_t gen = 0;
-		for (int sl = 0; sl < 2; sl++) {
-			const struct qs_fmt_map_page *c =
-				(const void *)(p->vic_buf + (2 * (uint64_t)i + sl) * QS_BLOCK_SIZE);
-			if (qs_fmt_p2l_check(c, &e->sb, q0 + i) == QS_FMT_OK &&
-			    (best < 0 || c->gen > gen)) {
-				best = sl;
-				gen = c->gen;
-			}
-		}
-		p->vic_sel[i] = (int8_t)best;
-	}
+	for (uint32_t i = 0; i < p->p2l_band_pages; i++)
+		p->vic_sel[i] = (int8_t)p2l_newest(e, p->vic_buf + 2 * (uint64_t)i * QS_BLOCK_SIZE,
+						   q0 + i);
 }
 
 static void vic_load_cb(void *arg, int res)
@@ -2065,7 +2061,7 @@ static bool blank(const void *b)
 }
 
 /* Recovery's first pass: the valid bitmap from a committed map page. */
-static int rev_from_page(struct qs_engine *e, uint64_t pg, const struct qs_fmt_map_page *b)
+static int valid_from_page(struct qs_engine *e, uint64_t pg, const struct qs_fmt_map_page *b)
 {
 	struct plc *p = e->plc;
 	uint64_t lba = pg * p->per_page;
@@ -2469,7 +2465,7 @@ static void clean_done(struct qs_engine *e, int res)
 	p->cs_loaded = !res;
 	if (res) {
 		/* What was taken goes: the bitmap comes from the map after all
-		 * (plc_rev_read). */
+		 * (plc_valid_read). */
 		memset(p->valid, 0, (size_t)(p->phys + 63) / 64 * 8);
 		memset(p->bands, 0, p->nbands * sizeof(struct band));
 	}
@@ -2488,7 +2484,7 @@ static void clean_read(struct qs_engine *e)
 /* Map region chunk: pairs of slots. A page in DRAM is as the replay left
  * it; any other is its newest copy on the device (the committed one, or
  * one recovery wrote back since). */
-static int rev_take(struct qs_engine *e, uint64_t blk, const unsigned char *buf, uint64_t n)
+static int valid_take(struct qs_engine *e, uint64_t blk, const unsigned char *buf, uint64_t n)
 {
 	struct plc *p = e->plc;
 	for (uint64_t i = 0; i < n; i += 2) {
@@ -2509,14 +2505,14 @@ static int rev_take(struct qs_engine *e, uint64_t blk, const unsigned char *buf,
 				return -EBADMSG;
 			}
 		}
-		int rc = rev_from_page(e, pg, c);
+		int rc = valid_from_page(e, pg, c);
 		if (rc)
 			return rc;
 	}
 	return 0;
 }
 
-static void rev_done(struct qs_engine *e, int res)
+static void valid_done(struct qs_engine *e, int res)
 {
 	struct plc *p = e->plc;
 	if (p->ld_rd_failed)
@@ -2525,7 +2521,7 @@ static void rev_done(struct qs_engine *e, int res)
 	p->ld_cb(p->ld_arg, res);
 }
 
-void plc_rev_read(struct qs_engine *e, qs_io_cb cb, void *arg)
+void plc_valid_read(struct qs_engine *e, qs_io_cb cb, void *arg)
 {
 	struct plc *p = e->plc;
 	p->ld_cb = cb;
@@ -2535,7 +2531,7 @@ void plc_rev_read(struct qs_engine *e, qs_io_cb cb, void *arg)
 		cb(arg, 0);
 		return;
 	}
-	region_read(e, p->map_start, 2 * p->map_pages, rev_take, rev_done);
+	region_read(e, p->map_start, 2 * p->map_pages, valid_take, valid_done);
 }
 
 /* First IU of band b past its last mapped block (band_blocks: none left). */
@@ -2641,7 +2637,7 @@ int plc_rebuild(struct qs_engine *e)
 		clean_resume(e);
 		return 0;
 	}
-	/* The valid bitmap was built from the final map (plc_rev_read). */
+	/* The valid bitmap was built from the final map (plc_valid_read). */
 	for (uint64_t b = 0; b < p->nbands; b++)
 		memset(&p->bands[b], 0, sizeof(p->bands[b]));
 	rebuild_valid(e);

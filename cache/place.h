@@ -403,7 +403,7 @@ void plc_load(struct qs_engine *e, qs_io_cb cb, void *arg);
 /* Recovery's log is replayed: the valid bitmap from the map it ends with
  * (a pass over the map region), unless the clean state gave it; cb(arg, 0
  * or -errno). */
-void plc_rev_read(struct qs_engine *e, qs_io_cb cb, void *arg);
+void plc_valid_read(struct qs_engine *e, qs_io_cb cb, void *arg);
 /* Recovery done: band validity and free bands from the valid bitmap, or
  * from the clean state if plc_load took it. */
 int plc_rebuild(struct qs_engine *e);

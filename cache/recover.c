@@ -234,7 +234,7 @@ static void recovered_flush_cb(void *arg, int res)
 	leave(e);
 }
 
-static void rev_read_cb(void *arg, int res);
+static void valid_read_cb(void *arg, int res);
 static void scan_end_rest(struct qs_engine *e);
 
 static void scan_end(struct qs_engine *e)
@@ -244,13 +244,13 @@ static void scan_end(struct qs_engine *e)
 	e->done_seq = e->next_seq;
 	e->ring_from = e->ring_hi = e->alloc_pos;
 	if (e->plc) {
-		plc_rev_read(e, rev_read_cb, e);
+		plc_valid_read(e, valid_read_cb, e);
 		return;
 	}
 	scan_end_rest(e);
 }
 
-static void rev_read_cb(void *arg, int res)
+static void valid_read_cb(void *arg, int res)
 {
 	struct qs_engine *e = arg;
 	eng_enter(e);
