@@ -249,12 +249,7 @@ int dst_init(struct qs_engine *e)
 		if (!d->buf || !d->fill || !d->snap || !d->pieces)
 			return -ENOMEM;
 	}
-	/* Sized for a log full of whole dirty IUs; both grow if IUs are sparser. */
-	uint64_t ius = e->log_blocks / e->iu_blocks;
-	if (ius < 1024)
-		ius = 1024;
-	if (ius > UINT32_MAX / 4)
-		ius = UINT32_MAX / 4;
+	uint64_t ius = eng_diu_pool(e->log_blocks, e->iu_blocks);
 	int rc = qs_index_init(&e->diu_map, &e->env, ius);
 	if (rc)
 		return rc;

@@ -344,6 +344,14 @@ void eng_maybe_finish_close(struct qs_engine *e);
  * one closed that waits for a write slot (so filling never waits on the
  * record ahead of it).
  */
+/* Dirty-IU records dst_init sizes the pool and its lookup for: a log full
+ * of whole dirty IUs (both grow if IUs are sparser); cache/mem.c plans it. */
+static inline uint64_t eng_diu_pool(uint64_t log_blocks, uint32_t iu_blocks)
+{
+	uint64_t ius = log_blocks / iu_blocks;
+	return ius < 1024 ? 1024 : ius > UINT32_MAX / 4 ? UINT32_MAX / 4 : ius;
+}
+
 static inline uint32_t eng_nrecs(const struct qs_engine *e)
 {
 	return e->conf.log_qd + 2;

@@ -73,20 +73,18 @@ static bool geo_plan(const struct qs_engine_conf *c, uint64_t fast_bytes, uint64
 }
 
 /* Everything but log placement's parts (engine.c, eng_alloc_log; destage.c,
- * dst_init; recover.c, the superblock buffers and the scan's read-ahead). */
+ * dst_init; recover.c, the superblock buffer: the scan's read-ahead is
+ * freed when recovery ends). */
 static void log_side_plan(const struct qs_engine_conf *c, const struct geo *g,
 			  struct qs_engine_mem *m)
 {
 	uint64_t ib = c->iu_bytes / QS_BLOCK_SIZE, qd = c->destage_qd;
 	m->index = index_plan(g->log_blocks);
-	uint64_t ius = g->log_blocks / ib;
-	ius = ius < 1024 ? 1024 : ius > UINT32_MAX / 4 ? UINT32_MAX / 4 : ius;
+	uint64_t ius = eng_diu_pool(g->log_blocks, (uint32_t)ib);
 	m->dirty = index_plan(ius) + held(ius * sizeof(struct diu), 64);
 	uint64_t ring = c->dram_buffer_bytes / QS_BLOCK_SIZE;
 	ring = ring > g->log_blocks ? g->log_blocks : ring;
-	uint64_t nrec = c->log_qd + 2, seg_bytes = (uint64_t)c->segment_blocks * QS_BLOCK_SIZE;
-	uint64_t ahead = RCV_SCAN_BYTES / seg_bytes;
-	ahead = ahead < 1 ? 1 : ahead > RCV_SCAN_AHEAD ? RCV_SCAN_AHEAD : ahead;
+	uint64_t nrec = c->log_qd + 2;
 	m->other = sizeof(struct qs_engine) + 2 * held(g->segs * 4, 64) + held(g->segs * 8, 64) +
 		   held(nrec * sizeof(struct rec), 64) + nrec * held(QS_BLOCK_SIZE, QS_BLOCK_SIZE) +
 		   (ring ? held(ring * QS_BLOCK_SIZE, QS_BLOCK_SIZE) : 0) +
@@ -95,7 +93,6 @@ static void log_side_plan(const struct qs_engine_conf *c, const struct geo *g,
 		   qd * (2 * held(c->iu_bytes, QS_BLOCK_SIZE) + held(ib * 4, 16) +
 			 held((ib + 1) * sizeof(struct dpiece), 16)) +
 		   held(QS_BLOCK_SIZE, QS_BLOCK_SIZE);
-	(void)ahead; /* the scan's read-ahead is freed when recovery ends */
 }
 
 /* What one map page frame costs beyond its page: its frame, its read's
