@@ -124,9 +124,7 @@ uint64_t qs_engine_conf_map_bytes(const struct qs_engine_conf *c, uint64_t qlc_b
 	if (c->placement != QS_PLACE_LOG || !c->band_bytes)
 		return 0;
 	uint64_t phys = qlc_bytes / c->band_bytes * (c->band_bytes / QS_BLOCK_SIZE);
-	uint32_t width = qs_fmt_map_width(phys);
 	uint64_t lbas = qs_engine_conf_client_size(c, qlc_bytes) / QS_BLOCK_SIZE;
-	(void)width;
 	return qs_fmt_plc_blocks(lbas, phys, (uint32_t)(c->band_bytes / QS_BLOCK_SIZE),
 				 c->iu_bytes / QS_BLOCK_SIZE) * QS_BLOCK_SIZE;
 }

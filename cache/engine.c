@@ -649,10 +649,11 @@ void qs_engine_get_stats(const struct qs_engine *e, struct qs_engine_stats *s)
 void eng_mem(const struct qs_engine *e, struct qs_engine_mem *m)
 {
 	memset(m, 0, sizeof(*m));
+	/* the two indexes allocate through the environment, not eng_alloc */
+	uint64_t diu_map = e->diu_map.slots ? qs_index_bytes(&e->diu_map) : 0;
 	m->index = e->idx.slots ? qs_index_bytes(&e->idx) : 0;
-	m->dirty = (e->diu_map.slots ? qs_index_bytes(&e->diu_map) : 0) + eng_alloc_bytes(e->dius);
-	m->total = sizeof(*e) + e->mem_bytes + m->index +
-		   (e->diu_map.slots ? qs_index_bytes(&e->diu_map) : 0);
+	m->dirty = diu_map + eng_alloc_bytes(e->dius);
+	m->total = sizeof(*e) + e->mem_bytes + m->index + diu_map;
 	if (e->plc)
 		plc_mem(e, m);
 	uint64_t parts = m->index + m->dirty + m->map_pages + m->map_meta + m->qlc_blocks + m->bands;

@@ -425,8 +425,7 @@ enum qs_fmt_status qs_fmt_p2l_check(const struct qs_fmt_map_page *pg, const stru
 	uint32_t per_band = cover ? qs_fmt_p2l_band_pages(sb->band_blocks, cover) : 0;
 	if (!per_band || pg->page != page_no || pg->width != width)
 		return QS_FMT_BAD_PAGE;
-	uint64_t first = (page_no % per_band) * cover, left = sb->band_blocks - first;
-	if (pg->nentries != (left < cover ? left : cover))
+	if (pg->nentries != qs_fmt_p2l_nentries(page_no, sb->band_blocks, cover))
 		return QS_FMT_BAD_PAGE;
 	if (!map_entries_in(pg, sb->qlc_size / QS_BLOCK_SIZE))
 		return QS_FMT_BAD_ENTRY;

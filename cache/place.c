@@ -977,13 +977,6 @@ static uint64_t p2l_page_of(const struct plc *p, uint64_t ph, uint32_t *k)
 	return b * p->p2l_band_pages + off / p->p2l_cover;
 }
 
-/* Entries on P2L page q: the cover, or what is left of its band. */
-static uint32_t p2l_nentries(const struct plc *p, uint64_t q)
-{
-	uint64_t first = (q % p->p2l_band_pages) * p->p2l_cover, left = p->band_blocks - first;
-	return (uint32_t)(left < p->p2l_cover ? left : p->p2l_cover);
-}
-
 /* Of P2L page q's two slots read into buf, the one holding its newest valid
  * copy, or -1 (never written in this format, or lost). */
 static int p2l_newest(const struct qs_engine *e, const unsigned char *buf, uint64_t q)
@@ -1058,7 +1051,7 @@ static struct p2l_frame *p2l_frame(struct qs_engine *e, uint64_t q, uint32_t k)
 	d->version = QS_FMT_VERSION;
 	d->width = (uint16_t)p->width;
 	d->page = q;
-	d->nentries = p2l_nentries(p, q);
+	d->nentries = qs_fmt_p2l_nentries(q, p->band_blocks, p->p2l_cover);
 	memset(d->entries, 0xff, (size_t)d->nentries * p->width);
 	return free;
 }
@@ -1176,7 +1169,8 @@ static void p2l_base_cb(void *arg, int res)
 
 /*
  * Write frame f's page as it is now to the slot not holding its newest
- * copy. FUA on a device with a volatile cache: the entries are durable
+ * copy (a frame taken mid-page reads that copy first, p2l_base_cb, and
+ * writes once it is in). FUA on a device with a volatile cache: the entries are durable
  * before the records that need them are written (the log's own flushes
  * order nothing between two regions written at once).
  */

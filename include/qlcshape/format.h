@@ -354,6 +354,14 @@ static inline uint32_t qs_fmt_p2l_band_pages(uint32_t band_blocks, uint32_t cove
 	return (band_blocks + cover - 1) / cover;
 }
 
+/* Entries on P2L page q: the cover, or what is left of its band. */
+static inline uint32_t qs_fmt_p2l_nentries(uint64_t q, uint32_t band_blocks, uint32_t cover)
+{
+	uint64_t first = q % qs_fmt_p2l_band_pages(band_blocks, cover) * cover;
+	uint64_t left = band_blocks - first;
+	return (uint32_t)(left < cover ? left : cover);
+}
+
 /* The blocks after the log with log placement: the map region, the P2L
  * region and the clean state; lbas client blocks, phys QLC blocks in
  * bands of band_blocks, IUs of iu_blocks. */
