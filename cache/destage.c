@@ -250,7 +250,8 @@ int dst_init(struct qs_engine *e)
 			return -ENOMEM;
 	}
 	uint64_t ius = eng_diu_pool(e->log_blocks, e->iu_blocks);
-	int rc = qs_index_init(&e->diu_map, &e->env, ius);
+	int rc = qs_index_init(&e->diu_map, &e->env, ius, e->dev_blocks / e->iu_blocks,
+			       ENG_DIU_VAL_BITS);
 	if (rc)
 		return rc;
 	return diu_grow(e, (uint32_t)ius);

@@ -819,7 +819,8 @@ int eng_alloc_log(struct qs_engine *e)
 		if (!e->ring)
 			return -ENOMEM;
 	}
-	int rc = qs_index_init(&e->idx, &e->env, e->log_blocks);
+	int rc = qs_index_init(&e->idx, &e->env, e->log_blocks, e->dev_blocks - 1,
+			       eng_idx_val_bits(e->log_blocks));
 	if (rc)
 		return rc;
 	return dst_init(e);

@@ -352,6 +352,24 @@ static inline uint64_t eng_diu_pool(uint64_t log_blocks, uint32_t iu_blocks)
 	return ius < 1024 ? 1024 : ius > UINT32_MAX / 4 ? UINT32_MAX / 4 : ius;
 }
 
+/* Bits that hold every number up to n (at least 1). */
+static inline uint32_t eng_bits(uint64_t n)
+{
+	return n ? 64 - (uint32_t)__builtin_clzll(n) : 1;
+}
+
+/* The block index's value bits: a log slot (below log_blocks) and
+ * SLOT_TOMB (index.h: the flag takes a bit of a packed slot). */
+static inline uint32_t eng_idx_val_bits(uint64_t log_blocks)
+{
+	return eng_bits(log_blocks - 1) + 1;
+}
+
+/* The dirty-IU lookup's value bits: a record's number, whole. (Dirty IUs
+ * are not bounded by the log's blocks: tombstones of many IUs share one
+ * header block.) */
+#define ENG_DIU_VAL_BITS 32u
+
 static inline uint32_t eng_nrecs(const struct qs_engine *e)
 {
 	return e->conf.log_qd + 2;

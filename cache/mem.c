@@ -26,11 +26,6 @@ static uint64_t held(uint64_t size, uint64_t align)
 	return (size ? size : 1) + (align < 16 ? 16 : align);
 }
 
-/* A qs_index sized for expect entries (index.c, qs_index_init). */
-static uint64_t index_plan(uint64_t expect)
-{
-	return (expect + expect / 4 + 16) * sizeof(struct qs_index_slot);
-}
 
 /* Bitmaps of log placement: whole 64-bit words (place.c, bitmap_alloc). */
 static uint64_t bits_plan(uint64_t bits)
@@ -39,7 +34,7 @@ static uint64_t bits_plan(uint64_t bits)
 }
 
 struct geo {
-	uint64_t log_blocks, segs;
+	uint64_t log_blocks, segs, client_blocks;
 	/* log placement */
 	uint64_t lbas, phys, nbands, map_pages;
 	uint32_t band_blocks, width;
@@ -52,6 +47,7 @@ static bool geo_plan(const struct qs_engine_conf *c, uint64_t fast_bytes, uint64
 {
 	uint64_t seg = c->segment_blocks, blocks = fast_bytes / QS_BLOCK_SIZE, after = 0;
 	memset(g, 0, sizeof(*g));
+	g->client_blocks = qs_engine_conf_client_size(c, qlc_bytes) / QS_BLOCK_SIZE;
 	if (c->placement == QS_PLACE_LOG) {
 		g->band_blocks = (uint32_t)(c->band_bytes / QS_BLOCK_SIZE);
 		g->nbands = qlc_bytes / c->band_bytes;
@@ -79,9 +75,11 @@ static void log_side_plan(const struct qs_engine_conf *c, const struct geo *g,
 			  struct qs_engine_mem *m)
 {
 	uint64_t ib = c->iu_bytes / QS_BLOCK_SIZE, qd = c->destage_qd;
-	m->index = index_plan(g->log_blocks);
+	m->index = qs_index_plan(g->log_blocks, g->client_blocks - 1,
+				 eng_idx_val_bits(g->log_blocks));
 	uint64_t ius = eng_diu_pool(g->log_blocks, (uint32_t)ib);
-	m->dirty = index_plan(ius) + held(ius * sizeof(struct diu), 64);
+	m->dirty = qs_index_plan(ius, g->client_blocks / ib, ENG_DIU_VAL_BITS) +
+		   held(ius * sizeof(struct diu), 64);
 	uint64_t ring = c->dram_buffer_bytes / QS_BLOCK_SIZE;
 	ring = ring > g->log_blocks ? g->log_blocks : ring;
 	uint64_t nrec = c->log_qd + 2;
