@@ -236,8 +236,11 @@ int qs_cmd_dram(int argc, char **argv)
 		snprintf(n, sizeof(n), "%u instances", o.instances);
 		printf("  %-34s %16s  %16s\n", "", "one instance", n);
 	}
+	struct qs_engine_conf split;
+	qs_engine_dram_split(&ec, fast, qlc, &split);
 	dram_row("log index", m.index, o.instances);
-	dram_row("dirty-IU records (pool at open)", m.dirty, o.instances);
+	dram_row(split.dirty_ius_max ? "dirty-IU records (fixed)" : "dirty-IU records (pool at open)",
+		 m.dirty, o.instances);
 	if (log) {
 		dram_row("map pages", m.map_pages, o.instances);
 		dram_row("per map page", m.map_meta, o.instances);
@@ -249,6 +252,12 @@ int qs_cmd_dram(int argc, char **argv)
 	if (log)
 		printf("map_dram_limit %llu bytes%s\n", (unsigned long long)map_limit,
 		       ec.dram_limit ? " (what dram_limit leaves)" : "");
+	if (split.log_window_blocks)
+		printf("log in use at most %llu bytes (the window dram_limit leaves the index)\n",
+		       (unsigned long long)(split.log_window_blocks * QS_BLOCK_SIZE));
+	if (split.dirty_ius_max)
+		printf("dirty IUs at most %llu (writes wait for destage there)\n",
+		       (unsigned long long)split.dirty_ius_max);
 	if (ec.dram_limit)
 		printf("dram_limit %llu bytes: %.1f%% used\n", (unsigned long long)ec.dram_limit,
 		       100.0 * (double)m.total / (double)ec.dram_limit);

@@ -19,6 +19,7 @@
 
 #include "host/env.h"
 #include "host/model.h"
+#include "qlcshape/format.h"
 
 #include "delta.h"
 #include "drive.h"
@@ -482,6 +483,45 @@ uint64_t qs_drv_map_dram(uint64_t map_dram_bytes, double scale)
 	uint64_t real = map_dram_bytes ? map_dram_bytes : c.map_dram_limit;
 	uint64_t b = (uint64_t)((double)real * scale) / QS_BLOCK_SIZE * QS_BLOCK_SIZE;
 	return b < QS_CONF_MAP_DRAM_MIN ? QS_CONF_MAP_DRAM_MIN : b;
+}
+
+int qs_drv_dram_conf(uint64_t dram_limit, uint64_t real_qlc, uint64_t real_log, double scale,
+		     struct qs_engine_conf *c, char *err, size_t errlen)
+{
+	if (!dram_limit || c->mode != QS_MODE_CACHE)
+		return 0;
+	if (scale <= 1) {
+		c->dram_limit = dram_limit;
+		return 0;
+	}
+	struct qs_engine_conf fc = *c, out;
+	fc.dram_limit = dram_limit;
+	fc.log_window_blocks = fc.dirty_ius_max = 0;
+	if (fc.placement == QS_PLACE_LOG) {
+		uint64_t band = (uint64_t)((double)c->band_bytes * scale);
+		fc.band_bytes = band / c->iu_bytes * c->iu_bytes;
+	}
+	uint64_t fast = QS_FMT_LOG_START * QS_BLOCK_SIZE + real_log +
+			qs_engine_conf_map_bytes(&fc, real_qlc);
+	struct qs_conf_err why;
+	if (qs_engine_conf_check_dram(&fc, fast, real_qlc, &why)) {
+		snprintf(err, errlen, "at the real drive's scale, %s", why.msg);
+		return -EINVAL;
+	}
+	if (qs_engine_dram_split(&fc, fast, real_qlc, &out)) {
+		snprintf(err, errlen, "dram_limit %llu: the real drive's log does not fit its fast "
+			 "device", (unsigned long long)dram_limit);
+		return -EINVAL;
+	}
+	uint64_t w = (uint64_t)((double)out.log_window_blocks / scale);
+	uint64_t wmin = 32ull * c->segment_blocks;
+	c->log_window_blocks = out.log_window_blocks ? (w > wmin ? w : wmin) : 0;
+	uint64_t d = (uint64_t)((double)out.dirty_ius_max / scale);
+	c->dirty_ius_max = out.dirty_ius_max ? (d > 1024 ? d : 1024) : 0;
+	if (c->placement == QS_PLACE_LOG)
+		c->map_dram_limit = qs_drv_map_dram(out.map_dram_limit, 1 / scale);
+	c->dram_limit = 0;
+	return 0;
 }
 
 int qs_drv_sizes_model(const struct qs_profile *p, uint64_t scale_bytes, uint64_t cache_bytes,
@@ -1252,8 +1292,9 @@ nomem:
 	return -ENOMEM;
 }
 
-/* r->ec: the engine configuration of r's variant. */
-static void drv_conf(struct drv_run *r)
+/* r->ec: the engine configuration of r's variant; 0 or -EINVAL (the
+ * budget, r->errbuf says why). */
+static int drv_conf(struct drv_run *r)
 {
 	const struct qs_drv_run *d = r->d;
 	struct qs_engine_conf *ec = &r->ec;
@@ -1271,6 +1312,8 @@ static void drv_conf(struct drv_run *r)
 		ec->band_bytes = d->band_bytes;
 		ec->map_dram_limit = d->map_dram_limit;
 	}
+	return qs_drv_dram_conf(d->dram_limit, d->real_qlc, d->real_log, d->dram_scale, ec,
+				r->errbuf, r->errlen);
 }
 
 /* Open the engine (a new log with QS_OPEN_FORMAT in flags, else recovery)
@@ -1279,7 +1322,9 @@ static int drv_open(struct drv_run *r, unsigned flags)
 {
 	const struct qs_drv_run *d = r->d;
 	const char *name = d->jobs[0].name;
-	drv_conf(r);
+	int crc = drv_conf(r);
+	if (crc)
+		return crc;
 	r->flag = r->closing = r->closed = false;
 	r->e = qs_engine_open(d->env, d->v->shaping ? d->fast : NULL, d->qlc, &r->ec,
 			      flags | d->open_flags, drv_flag_cb, r);
@@ -1722,7 +1767,7 @@ int qs_drv_run(const struct qs_drv_run *d, struct qs_bench_result *res, char *er
 	if (d->carry)
 		*d->carry = NULL;
 	if (r->e)
-		drv_conf(r);
+		(void)drv_conf(r); /* what the carried engine was opened with */
 	int rc = drv_setup(r);
 	if (!rc && !r->e)
 		rc = drv_open(r, QS_OPEN_FORMAT);

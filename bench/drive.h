@@ -76,6 +76,12 @@ struct qs_drv_run {
 	uint32_t op_pct;     /* log placement: engine.op_pct */
 	uint64_t band_bytes; /* log placement: engine.band_size */
 	uint64_t map_dram_limit; /* log placement: engine.map_dram_limit */
+	/* engine.dram_limit at the real drive's scale (0: none), divided
+	 * for the real drive (a QLC of real_qlc bytes, a log of real_log)
+	 * and scaled to the run's devices by dram_scale (real bytes per run
+	 * byte; 1: the run's devices are the real ones) (qs_drv_dram_conf) */
+	uint64_t dram_limit, real_qlc, real_log;
+	double dram_scale;
 	unsigned open_flags;
 	const struct qs_job *jobs;
 	size_t njobs;
@@ -183,6 +189,20 @@ void qs_drv_log_conf(uint32_t iu_bytes, uint32_t op_pct, uint64_t band_bytes,
  * engine's minimum.
  */
 uint64_t qs_drv_map_dram(uint64_t map_dram_bytes, double scale);
+/*
+ * A budget for a bench engine: dram_limit, at the real drive's scale (a
+ * QLC of real_qlc bytes, a log of real_log), divided as the engine would
+ * divide it over those devices (qs_engine_dram_split), each part then
+ * scaled down by scale (real bytes per model byte) into c's
+ * log_window_blocks, dirty_ius_max and (log placement) map_dram_limit, so
+ * that the model holds the share of its log, dirty IUs and map that the
+ * real drive would. c: the engine's configuration for the model, placement
+ * and geometry set; its dram_limit is left 0 (scale 1: set to dram_limit,
+ * for the engine to divide). 0, or -EINVAL with err saying what the real
+ * drive needs at least.
+ */
+int qs_drv_dram_conf(uint64_t dram_limit, uint64_t real_qlc, uint64_t real_log, double scale,
+		     struct qs_engine_conf *c, char *err, size_t errlen);
 
 /* How a world is sized: the client's capacity, the log, the rating. */
 struct qs_drv_sizes {

@@ -235,6 +235,14 @@ bool qs_report_mem_full_parts(const struct qs_report_run *r, struct qs_engine_me
 	}
 	if (c->dram_limit)
 		fc.dram_limit = (uint64_t)((double)c->dram_limit * scale);
+	/* A budget the bench divided for the real drive and scaled down
+	 * (qs_drv_dram_conf): its parts scaled back up. */
+	if (c->log_window_blocks)
+		fc.log_window_blocks = (uint64_t)((double)c->log_window_blocks * scale);
+	if (c->dirty_ius_max) {
+		double d = (double)c->dirty_ius_max * scale;
+		fc.dirty_ius_max = d < (double)(1ull << 31) ? (uint64_t)d : 1ull << 31;
+	}
 	qlc = c->placement == QS_PLACE_LOG ? qlc / c->band_bytes * c->band_bytes : qlc;
 	uint64_t fast = QS_FMT_LOG_START * QS_BLOCK_SIZE + (uint64_t)((double)log * scale) +
 			qs_engine_conf_map_bytes(&fc, qlc);

@@ -769,6 +769,10 @@ static int rt_run_on(struct qs_rt_world *w, struct rt_run *r, const struct qs_jo
 		.op_pct = lc.op_pct,
 		.band_bytes = lc.band_bytes,
 		.map_dram_limit = lc.map_dram_limit,
+		.dram_limit = w->conf.dram_limit_bytes,
+		.real_qlc = w->prof.capacity_bytes,
+		.real_log = w->conf.cache_bytes,
+		.dram_scale = rt_scale(w),
 		/* Emu drives keep no data (timing only, as sim mode): the
 		 * engine must not check what it reads back, such as map
 		 * pages, or every page read is a bad magic and destage

@@ -76,6 +76,8 @@ struct qs_rt_conf {
 	uint64_t band_bytes;	/* log placement: band size; 0 = as qs_drv_log_conf */
 	uint64_t map_dram_bytes; /* log placement: map DRAM; 0 = the engine's default
 				    (scaled like the log on an emulated drive) */
+	uint64_t dram_limit_bytes; /* engine.dram_limit; 0 = none (divided for the
+				      real drive and scaled on an emulated one) */
 };
 
 struct qs_rt_world;

@@ -49,6 +49,8 @@ struct qs_bench_conf {
 	uint64_t band_bytes;	/* log placement: band size; 0 = a superblock of the model */
 	uint64_t map_dram_bytes; /* log placement: map DRAM at the real drive's scale;
 				    0 = the engine's default */
+	uint64_t dram_limit_bytes; /* engine.dram_limit at the real drive's scale
+				      (qs_drv_dram_conf); 0 = none */
 };
 
 /* Defaults: p5316-30t, optane, 400 GB cache, default scale. */

@@ -188,6 +188,10 @@ static int rc_usage(FILE *f, enum rc_kind kind)
 		"  --map-dram SIZE    log placement: DRAM for the map's pages at the real\n"
 		"                     drive's scale (default 2g, engine.map_dram_limit;\n"
 		"                     k/m/g binary); scaled with the drive model like --cache\n"
+		"  --dram-limit SIZE  the engine's whole DRAM at the real drive's scale\n"
+		"                     (engine.dram_limit; k/m/g/t binary; not with\n"
+		"                     --map-dram): divided as the engine divides it for the\n"
+		"                     real drive and log, each part scaled with the model\n"
 		"  --policy NAME      destage policy with shaping on: fifo, sweep, fullest;\n"
 		"                     repeat for several (default the engine's, fifo)\n"
 		"  --bypass-min SIZE  with shaping on, in-place placement (log placement has\n"
@@ -417,8 +421,8 @@ static int rc_opt_placement(const char *arg, struct rc_opts *o)
 	return 0;
 }
 
-/* --op-pct N, --band-size SIZE or --map-dram SIZE (log placement); 0, or
- * the exit status. */
+/* --op-pct N, --band-size SIZE, --map-dram SIZE (log placement) or
+ * --dram-limit SIZE; 0, or the exit status. */
 static int rc_opt_log(int c, const char *arg, struct rc_opts *o)
 {
 	char *end;
@@ -432,6 +436,15 @@ static int rc_opt_log(int c, const char *arg, struct rc_opts *o)
 		return 0;
 	}
 	uint64_t b;
+	if (c == 'Z') {
+		if (qs_job_parse_size(arg, 1024, &b) || b < (1ull << 20) || b > (64ull << 40)) {
+			fprintf(stderr, "qlcshape %s: --dram-limit '%s': allowed 1m to 64t (k/m/g/t "
+					"are binary here), at the real drive's scale\n", o->cmd, arg);
+			return 2;
+		}
+		o->conf.dram_limit_bytes = b;
+		return 0;
+	}
 	if (c == 'M') {
 		if (qs_job_parse_size(arg, 1024, &b) || b < QS_CONF_MAP_DRAM_MIN || b > (64ull << 40)) {
 			fprintf(stderr, "qlcshape %s: --map-dram '%s': allowed 64k to 64t (k/m/g/t "
@@ -566,7 +579,7 @@ static int rc_opt(int c, const char *arg, struct rc_opts *o)
 	case 's': return rc_opt_shaping(arg, o);
 	case 'P': return rc_opt_policy(arg, o);
 	case 'L': return rc_opt_placement(arg, o);
-	case 'O': case 'B': case 'M': return rc_opt_log(c, arg, o);
+	case 'O': case 'B': case 'M': case 'Z': return rc_opt_log(c, arg, o);
 	case 'm': return rc_opt_mode(arg, o);
 	case 'y': case 'e': return rc_opt_engine(c, arg, o);
 	case 'c': case 'S': case 'g': case 'r': case 'W': return rc_opt_number(c, arg, o);
@@ -617,6 +630,7 @@ static int rc_parse(int argc, char **argv, struct rc_opts *o)
 		{"op-pct", required_argument, NULL, 'O'},
 		{"band-size", required_argument, NULL, 'B'},
 		{"map-dram", required_argument, NULL, 'M'},
+		{"dram-limit", required_argument, NULL, 'Z'},
 		{"bypass-min", required_argument, NULL, 'y'},
 		{"pace-pct", required_argument, NULL, 'e'},
 		{"mode", required_argument, NULL, 'm'},
@@ -654,6 +668,11 @@ static int rc_parse(int argc, char **argv, struct rc_opts *o)
 			return rc;
 	if ((rc = rc_job_arg(argc, argv, o)))
 		return rc;
+	if (o->conf.dram_limit_bytes && o->conf.map_dram_bytes) {
+		fprintf(stderr, "qlcshape %s: --dram-limit and --map-dram both given: with a "
+				"budget the map pages get what the rest leaves; drop one\n", o->cmd);
+		return 2;
+	}
 	if (!o->npol) { /* the engine's default order (fifo: docs/BENCH.md says why) */
 		struct qs_engine_conf ec;
 		qs_engine_conf_default(&ec);
@@ -809,6 +828,7 @@ static int rc_rt_world(const struct rc_opts *o, struct qs_rt_world **w, char *er
 		.op_pct = o->conf.op_pct,
 		.band_bytes = o->conf.band_bytes,
 		.map_dram_bytes = o->conf.map_dram_bytes,
+		.dram_limit_bytes = o->conf.dram_limit_bytes,
 	};
 	return qs_rt_world_new(&c, w, err, errlen);
 }

@@ -79,6 +79,14 @@ int qs_engine_conf_check(const struct qs_engine_conf *c, struct qs_conf_err *err
 		    p->start_pct, p->urgent_pct);
 	if (p->pace_pct > 99)
 		BAD(POLICY_PACE, "pace_pct %u: must be 0 (off) to 99", p->pace_pct);
+	/* Set from dram_limit, or by a host scaling a real drive's split. */
+	if (c->dirty_ius_max && (c->dirty_ius_max < 1024 || c->dirty_ius_max > (1ull << 31)))
+		BAD(DRAM_LIMIT, "dirty_ius_max %llu: must be 0 (none) or 1024 to 2^31",
+		    (unsigned long long)c->dirty_ius_max);
+	if (c->log_window_blocks && c->log_window_blocks < 32ull * c->segment_blocks)
+		BAD(DRAM_LIMIT, "log_window_blocks %llu: must be 0 (the whole log) or at least 32 "
+		    "segments (%llu blocks)", (unsigned long long)c->log_window_blocks,
+		    32ull * c->segment_blocks);
 	if (c->placement > QS_PLACE_LOG)
 		BAD(PLACEMENT, "placement %d: must be inplace or log", (int)c->placement);
 	if (c->placement == QS_PLACE_LOG) {

@@ -249,7 +249,7 @@ int dst_init(struct qs_engine *e)
 		if (!d->buf || !d->fill || !d->snap || !d->pieces)
 			return -ENOMEM;
 	}
-	uint64_t ius = eng_diu_pool(e->log_blocks, e->iu_blocks);
+	uint64_t ius = e->diu_max ? e->diu_max : eng_diu_pool(e->win_blocks, e->iu_blocks);
 	int rc = qs_index_init(&e->diu_map, &e->env, ius, e->dev_blocks / e->iu_blocks,
 			       ENG_DIU_VAL_BITS);
 	if (rc)
@@ -649,6 +649,9 @@ static void dst_write_cb(void *arg, int res)
 			*f = e->failed_ius[--e->nfailed];
 		e->dst_fail_streak = 0;
 		dst_release(e, d);
+		/* Writers held at dirty_ius_max wait for exactly this. */
+		if (e->diu_max && e->space_head)
+			eng_space_kick(e);
 	}
 	dst_kick(e);
 	ckpt_kick(e, false);
@@ -662,7 +665,10 @@ void dst_kick(struct qs_engine *e)
 	if (!e->ready || e->closing || e->conf.mode != QS_MODE_CACHE || !e->ndius)
 		return;
 	const struct qs_policy *p = &e->conf.policy;
-	uint64_t use = (e->alloc_pos - e->tail_pos) * 100 / e->log_blocks;
+	/* The log's use: of its window, or of the dirty IUs it may hold. */
+	uint64_t use = (e->alloc_pos - e->tail_pos) * 100 / e->win_blocks;
+	if (e->diu_max && e->ndius * 100 / e->diu_max > use)
+		use = e->ndius * 100 / e->diu_max;
 	/* Writers wait for log room (not merely for a free record slot), or
 	 * are paced: the log is near full, and only its oldest data frees
 	 * room. (Pacing without this held the log in its band while sweep
@@ -882,7 +888,7 @@ void ckpt_kick(struct qs_engine *e, bool force)
 	if (pos == e->tail_pos && !map_pressed)
 		return;
 	uint64_t reclaim = pos - e->tail_pos;
-	uint64_t min = e->log_blocks / 8 > e->seg_blocks ? e->log_blocks / 8 : e->seg_blocks;
+	uint64_t min = e->win_blocks / 8 > e->seg_blocks ? e->win_blocks / 8 : e->seg_blocks;
 	bool idle = e->conf.policy.idle_ms && eng_idle(e, eng_now(e));
 	/* Writers waiting for room: any room freed helps now. Paced: a
 	 * quarter of the paced band is worth a checkpoint. */

@@ -665,23 +665,32 @@ void eng_mem(const struct qs_engine *e, struct qs_engine_mem *m)
 static void eng_log_plan(struct qs_engine *e, const struct qs_engine_mem *m)
 {
 	const double MiB = 1024.0 * 1024.0;
-	char lim[64] = "no dram_limit";
+	char lim[64] = "no dram_limit", dirty[96] = "(grows when IUs are sparse)";
 	if (e->conf.dram_limit)
 		snprintf(lim, sizeof(lim), "dram_limit %.1f MiB", (double)e->conf.dram_limit / MiB);
+	if (e->conf.dirty_ius_max)
+		snprintf(dirty, sizeof(dirty), "(at most %llu dirty IUs)",
+			 (unsigned long long)e->conf.dirty_ius_max);
+	char win[128] = "";
+	if (e->conf.log_window_blocks)
+		snprintf(win, sizeof(win), " (at most %.1f GiB of the log in use)",
+			 (double)e->conf.log_window_blocks * QS_BLOCK_SIZE / (1024 * MiB));
 	if (e->conf.placement == QS_PLACE_LOG)
 		eng_log(e, QS_LOG_INFO,
 			"engine DRAM at open: %.1f MiB of %s: map pages %.1f MiB (map_dram_limit "
-			"%.1f MiB), map state %.1f, per QLC block %.1f, log index %.1f, dirty IUs "
-			"%.1f (grows when IUs are sparse), bands %.1f, buffers and the rest %.1f",
+			"%.1f MiB), map state %.1f, per QLC block %.1f, log index %.1f%s, dirty "
+			"IUs %.1f %s, bands %.1f, buffers and the rest %.1f",
 			(double)m->total / MiB, lim, (double)m->map_pages / MiB,
 			(double)e->conf.map_dram_limit / MiB, (double)m->map_meta / MiB,
-			(double)m->qlc_blocks / MiB, (double)m->index / MiB, (double)m->dirty / MiB,
+			(double)m->qlc_blocks / MiB, (double)m->index / MiB, win,
+			(double)m->dirty / MiB, dirty,
 			(double)m->bands / MiB, (double)m->other / MiB);
 	else
 		eng_log(e, QS_LOG_INFO,
-			"engine DRAM at open: %.1f MiB of %s: log index %.1f MiB, dirty IUs %.1f "
-			"(grows when IUs are sparse), buffers and the rest %.1f",
-			(double)m->total / MiB, lim, (double)m->index / MiB, (double)m->dirty / MiB,
+			"engine DRAM at open: %.1f MiB of %s: log index %.1f MiB%s, dirty IUs "
+			"%.1f %s, buffers and the rest %.1f",
+			(double)m->total / MiB, lim, (double)m->index / MiB, win,
+			(double)m->dirty / MiB, dirty,
 			(double)m->other / MiB);
 }
 
@@ -705,20 +714,18 @@ struct qs_engine *qs_engine_open(const struct qs_env *env, struct qs_vol *fast,
 		errno = EINVAL;
 		return NULL;
 	}
-	/* One budget: with dram_limit set, map pages get what the rest of
-	 * the engine leaves of it (the hosts checked it: a budget too small
-	 * is a configuration error, refused here too). */
+	/* One budget: with dram_limit set, it is divided into the log's
+	 * window, the dirty-IU records and map pages (the hosts checked it:
+	 * a budget too small is a configuration error, refused here too). */
 	struct qs_engine_mem plan;
-	uint64_t map_limit = c.map_dram_limit;
-	int prc = c.mode == QS_MODE_CACHE
-			  ? qs_engine_dram_plan(&c, fast->size, qlc->size, &plan, &map_limit)
-			  : -ENOSPC;
+	int prc = c.mode == QS_MODE_CACHE ? qs_engine_dram_split(&c, fast->size, qlc->size, &c)
+					  : -ENOSPC;
+	if (!prc)
+		prc = qs_engine_dram_plan(&c, fast->size, qlc->size, &plan, NULL);
 	if (prc == -ENOMEM) {
 		errno = EINVAL;
 		return NULL;
 	}
-	if (!prc && c.dram_limit && c.placement == QS_PLACE_LOG)
-		c.map_dram_limit = map_limit;
 	struct qs_engine *e = env->ops->alloc(env->ctx, sizeof(*e), 64);
 	if (!e) {
 		errno = ENOMEM;
@@ -819,7 +826,12 @@ int eng_alloc_log(struct qs_engine *e)
 		if (!e->ring)
 			return -ENOMEM;
 	}
-	int rc = qs_index_init(&e->idx, &e->env, e->log_blocks, e->dev_blocks - 1,
+	/* The window bounds what the index holds (rec_room), so the index
+	 * is sized for it, not for the whole log. */
+	uint64_t w = e->conf.log_window_blocks;
+	e->win_blocks = w && w < e->log_blocks ? w : e->log_blocks;
+	e->diu_max = e->conf.dirty_ius_max;
+	int rc = qs_index_init(&e->idx, &e->env, e->win_blocks, e->dev_blocks - 1,
 			       eng_idx_val_bits(e->log_blocks));
 	if (rc)
 		return rc;

@@ -193,6 +193,11 @@ struct qs_engine {
 	struct qs_fmt_sb sb; /* last superblock written or read */
 	uint32_t seed;	     /* record CRC seed, from the log's uuid */
 	uint64_t log_blocks, nsegs;
+	/* Blocks of the log in use at once at most (conf.log_window_blocks,
+	 * or the whole log): what the index is sized for. Data waits for room
+	 * beyond it as at the end of the log (rec_room). */
+	uint64_t win_blocks;
+	uint64_t diu_max;	/* conf.dirty_ius_max: data waits at it; 0 none */
 	uint32_t seg_blocks;
 	uint64_t tail_pos, tail_seq;  /* durable tail */
 	uint64_t alloc_pos, next_seq; /* where the next record goes */

@@ -222,7 +222,7 @@ static uint32_t rec_room(struct qs_engine *e, struct rec *r)
 	 * room that only destaging those very IUs would free.
 	 */
 	uint64_t end = r->pos + 1 + r->nblocks, used = end - e->tail_pos;
-	uint64_t limit = e->log_blocks - 2ull * e->seg_blocks;
+	uint64_t limit = e->win_blocks - 2ull * e->seg_blocks;
 	uint64_t space;
 	if (e->plc) {
 		/* Each data block admitted brings its share of the map records
@@ -232,6 +232,15 @@ static uint32_t rec_room(struct qs_engine *e, struct rec *r)
 		space = used < limit ? (limit - used) * e->iu_blocks / (e->iu_blocks + per) : 0;
 	} else {
 		space = used < limit ? limit - used : 0;
+	}
+	if (e->diu_max) {
+		/* Each block admitted may be a dirty IU of its own; the records
+		 * not yet applied count at their size. At the limit data waits,
+		 * as for room, until destage frees records (dst_write_cb and
+		 * log placement's units kick the waiters). */
+		uint64_t pend = e->ndius + (e->alloc_pos - e->done_pos);
+		uint64_t droom = pend < e->diu_max ? e->diu_max - pend : 0;
+		space = space < droom ? space : droom;
 	}
 	return (uint32_t)(room < space ? room : space);
 }
@@ -528,8 +537,8 @@ static bool wants_zero(const struct req *r)
 static uint64_t pace_full(const struct qs_engine *e)
 {
 	if (!e->plc)
-		return e->log_blocks;
-	uint64_t limit = e->log_blocks - 2ull * e->seg_blocks, rsv = plc_log_reserve(e);
+		return e->win_blocks;
+	uint64_t limit = e->win_blocks - 2ull * e->seg_blocks, rsv = plc_log_reserve(e);
 	return limit > rsv ? limit - rsv : 0;
 }
 

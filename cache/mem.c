@@ -68,6 +68,31 @@ static bool geo_plan(const struct qs_engine_conf *c, uint64_t fast_bytes, uint64
 	return log >= QS_FMT_MIN_LOG_SEGMENTS * seg;
 }
 
+/* The log blocks in use at once conf allows: the window, or the whole log. */
+static uint64_t window_of(const struct qs_engine_conf *c, const struct geo *g)
+{
+	uint64_t w = c->log_window_blocks;
+	return w && w < g->log_blocks ? w : g->log_blocks;
+}
+
+/* The dirty-IU pool at open: dirty_ius_max (fixed), else sized for a
+ * window of whole dirty IUs (it grows when IUs are sparser). */
+static uint64_t pool_of(const struct qs_engine_conf *c, uint64_t window)
+{
+	return c->dirty_ius_max ? c->dirty_ius_max
+				: eng_diu_pool(window, c->iu_bytes / QS_BLOCK_SIZE);
+}
+
+/* The log index and the dirty-IU state for a window and a pool. */
+static void cache_plan(const struct qs_engine_conf *c, const struct geo *g, uint64_t window,
+		       uint64_t ius, struct qs_engine_mem *m)
+{
+	uint64_t ib = c->iu_bytes / QS_BLOCK_SIZE;
+	m->index = qs_index_plan(window, g->client_blocks - 1, eng_idx_val_bits(g->log_blocks));
+	m->dirty = qs_index_plan(ius, g->client_blocks / ib, ENG_DIU_VAL_BITS) +
+		   held(ius * sizeof(struct diu), 64);
+}
+
 /* Everything but log placement's parts (engine.c, eng_alloc_log; destage.c,
  * dst_init; recover.c, the superblock buffer: the scan's read-ahead is
  * freed when recovery ends). */
@@ -75,11 +100,8 @@ static void log_side_plan(const struct qs_engine_conf *c, const struct geo *g,
 			  struct qs_engine_mem *m)
 {
 	uint64_t ib = c->iu_bytes / QS_BLOCK_SIZE, qd = c->destage_qd;
-	m->index = qs_index_plan(g->log_blocks, g->client_blocks - 1,
-				 eng_idx_val_bits(g->log_blocks));
-	uint64_t ius = eng_diu_pool(g->log_blocks, (uint32_t)ib);
-	m->dirty = qs_index_plan(ius, g->client_blocks / ib, ENG_DIU_VAL_BITS) +
-		   held(ius * sizeof(struct diu), 64);
+	uint64_t window = window_of(c, g);
+	cache_plan(c, g, window, pool_of(c, window), m);
 	uint64_t ring = c->dram_buffer_bytes / QS_BLOCK_SIZE;
 	ring = ring > g->log_blocks ? g->log_blocks : ring;
 	uint64_t nrec = c->log_qd + 2;
@@ -165,8 +187,105 @@ static uint64_t rest_plan(const struct qs_engine_conf *c, const struct geo *g,
 	return r.total;
 }
 
-/* The least dram_limit conf runs with (log placement: with the least map
- * pages); 0 when the fast device is too small to tell. */
+/* ---- dividing dram_limit ------------------------------------------------------ */
+
+/* The least window a budget may leave: 32 segments, room for the records
+ * log placement keeps room for (place.c, plc_init, checks the window) and
+ * for data beside them. */
+static uint64_t window_min(const struct qs_engine_conf *c, const struct geo *g)
+{
+	uint64_t w = 32ull * c->segment_blocks;
+	return w < g->log_blocks ? w : g->log_blocks;
+}
+
+#define POOL_MIN 1024u /* dirty IUs a budget leaves at least */
+
+static uint64_t cache_cost(const struct qs_engine_conf *c, const struct geo *g, uint64_t window,
+			   uint64_t ius)
+{
+	struct qs_engine_mem m;
+	cache_plan(c, g, window, ius, &m);
+	return m.index + m.dirty;
+}
+
+/* A window's pool when the budget binds: a dirty IU per four blocks. */
+static uint64_t pool_for(uint64_t window)
+{
+	return window / 4 > POOL_MIN ? window / 4 : POOL_MIN;
+}
+
+/* The largest x in [lo, hi] with f(x) <= budget (f grows with x); lo if none. */
+#define LARGEST_FIT(lo, hi, expr_of_x, budget)                                                   \
+	({                                                                                       \
+		uint64_t lo_ = (lo), hi_ = (hi);                                                 \
+		while (lo_ < hi_) {                                                              \
+			uint64_t x = lo_ + (hi_ - lo_ + 1) / 2;                                  \
+			if ((expr_of_x) <= (budget))                                             \
+				lo_ = x;                                                         \
+			else                                                                     \
+				hi_ = x - 1;                                                     \
+		}                                                                                \
+		lo_;                                                                             \
+	})
+
+/*
+ * Divide c->dram_limit into the limits it stands for (out: a copy of c with
+ * log_window_blocks, dirty_ius_max and, with log placement, map_dram_limit
+ * set). What does not grow with them comes first; then each its least (the
+ * least log format makes, POOL_MIN dirty IUs, the least map pages); of
+ * what is left, log placement gives the log's cache a third and map pages
+ * the rest (the whole map, when it fits, at the least limit that gives
+ * it, and the cache what that leaves), in place the cache all of it. In
+ * the cache the window is the largest that leaves a dirty IU per four of
+ * its blocks, the dirty IUs then what the window leaves, up to one a
+ * block. Why a third: with 4 KiB writes spread over the whole drive every
+ * cached block is a dirty IU of its own and a map page miss costs a fast-
+ * tier read, while a larger window only delays destage (docs/ARCHITECTURE.md,
+ * Memory). -ENOMEM below the floor (dram_floor).
+ */
+static int split_plan(const struct qs_engine_conf *c, const struct geo *g,
+		      const struct qs_engine_mem *base, struct qs_engine_conf *out)
+{
+	*out = *c;
+	uint64_t fixed = base->total - base->index - base->dirty;
+	if (c->placement == QS_PLACE_LOG)
+		fixed = rest_plan(c, g, base) - base->index - base->dirty;
+	uint64_t wmin = window_min(c, g), frame = QS_BLOCK_SIZE + FRAME_EXTRA;
+	uint64_t cmin = cache_cost(c, g, wmin, POOL_MIN), mmin = 0, mwhole = 0;
+	if (c->placement == QS_PLACE_LOG) {
+		uint64_t f = qs_engine_conf_map_min(c) / QS_BLOCK_SIZE;
+		mmin = (f < whole_frames(g) ? f : whole_frames(g)) * frame;
+		mwhole = whole_frames(g) * frame;
+	}
+	if (c->dram_limit < fixed + cmin + mmin)
+		return -ENOMEM;
+	uint64_t left = c->dram_limit - fixed, cache = left, map = 0;
+	if (c->placement == QS_PLACE_LOG) {
+		uint64_t spare = left - cmin - mmin, whole = cache_cost(c, g, g->log_blocks,
+									pool_for(g->log_blocks));
+		cache = cmin + spare / 3;
+		cache = cache < whole ? cache : whole > cmin ? whole : cmin;
+		map = left - cache;
+		if (map >= mwhole) {
+			map = mwhole;
+			cache = left - map;
+		}
+	}
+	uint64_t w = LARGEST_FIT(wmin, g->log_blocks, cache_cost(c, g, x, pool_for(x)), cache);
+	uint64_t d = LARGEST_FIT(pool_for(w), w > POOL_MIN ? w : POOL_MIN, cache_cost(c, g, w, x),
+				 cache);
+	out->log_window_blocks = w >= g->log_blocks ? 0 : w; /* 0: the whole log */
+	out->dirty_ius_max = d;
+	if (c->placement == QS_PLACE_LOG) {
+		uint64_t frames = map / frame;
+		out->map_dram_limit = frames >= whole_frames(g) ? whole_limit(c, g)
+							       : frames * QS_BLOCK_SIZE;
+	}
+	return 0;
+}
+
+/* The least dram_limit conf runs with; 0 when the fast device is too small
+ * to tell. */
 static uint64_t dram_floor(const struct qs_engine_conf *c, uint64_t fast_bytes, uint64_t qlc_bytes)
 {
 	struct geo g;
@@ -175,41 +294,56 @@ static uint64_t dram_floor(const struct qs_engine_conf *c, uint64_t fast_bytes, 
 		return 0;
 	memset(&m, 0, sizeof(m));
 	log_side_plan(c, &g, &m);
-	if (c->placement != QS_PLACE_LOG) {
-		mem_sum(&m);
-		return m.total;
-	}
+	mem_sum(&m);
+	uint64_t fixed = m.total - m.index - m.dirty;
+	uint64_t cmin = cache_cost(c, &g, window_min(c, &g), POOL_MIN);
+	if (c->placement != QS_PLACE_LOG)
+		return fixed + cmin;
 	uint64_t frames = qs_engine_conf_map_min(c) / QS_BLOCK_SIZE;
 	if (frames > whole_frames(&g))
 		frames = whole_frames(&g);
-	return rest_plan(c, &g, &m) + frames * (QS_BLOCK_SIZE + FRAME_EXTRA);
+	return rest_plan(c, &g, &m) - m.index - m.dirty + cmin +
+	       frames * (QS_BLOCK_SIZE + FRAME_EXTRA);
 }
 
-int qs_engine_dram_plan(const struct qs_engine_conf *c, uint64_t fast_bytes, uint64_t qlc_bytes,
-			struct qs_engine_mem *m, uint64_t *map_limit)
+int qs_engine_dram_split(const struct qs_engine_conf *c, uint64_t fast_bytes, uint64_t qlc_bytes,
+			 struct qs_engine_conf *out)
 {
 	struct geo g;
+	*out = *c;
+	if (c->mode == QS_MODE_PASSTHROUGH || !c->dram_limit)
+		return 0;
+	if (!geo_plan(c, fast_bytes, qlc_bytes, &g))
+		return -ENOSPC;
+	struct qs_engine_mem m;
+	memset(&m, 0, sizeof(m));
+	log_side_plan(c, &g, &m);
+	mem_sum(&m);
+	return split_plan(c, &g, &m, out);
+}
+
+int qs_engine_dram_plan(const struct qs_engine_conf *conf, uint64_t fast_bytes,
+			uint64_t qlc_bytes, struct qs_engine_mem *m, uint64_t *map_limit)
+{
+	struct geo g;
+	struct qs_engine_conf split;
 	memset(m, 0, sizeof(*m));
-	if (c->mode == QS_MODE_PASSTHROUGH) {
+	if (conf->mode == QS_MODE_PASSTHROUGH) {
 		m->other = m->total = sizeof(struct qs_engine);
 		return 0;
 	}
-	if (!geo_plan(c, fast_bytes, qlc_bytes, &g))
+	if (!geo_plan(conf, fast_bytes, qlc_bytes, &g))
 		return -ENOSPC;
+	int rc = qs_engine_dram_split(conf, fast_bytes, qlc_bytes, &split);
+	if (rc)
+		return rc;
+	const struct qs_engine_conf *c = &split;
 	log_side_plan(c, &g, m);
 	if (c->placement != QS_PLACE_LOG) {
 		mem_sum(m);
-		return c->dram_limit && m->total > c->dram_limit ? -ENOMEM : 0;
+		return 0;
 	}
 	uint64_t min = qs_engine_conf_map_min(c), limit = c->map_dram_limit;
-	if (c->dram_limit) {
-		/* The budget less everything else, in whole frames; the whole
-		 * map, when it fits, at the least limit that gives it. */
-		uint64_t rest = rest_plan(c, &g, m);
-		uint64_t left = c->dram_limit > rest ? c->dram_limit - rest : 0;
-		uint64_t frames = left / (QS_BLOCK_SIZE + FRAME_EXTRA);
-		limit = frames >= whole_frames(&g) ? whole_limit(c, &g) : frames * QS_BLOCK_SIZE;
-	}
 	plc_side_plan(c, &g, limit, m);
 	mem_sum(m);
 	if (map_limit)

@@ -373,11 +373,13 @@ int plc_init(struct qs_engine *e)
 	p->rsv_per_unit = (uint32_t)(1 + (p->lbas + (full - p->lbas) - 1) / (full - p->lbas));
 	uint64_t need = (uint64_t)(QS_FMT_MIN_LOG_SEGMENTS + 1) * e->seg_blocks +
 			(uint64_t)(e->conf.destage_qd + 1) * p->rsv_per_unit * 2;
-	if (e->log_blocks < need) {
+	if (e->win_blocks < need) {
 		eng_log(e, QS_LOG_ERR,
-			"log of %llu blocks is too small for log placement: it needs at least "
-			"%llu (5 segments and room for map records)",
-			(unsigned long long)e->log_blocks, (unsigned long long)need);
+			"log of %llu blocks in use at most (of %llu; a smaller window comes from "
+			"dram_limit) is too small for log placement: it needs at least %llu (5 "
+			"segments and room for map records)",
+			(unsigned long long)e->win_blocks, (unsigned long long)e->log_blocks,
+			(unsigned long long)need);
 		return -ENOSPC;
 	}
 	/* A fresh log: every band free, in order. Recovery rebuilds this. */

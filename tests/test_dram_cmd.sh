@@ -2,7 +2,9 @@
 # test_dram_cmd: qlcshape dram, the sizing command (bench/dram_cmd.c):
 #   1. its rows add up to its total, one instance and twelve;
 #   2. log placement with a dram_limit plans within it, and the map pages
-#      grow by what a larger limit adds;
+#      grow by what a larger limit adds; in place, a limit below what the
+#      whole log's index needs plans a window of the log and a bound on
+#      dirty IUs within it;
 #   3. a dram_limit below the floor, a bad option and a fast device too
 #      small are refused with a message naming the option, exit status
 #      not 0, nothing on stdout.
@@ -58,6 +60,15 @@ awk -v t="$total" 'BEGIN { exit !(t > 0 && t <= 4096) }' || bad "4G budget plann
 awk -v a="$(pages "$tmp/a")" -v b="$(pages "$tmp/b")" 'BEGIN { exit !(b - a > 1000 && b - a <= 1024) }' ||
 	bad "1G more budget gave map pages $(pages "$tmp/a") -> $(pages "$tmp/b") MiB"
 grep -q "what dram_limit leaves" "$tmp/a" || bad "no map_dram_limit line: $(cat "$tmp/a")"
+# in place, a budget under what the whole log's index needs: a window of the
+# log and a fixed dirty-IU pool, within the budget
+"$tool" dram --qlc-size 8T --log 100G --placement inplace --dram-limit 200M >"$tmp/c" 2>&1 ||
+	bad "dram --placement inplace --dram-limit 200M failed: $(cat "$tmp/c")"
+total=$(awk '$1 == "total" { print $2 }' "$tmp/c")
+awk -v t="$total" 'BEGIN { exit !(t > 190 && t <= 200) }' || bad "200M budget planned $total MiB"
+win=$(awk '/^log in use at most/ { print $6 }' "$tmp/c")
+awk -v w="$win" 'BEGIN { exit !(w > 0 && w < 100 * 2^30) }' || bad "no window under the 100G log: $(cat "$tmp/c")"
+grep -q "^dirty IUs at most" "$tmp/c" || bad "no dirty-IU bound: $(cat "$tmp/c")"
 
 # 3. refusals: status, a message naming what to change, stdout empty
 refuse() {
@@ -72,7 +83,7 @@ refuse() {
 	fi
 }
 refuse "needs at least" --qlc-size 64T --log 1T --placement log --dram-limit 1G
-refuse "raise dram_limit" --qlc-size 8T --log 100G --placement inplace --dram-limit 100M
+refuse "raise dram_limit" --qlc-size 8T --log 100G --placement inplace --dram-limit 40M
 refuse "--log 'x'" --qlc-size 8T --log x
 refuse "one of --qlc-size and --profile" --log 1G
 refuse "too small" --qlc-size 8T --fast-size 1M --placement log

@@ -269,6 +269,58 @@ static void test_log_full_throttles(void **st)
 }
 
 /*
+ * The DRAM bounds dram_limit divides into (log_window_blocks,
+ * dirty_ius_max): 4 KiB writes to IUs chosen at random, four times the
+ * dirty IUs allowed, never hold more dirty IUs or more of the log than
+ * the bounds; writes wait for destage instead, and every block reads back
+ * its newest version. The index is sized for the window, not the log.
+ */
+static void dram_bounds_run(uint64_t win_segs, uint64_t ius_max, bool window_binds)
+{
+	struct th *h = setup(256 * MiB, 512 * MiB);
+	uint64_t win = win_segs * h->conf.segment_blocks;
+	h->conf.log_window_blocks = win;
+	h->conf.dirty_ius_max = ius_max;
+	assert_int_equal(th_open(h, true), 0);
+	struct qs_engine_stats s;
+	qs_engine_get_stats(h->e, &s);
+	assert_true(s.log_blocks > 2 * win); /* the window binds, not the log */
+	/* the index for the window (8-byte slots at 80%), not for the log */
+	assert_int_equal(s.mem.index, 8 * (win + win / 4 + 16));
+	struct twork w;
+	twork_init(&w, h, 512 * MiB / BS, 11);
+	w.max_inflight = 32;
+	uint64_t peak_dirty = 0, peak_used = 0;
+	for (int i = 0; i < 400; i++) {
+		twork_run(&w, 50);
+		qs_engine_get_stats(h->e, &s);
+		peak_dirty = s.dirty_ius > peak_dirty ? s.dirty_ius : peak_dirty;
+		peak_used = s.log_used_blocks > peak_used ? s.log_used_blocks : peak_used;
+	}
+	twork_quiesce(&w);
+	assert_true(peak_dirty <= ius_max);
+	assert_true(peak_used <= win);
+	/* the bound meant did bind */
+	if (window_binds)
+		assert_true(peak_used > win / 10 * 9);
+	else
+		assert_true(peak_dirty > ius_max / 10 * 9);
+	assert_int_equal(twork_verify_all(&w, false), 0);
+	assert_int_equal(w.read_mismatch, 0);
+	assert_int_equal(h->qlc.iu_violations, 0);
+	twork_fini(&w);
+	assert_int_equal(th_close(h), 0);
+	teardown(h);
+}
+
+static void test_dram_bounds(void **st)
+{
+	(void)st;
+	dram_bounds_run(256, 4096, true);   /* 4,096 blocks of log, at most */
+	dram_bounds_run(1024, 1024, false); /* 1,024 dirty IUs, at most */
+}
+
+/*
  * Pacing (policy.pace_pct): once the log is in the paced band, writes are
  * held and let in in steps; with pace_pct = 0 none is held. Every read and
  * every block checks either way. Then the QLC dies.
@@ -619,6 +671,7 @@ int main(void)
 		cmocka_unit_test(test_flush_durable),
 		cmocka_unit_test(test_passthrough),
 		cmocka_unit_test(test_log_full_throttles),
+		cmocka_unit_test(test_dram_bounds),
 		cmocka_unit_test(test_pacing),
 		cmocka_unit_test(test_clean_close_flushes),
 		cmocka_unit_test(test_bad_requests),

@@ -95,10 +95,18 @@ struct qs_engine_conf {
 	uint64_t map_dram_limit;       /* log: DRAM for map pages; the rest stay on
 					  the fast tier and are read when needed
 					  (ignored when dram_limit is set) */
-	uint64_t dram_limit;	       /* the engine's DRAM, all of it; with log
-					  placement map pages get what the rest
-					  leaves (qs_engine_dram_plan); 0 = no
-					  budget: map pages get map_dram_limit */
+	uint64_t dram_limit;	       /* the engine's DRAM, all of it, divided at
+					  open into log_window_blocks,
+					  dirty_ius_max and (log placement)
+					  map_dram_limit (qs_engine_dram_split);
+					  0 = no budget: those three as set */
+	uint64_t log_window_blocks;    /* the most log blocks in use at once, so
+					  the most the log index holds; 0 = the
+					  whole log */
+	uint64_t dirty_ius_max;	       /* the most dirty IUs, their records fixed
+					  at open (writes wait for destage at
+					  it); 0 = sized for whole IUs, grown
+					  when they are sparser */
 };
 
 /* Fill conf with the defaults documented in conf/qlcshaped.ini. */
@@ -175,15 +183,26 @@ uint64_t qs_engine_conf_map_bytes(const struct qs_engine_conf *conf, uint64_t ql
 /*
  * The engine's DRAM for conf over a fast device of fast_bytes and a QLC of
  * qlc_bytes, by part, as qs_engine_open will allocate it (an engine just
- * opened: the dirty-IU pool sized for whole dirty IUs; it grows when they
- * are sparser). With conf->dram_limit set, map pages get what the other
- * parts leave of it, in whole pages (*map_limit, when not NULL: the
- * map_dram_limit the engine will use). Any time; no devices needed.
+ * opened: the dirty-IU pool sized for whole dirty IUs, growing when they
+ * are sparser, unless dirty_ius_max fixes it). With conf->dram_limit set,
+ * the plan is of the split qs_engine_dram_split gives (*map_limit, when
+ * not NULL: the map_dram_limit the engine will use). Any time; no devices needed.
  * 0; -ENOSPC when the fast device is too small for the log (format says
  * why); -ENOMEM when dram_limit is below what the rest needs plus the least
  * map pages (qs_engine_conf_check_dram says how much).
  */
 struct qs_engine_mem;
+/*
+ * Divide conf->dram_limit for those devices into the limits it stands for:
+ * out is conf with log_window_blocks, dirty_ius_max and, with log
+ * placement, map_dram_limit set (unchanged without dram_limit). The engine
+ * does this at open; a host that runs the engine on smaller devices than
+ * the real ones (the bench's drive model) divides the real budget and
+ * scales the parts. 0; -ENOSPC (the fast device is too small for the log);
+ * -ENOMEM (dram_limit below what the engine needs).
+ */
+int qs_engine_dram_split(const struct qs_engine_conf *conf, uint64_t fast_bytes,
+			 uint64_t qlc_bytes, struct qs_engine_conf *out);
 int qs_engine_dram_plan(const struct qs_engine_conf *conf, uint64_t fast_bytes,
 			uint64_t qlc_bytes, struct qs_engine_mem *m, uint64_t *map_limit);
 /* Check conf->dram_limit against those devices: 0, or -EINVAL with err
