@@ -208,10 +208,19 @@ static uint64_t cache_cost(const struct qs_engine_conf *c, const struct geo *g, 
 	return m.index + m.dirty;
 }
 
-/* A window's pool when the budget binds: a dirty IU per four blocks. */
-static uint64_t pool_for(uint64_t window)
+/*
+ * A window's pool when the budget binds: with log placement a dirty IU per
+ * block, in place one per four blocks. Log placement's writes are spread
+ * over the whole drive, where nearly every dirty IU holds one block: with
+ * fewer records than blocks the records bound the log before its window
+ * does, and writes met that bound with no pacing to even their waits out
+ * (4K random writes over 100%: p99.9 12.2 ms, against 1.0 ms at the
+ * window). In place serves smaller spans, where IUs fill before destage.
+ */
+static uint64_t pool_for(const struct qs_engine_conf *c, uint64_t window)
 {
-	return window / 4 > POOL_MIN ? window / 4 : POOL_MIN;
+	uint64_t per = c->placement == QS_PLACE_LOG ? 1 : 4;
+	return window / per > POOL_MIN ? window / per : POOL_MIN;
 }
 
 /* The largest x in [lo, hi] with f(x) <= budget (f grows with x); lo if none. */
@@ -236,8 +245,8 @@ static uint64_t pool_for(uint64_t window)
  * what is left, log placement gives the log's cache a third and map pages
  * the rest (the whole map, when it fits, at the least limit that gives
  * it, and the cache what that leaves), in place the cache all of it. In
- * the cache the window is the largest that leaves a dirty IU per four of
- * its blocks, the dirty IUs then what the window leaves, up to one a
+ * the cache the window is the largest that leaves room for its dirty IUs
+ * (pool_for), the dirty IUs then what the window leaves, up to one a
  * block. Why a third: with 4 KiB writes spread over the whole drive every
  * cached block is a dirty IU of its own and a map page miss costs a fast-
  * tier read, while a larger window only delays destage (docs/ARCHITECTURE.md,
@@ -262,7 +271,7 @@ static int split_plan(const struct qs_engine_conf *c, const struct geo *g,
 	uint64_t left = c->dram_limit - fixed, cache = left, map = 0;
 	if (c->placement == QS_PLACE_LOG) {
 		uint64_t spare = left - cmin - mmin, whole = cache_cost(c, g, g->log_blocks,
-									pool_for(g->log_blocks));
+									pool_for(c, g->log_blocks));
 		cache = cmin + spare / 3;
 		cache = cache < whole ? cache : whole > cmin ? whole : cmin;
 		map = left - cache;
@@ -271,8 +280,8 @@ static int split_plan(const struct qs_engine_conf *c, const struct geo *g,
 			cache = left - map;
 		}
 	}
-	uint64_t w = LARGEST_FIT(wmin, g->log_blocks, cache_cost(c, g, x, pool_for(x)), cache);
-	uint64_t d = LARGEST_FIT(pool_for(w), w > POOL_MIN ? w : POOL_MIN, cache_cost(c, g, w, x),
+	uint64_t w = LARGEST_FIT(wmin, g->log_blocks, cache_cost(c, g, x, pool_for(c, x)), cache);
+	uint64_t d = LARGEST_FIT(pool_for(c, w), w > POOL_MIN ? w : POOL_MIN, cache_cost(c, g, w, x),
 				 cache);
 	out->log_window_blocks = w >= g->log_blocks ? 0 : w; /* 0: the whole log */
 	out->dirty_ius_max = d;
