@@ -251,15 +251,16 @@ int qs_cmd_dram(int argc, char **argv)
 	dram_row("total", m.total, o.instances);
 	if (log)
 		printf("map_dram_limit %llu bytes%s\n", (unsigned long long)map_limit,
-		       ec.dram_limit ? " (what dram_limit leaves)" : "");
+		       split.dram_limit ? " (what dram_limit leaves)" : "");
 	if (split.log_window_blocks)
 		printf("log in use at most %llu bytes (the window dram_limit leaves the index)\n",
 		       (unsigned long long)(split.log_window_blocks * QS_BLOCK_SIZE));
 	if (split.dirty_ius_max)
 		printf("dirty IUs at most %llu (writes wait for destage there)\n",
 		       (unsigned long long)split.dirty_ius_max);
-	if (ec.dram_limit)
-		printf("dram_limit %llu bytes: %.1f%% used\n", (unsigned long long)ec.dram_limit,
-		       100.0 * (double)m.total / (double)ec.dram_limit);
+	if (split.dram_limit)
+		printf("dram_limit %llu bytes%s: %.1f%% used\n", (unsigned long long)split.dram_limit,
+		       ec.dram_limit == QS_CONF_DRAM_AUTO ? " (the default for this drive)" : "",
+		       100.0 * (double)m.total / (double)split.dram_limit);
 	return 0;
 }

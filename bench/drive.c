@@ -488,10 +488,12 @@ uint64_t qs_drv_map_dram(uint64_t map_dram_bytes, double scale)
 int qs_drv_dram_conf(uint64_t dram_limit, uint64_t real_qlc, uint64_t real_log, double scale,
 		     struct qs_engine_conf *c, char *err, size_t errlen)
 {
-	if (!dram_limit || c->mode != QS_MODE_CACHE)
+	if (c->mode != QS_MODE_CACHE)
 		return 0;
-	if (scale <= 1) {
-		c->dram_limit = dram_limit;
+	if (dram_limit == QS_CONF_DRAM_AUTO && scale > 1)
+		dram_limit = qs_engine_conf_dram_auto(c, real_qlc); /* the real drive's */
+	if (!dram_limit || scale <= 1) {
+		c->dram_limit = dram_limit; /* the engine divides it itself */
 		return 0;
 	}
 	struct qs_engine_conf fc = *c, out;

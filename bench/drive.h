@@ -76,7 +76,8 @@ struct qs_drv_run {
 	uint32_t op_pct;     /* log placement: engine.op_pct */
 	uint64_t band_bytes; /* log placement: engine.band_size */
 	uint64_t map_dram_limit; /* log placement: engine.map_dram_limit */
-	/* engine.dram_limit at the real drive's scale (0: none), divided
+	/* engine.dram_limit at the real drive's scale (0: none;
+	 * QS_CONF_DRAM_AUTO: the real drive's default), divided
 	 * for the real drive (a QLC of real_qlc bytes, a log of real_log)
 	 * and scaled to the run's devices by dram_scale (real bytes per run
 	 * byte; 1: the run's devices are the real ones) (qs_drv_dram_conf) */
@@ -191,7 +192,8 @@ void qs_drv_log_conf(uint32_t iu_bytes, uint32_t op_pct, uint64_t band_bytes,
 uint64_t qs_drv_map_dram(uint64_t map_dram_bytes, double scale);
 /*
  * A budget for a bench engine: dram_limit, at the real drive's scale (a
- * QLC of real_qlc bytes, a log of real_log), divided as the engine would
+ * QLC of real_qlc bytes, a log of real_log; QS_CONF_DRAM_AUTO: the
+ * engine's default for that QLC; 0: none), divided as the engine would
  * divide it over those devices (qs_engine_dram_split), each part then
  * scaled down by scale (real bytes per model byte) into c's
  * log_window_blocks, dirty_ius_max and (log placement) map_dram_limit, so

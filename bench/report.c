@@ -233,7 +233,7 @@ bool qs_report_mem_full_parts(const struct qs_report_run *r, struct qs_engine_me
 		uint64_t m = (uint64_t)((double)c->map_dram_limit * scale) / QS_BLOCK_SIZE * QS_BLOCK_SIZE;
 		fc.map_dram_limit = m > qs_engine_conf_map_min(c) ? m : qs_engine_conf_map_min(c);
 	}
-	if (c->dram_limit)
+	if (c->dram_limit && c->dram_limit != QS_CONF_DRAM_AUTO)
 		fc.dram_limit = (uint64_t)((double)c->dram_limit * scale);
 	/* A budget the bench divided for the real drive and scaled down
 	 * (qs_drv_dram_conf): its parts scaled back up. */

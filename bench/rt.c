@@ -769,7 +769,8 @@ static int rt_run_on(struct qs_rt_world *w, struct rt_run *r, const struct qs_jo
 		.op_pct = lc.op_pct,
 		.band_bytes = lc.band_bytes,
 		.map_dram_limit = lc.map_dram_limit,
-		.dram_limit = w->conf.dram_limit_bytes,
+		.dram_limit = w->conf.dram_limit_bytes ? w->conf.dram_limit_bytes
+			    : w->conf.map_dram_bytes ? 0 : QS_CONF_DRAM_AUTO,
 		.real_qlc = w->prof.capacity_bytes,
 		.real_log = w->conf.cache_bytes,
 		.dram_scale = rt_scale(w),

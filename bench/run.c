@@ -442,7 +442,8 @@ int qs_bench_run_group_on(struct qs_bench_world *w, struct qs_bench_drive *drive
 			.op_pct = lc.op_pct,
 			.band_bytes = lc.band_bytes,
 			.map_dram_limit = lc.map_dram_limit,
-			.dram_limit = w->conf.dram_limit_bytes,
+			.dram_limit = w->conf.dram_limit_bytes ? w->conf.dram_limit_bytes
+			    : w->conf.map_dram_bytes ? 0 : QS_CONF_DRAM_AUTO,
 			.real_qlc = w->qlc_p.capacity_bytes,
 			.real_log = w->conf.cache_bytes,
 			.dram_scale = qs_bench_world_scale(w),

@@ -34,6 +34,7 @@ void qs_engine_conf_default(struct qs_engine_conf *c)
 	c->band_bytes = 1ull << 30;
 	c->gc_victim = QS_GC_COST_BENEFIT;
 	c->map_dram_limit = 2ull << 30;
+	c->dram_limit = QS_CONF_DRAM_AUTO;
 }
 
 int qs_engine_conf_check(const struct qs_engine_conf *c, struct qs_conf_err *err)

@@ -722,6 +722,8 @@ struct qs_engine *qs_engine_open(const struct qs_env *env, struct qs_vol *fast,
 					  : -ENOSPC;
 	if (!prc)
 		prc = qs_engine_dram_plan(&c, fast->size, qlc->size, &plan, NULL);
+	else if (c.dram_limit == QS_CONF_DRAM_AUTO)
+		c.dram_limit = 0; /* passthrough: nothing to budget */
 	if (prc == -ENOMEM) {
 		errno = EINVAL;
 		return NULL;

@@ -315,11 +315,25 @@ static uint64_t dram_floor(const struct qs_engine_conf *c, uint64_t fast_bytes, 
 	       frames * (QS_BLOCK_SIZE + FRAME_EXTRA);
 }
 
-int qs_engine_dram_split(const struct qs_engine_conf *c, uint64_t fast_bytes, uint64_t qlc_bytes,
-			 struct qs_engine_conf *out)
+uint64_t qs_engine_conf_dram_auto(const struct qs_engine_conf *c, uint64_t qlc_bytes)
+{
+	if (c->placement != QS_PLACE_LOG)
+		return 0;
+	/* 2.5 GiB per 30.72 TB, in whole MiB */
+	double b = (double)(2560ull << 20) * (double)qlc_bytes / 30.72e12;
+	uint64_t mib = (uint64_t)(b / (1 << 20));
+	return mib > 1024 ? mib << 20 : 1ull << 30;
+}
+
+int qs_engine_dram_split(const struct qs_engine_conf *conf, uint64_t fast_bytes,
+			 uint64_t qlc_bytes, struct qs_engine_conf *out)
 {
 	struct geo g;
-	*out = *c;
+	struct qs_engine_conf resolved = *conf;
+	const struct qs_engine_conf *c = &resolved;
+	if (resolved.dram_limit == QS_CONF_DRAM_AUTO)
+		resolved.dram_limit = qs_engine_conf_dram_auto(conf, qlc_bytes);
+	*out = resolved;
 	if (c->mode == QS_MODE_PASSTHROUGH || !c->dram_limit)
 		return 0;
 	if (!geo_plan(c, fast_bytes, qlc_bytes, &g))
@@ -374,6 +388,10 @@ int qs_engine_conf_check_dram(const struct qs_engine_conf *c, uint64_t fast_byte
 	int rc = qs_engine_dram_plan(c, fast_bytes, qlc_bytes, &m, &limit);
 	if (rc != -ENOMEM)
 		return 0; /* a geometry error is the format's to report, with its sizes */
+	struct qs_engine_conf resolved = *c;
+	if (resolved.dram_limit == QS_CONF_DRAM_AUTO)
+		resolved.dram_limit = qs_engine_conf_dram_auto(c, qlc_bytes);
+	c = &resolved;
 	if (err) {
 		err->field = QS_CONF_FIELD_DRAM_LIMIT;
 		struct qs_engine_conf floor = *c;

@@ -417,6 +417,30 @@ static void test_engine_cross_check(void **state)
 		if (!strstr(err, want))
 			fail_msg("'%s' not in: %s", want, err);
 
+	/* dram_limit's words: auto (the default), none; map_dram_limit alone
+	 * means no budget; anything else is named with the words allowed. */
+	const char *words[] = {"dram_limit = auto\n", "dram_limit = none\n", "map_dram_limit = 1G\n",
+			       "", "dram_limit = 3G\n"};
+	const uint64_t want_dl[] = {QS_CONF_DRAM_AUTO, 0, 0, QS_CONF_DRAM_AUTO, 3ull << 30};
+	for (int i = 0; i < 5; i++) {
+		char text[256];
+		snprintf(text, sizeof(text), "[devices]\nqlc = /q\nfast = /f\n[engine]\n%s", words[i]);
+		p = write_conf(text);
+		assert_int_equal(qs_config_load(&c, p, err, sizeof(err)), 0);
+		qs_engine_conf_default(&e);
+		qs_config_engine_conf(&c, &e);
+		assert_int_equal(e.dram_limit, want_dl[i]);
+		qs_config_free(&c);
+		unlink(p);
+	}
+	p = write_conf("[devices]\nqlc = /q\nfast = /f\n[engine]\ndram_limit = lots\n");
+	assert_int_equal(qs_config_load(&c, p, err, sizeof(err)), -EINVAL);
+	for (const char *want = ":5: key 'engine.dram_limit' = 'lots'\0" "'auto', 'none' or \0";
+	     *want; want += strlen(want) + 1)
+		if (!strstr(err, want))
+			fail_msg("'%s' not in: %s", want, err);
+	unlink(p);
+
 	/* Watermarks in the wrong order. */
 	p = write_conf("[devices]\nqlc = /q\nfast = /f\n[policy]\nstart_pct = 90\n"
 		       "urgent_pct = 40\n");

@@ -662,6 +662,27 @@ static void test_dram_limit(void **st)
 {
 	struct th h;
 	setup_log(&h, 8);
+	/* the default: 2.5 GiB per 30.72 TB with log placement, 1 GiB at
+	 * least (so this small drive gets 1 GiB: the whole log and map); no
+	 * budget in place */
+	struct qs_engine_conf d;
+	qs_engine_conf_default(&d);
+	assert_int_equal(d.dram_limit, QS_CONF_DRAM_AUTO);
+	d.placement = QS_PLACE_LOG;
+	assert_int_equal(qs_engine_conf_dram_auto(&d, 30720000000000ull), 2560ull << 20);
+	assert_int_equal(qs_engine_conf_dram_auto(&d, 61440000000000ull), 5120ull << 20);
+	assert_int_equal(qs_engine_conf_dram_auto(&d, 1ull << 40), 1ull << 30);
+	d = h.conf;
+	d.dram_limit = QS_CONF_DRAM_AUTO;
+	struct qs_engine_conf out;
+	assert_int_equal(qs_engine_dram_split(&d, h.fast.vol.size, h.qlc.vol.size, &out), 0);
+	assert_int_equal(out.dram_limit, 1ull << 30);
+	assert_int_equal(out.log_window_blocks, 0);
+	d.placement = QS_PLACE_INPLACE;
+	assert_int_equal(qs_engine_conf_dram_auto(&d, 30720000000000ull), 0);
+	assert_int_equal(qs_engine_dram_split(&d, h.fast.vol.size, h.qlc.vol.size, &out), 0);
+	assert_int_equal(out.dram_limit, 0);
+	assert_int_equal(out.dirty_ius_max, 0);
 	h.conf.map_dram_limit = 0;
 	struct qs_engine_mem need, plan;
 	uint64_t lim = 0;

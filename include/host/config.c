@@ -26,6 +26,7 @@ enum cfg_type {
 	CFG_ENUM,   /* an enum (int-sized) named by one of names[] */
 	CFG_BACKING, /* char *: "ram", "none" or an absolute path */
 	CFG_SIZE64A, /* uint64_t: "auto" (0) or a byte size as CFG_SIZE64 */
+	CFG_BUDGET,  /* uint64_t: "auto" (QS_CONF_DRAM_AUTO), "none" (0) or a size */
 };
 
 struct cfg_key {
@@ -63,7 +64,7 @@ static const struct cfg_key cfg_keys[] = {
 	{"engine", "gc", CFG_ENUM, OFF(engine.gc_victim), 0, 0, "greedy|cost-benefit", true},
 	{"engine", "map_dram_limit", CFG_SIZE64, OFF(engine.map_dram_limit), (int64_t)QS_CONF_MAP_DRAM_MIN,
 	 64 * TIB, NULL, true},
-	{"engine", "dram_limit", CFG_SIZE64, OFF(engine.dram_limit), 1 * MIB, 64 * TIB, NULL, true},
+	{"engine", "dram_limit", CFG_BUDGET, OFF(engine.dram_limit), 1 * MIB, 64 * TIB, NULL, true},
 	{"policy", "order", CFG_ENUM, OFF(engine.policy.order), 0, 0, "fifo|sweep|fullest", true},
 	{"policy", "partial", CFG_ENUM, OFF(engine.policy.partial), 0, 0, "fill|hold", true},
 	{"policy", "hold_ms", CFG_U32, OFF(engine.policy.hold_ms), 0, 3600000, NULL, true},
@@ -518,6 +519,10 @@ static int cfg_parse_size(struct qs_config *c, const struct cfg_key *k, const ch
 		*(uint64_t *)dst = 0;
 		return 0;
 	}
+	if (k->type == CFG_BUDGET && (!strcasecmp(val, "auto") || !strcasecmp(val, "none"))) {
+		*(uint64_t *)dst = !strcasecmp(val, "auto") ? QS_CONF_DRAM_AUTO : 0;
+		return 0;
+	}
 	cfg_fmt_size(lo, sizeof(lo), k->min);
 	cfg_fmt_size(hi, sizeof(hi), k->max);
 	if (qs_config_parse_size(val, &v) || v < (uint64_t)k->min ||
@@ -526,14 +531,16 @@ static int cfg_parse_size(struct qs_config *c, const struct cfg_key *k, const ch
 			       "%s:%d: key '%s.%s' = '%s': expected %sa size in %s..%s "
 			       "bytes, a multiple of 4096 (suffixes K, M, G, T)",
 			       file, line, k->section, k->key, val,
-			       k->type == CFG_IU || k->type == CFG_SIZE64A ? "'auto' or " : "",
+			       k->type == CFG_BUDGET			    ? "'auto', 'none' or "
+			       : k->type == CFG_IU || k->type == CFG_SIZE64A ? "'auto' or "
+									      : "",
 			       lo, hi);
 	if (k->type == CFG_IU && !cfg_is_pow2(v))
 		return cfg_err(err, errlen,
 			       "%s:%d: key '%s.%s' = '%s': the IU must be a power of two "
 			       "in %s..%s",
 			       file, line, k->section, k->key, val, lo, hi);
-	if (k->type == CFG_SIZE64 || k->type == CFG_SIZE64A)
+	if (k->type == CFG_SIZE64 || k->type == CFG_SIZE64A || k->type == CFG_BUDGET)
 		*(uint64_t *)dst = v;
 	else
 		*(uint32_t *)dst = (uint32_t)v;
@@ -608,6 +615,7 @@ static int cfg_parse_value(struct qs_config *c, const struct cfg_key *k, const c
 	case CFG_SIZE32:
 	case CFG_SIZE64:
 	case CFG_SIZE64A:
+	case CFG_BUDGET:
 		return cfg_parse_size(c, k, val, line, err, errlen);
 	case CFG_BOOL:
 		return cfg_parse_bool(c, k, val, line, err, errlen);
@@ -902,9 +910,14 @@ void qs_config_engine_conf(const struct qs_config *c, struct qs_engine_conf *con
 
 		if (!k->engine || !c->set[i])
 			continue;
-		width = k->type == CFG_SIZE64 ? sizeof(uint64_t) : sizeof(uint32_t);
+		width = k->type == CFG_SIZE64 || k->type == CFG_BUDGET ? sizeof(uint64_t)
+									 : sizeof(uint32_t);
 		memcpy((char *)conf + (k->off - base), (const char *)c + k->off, width);
 	}
+	/* map_dram_limit alone: no budget, the map pages as set (the two
+	 * together are refused by qs_config_load) */
+	if (qs_config_is_set(c, "engine.map_dram_limit") && !qs_config_is_set(c, "engine.dram_limit"))
+		conf->dram_limit = 0;
 	if (c->iu_bytes)
 		conf->iu_bytes = c->iu_bytes;
 }

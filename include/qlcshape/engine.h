@@ -99,7 +99,9 @@ struct qs_engine_conf {
 					  open into log_window_blocks,
 					  dirty_ius_max and (log placement)
 					  map_dram_limit (qs_engine_dram_split);
-					  0 = no budget: those three as set */
+					  0 = no budget: those three as set;
+					  QS_CONF_DRAM_AUTO (the default) =
+					  qs_engine_conf_dram_auto's */
 	uint64_t log_window_blocks;    /* the most log blocks in use at once, so
 					  the most the log index holds; 0 = the
 					  whole log */
@@ -123,6 +125,8 @@ void qs_engine_conf_default(struct qs_engine_conf *conf);
 #define QS_CONF_LOG_QD_MAX 64u
 #define QS_CONF_DESTAGE_QD_MAX 1024u
 #define QS_CONF_MAP_DRAM_MIN (64ull << 10) /* 16 pages: room for those in use at once */
+/* dram_limit's default: a budget from the QLC's size (qs_engine_conf_dram_auto). */
+#define QS_CONF_DRAM_AUTO UINT64_MAX
 
 /* The field a failed qs_engine_conf_check rejected. */
 enum qs_conf_field {
@@ -193,9 +197,18 @@ uint64_t qs_engine_conf_map_bytes(const struct qs_engine_conf *conf, uint64_t ql
  */
 struct qs_engine_mem;
 /*
+ * The budget dram_limit = QS_CONF_DRAM_AUTO stands for over a QLC of
+ * qlc_bytes: with log placement 2.5 GiB per 30.72 TB (the node QLC is
+ * deployed in: 12 such drives and 64 GB of DRAM), at least 1 GiB; in place
+ * 0, no budget (a budget there bounds the dirty IUs a small span coalesces
+ * in: docs/ARCHITECTURE.md, Memory, measures what it costs). Any time.
+ */
+uint64_t qs_engine_conf_dram_auto(const struct qs_engine_conf *conf, uint64_t qlc_bytes);
+/*
  * Divide conf->dram_limit for those devices into the limits it stands for:
  * out is conf with log_window_blocks, dirty_ius_max and, with log
- * placement, map_dram_limit set (unchanged without dram_limit). The engine
+ * placement, map_dram_limit set, and dram_limit the budget itself (auto
+ * resolved; unchanged without dram_limit, or auto in place). The engine
  * does this at open; a host that runs the engine on smaller devices than
  * the real ones (the bench's drive model) divides the real budget and
  * scales the parts. 0; -ENOSPC (the fast device is too small for the log);

@@ -20,6 +20,10 @@ int th_init(struct th *h, uint64_t fast_size, uint64_t qlc_size, uint64_t seed)
 	h->conf.destage_qd = 4;
 	h->conf.dram_buffer_bytes = 0;
 	h->conf.policy.idle_ms = 0;
+	/* No budget: the tests set the limits they test (map_dram_limit,
+	 * log_window_blocks, dirty_ius_max) themselves, and dram_limit's
+	 * default would override them. */
+	h->conf.dram_limit = 0;
 	return 0;
 }
 
