@@ -42,8 +42,10 @@ static int dram_usage(FILE *f)
 		"                     region and clean state, which are added to it\n"
 		"  --fast-size SIZE   or the fast device's whole size\n"
 		"  --placement P      inplace or log\n"
-		"  --dram-limit SIZE  engine.dram_limit: map pages get what the rest leaves\n"
-		"  --map-dram SIZE    engine.map_dram_limit (without --dram-limit)\n"
+		"  --dram-limit SIZE  engine.dram_limit (default: the engine's, auto); the\n"
+		"                     log's window, dirty IUs and map pages share it\n"
+		"  --map-dram SIZE    engine.map_dram_limit, with no budget (not with\n"
+		"                     --dram-limit)\n"
 		"  --band-size SIZE   engine.band_size     --op-pct N  engine.op_pct\n"
 		"  --iu SIZE          devices.iu (default: the profile's, else 64K)\n"
 		"  --instances N      also the total for N instances (default 1)\n");
