@@ -520,8 +520,12 @@ int qs_drv_dram_conf(uint64_t dram_limit, uint64_t real_qlc, uint64_t real_log, 
 	c->log_window_blocks = out.log_window_blocks ? (w > wmin ? w : wmin) : 0;
 	uint64_t d = (uint64_t)((double)out.dirty_ius_max / scale);
 	c->dirty_ius_max = out.dirty_ius_max ? (d > 1024 ? d : 1024) : 0;
-	if (c->placement == QS_PLACE_LOG)
-		c->map_dram_limit = qs_drv_map_dram(out.map_dram_limit, 1 / scale);
+	if (c->placement == QS_PLACE_LOG) {
+		/* no fewer pages than a unit pins, however small the model */
+		uint64_t m = qs_drv_map_dram(out.map_dram_limit, 1 / scale);
+		uint64_t min = qs_engine_conf_map_min(c);
+		c->map_dram_limit = m > min ? m : min;
+	}
 	c->dram_limit = 0;
 	return 0;
 }

@@ -206,6 +206,11 @@ double qs_report_map_miss_pct(const struct qs_report_run *r)
 	return 100.0 * (double)r->map_misses / (double)lookups;
 }
 
+double qs_report_per_client(const struct qs_report_run *r, uint64_t bytes)
+{
+	return r->client_write_bytes ? (double)bytes / (double)r->client_write_bytes : NAN;
+}
+
 uint64_t qs_report_map_io_bytes(const struct qs_report_run *r)
 {
 	return (r->map_page_reads + r->map_page_writes) * QS_BLOCK_SIZE;
@@ -351,6 +356,11 @@ G(g_life, r->wear.life_years)
 G(g_life_common, qs_report_life_at(r, t->common))
 G(g_life_rated, qs_report_life_at(r, t->rated))
 G(g_f_bytes, (double)r->fast_write_bytes / 1e6)
+G(g_f_rbytes, r->shaping ? (double)r->fast_read_bytes / 1e6 : NAN)
+G(g_f_wpc, r->shaping ? qs_report_per_client(r, r->fast_write_bytes) : NAN)
+G(g_f_rpc, r->shaping ? qs_report_per_client(r, r->fast_read_bytes) : NAN)
+G(g_map_rpc, qs_report_is_log(r) ? qs_report_per_client(r, r->map_page_reads * QS_BLOCK_SIZE)
+				 : NAN)
 /* seconds to steady state; -INFINITY: checked, not reached ("not steady") */
 G(g_ss_at, !r->ss.criterion ? NAN : r->ss.reached ? r->ss.at_s : -INFINITY)
 G(g_ss_crit, r->ss.criterion ? r->ss.last : NAN)
@@ -404,10 +414,14 @@ static const struct row rows[] = {
 	{"life y, slowest rate", 2, g_life_common, "%.2f", CMP_RATIO},
 	{"life y, rate_iops", 3, g_life_rated, "%.2f", CMP_RATIO},
 	{"fast-tier write MB", 2, g_f_bytes, "%.1f", CMP_RATIO},
+	{"fast-tier read MB", 10, g_f_rbytes, "%.1f", CMP_NONE},
+	{"fast-tier written per client B", 10, g_f_wpc, "%.3f", CMP_NONE},
+	{"fast-tier read per client B", 10, g_f_rpc, "%.3f", CMP_NONE},
 	{"log dirty at end MB", 8, g_dirty, "%.1f", CMP_NONE},
 	{"log dirty growth %", 8, g_dirty_growth, "%.1f", CMP_NONE},
 	{"map misses %", 9, g_map_miss, "%.2f", CMP_NONE},
 	{"map page I/O MB", 9, g_map_io, "%.1f", CMP_NONE},
+	{"map page reads per client B", 9, g_map_rpc, "%.3f", CMP_NONE},
 	{"map DRAM peak MB", 9, g_map_peak, "%.2f", CMP_NONE},
 	{"engine DRAM MB", 10, g_mem, "%.1f", CMP_NONE},
 	{"full-scale DRAM MB", 10, g_mem_full, "%.1f", CMP_NONE},
@@ -705,8 +719,13 @@ int qs_report_json(FILE *f, const struct qs_report_run *runs, size_t n)
 		json_num(f, wo.rated, "%.3f");
 		fputs(", \"life_years_rated\": ", f);
 		json_num(f, wo.life_rated, "%.6f");
-		fprintf(f, "},\n      \"fast\": {\"write_bytes\": %" PRIu64 "},\n",
-			r->fast_write_bytes);
+		fprintf(f, "},\n      \"fast\": {\"write_bytes\": %" PRIu64 ", \"read_bytes\": %" PRIu64
+			   ", \"written_per_client_byte\": ",
+			r->fast_write_bytes, r->fast_read_bytes);
+		json_num(f, qs_report_per_client(r, r->fast_write_bytes), "%.6f");
+		fputs(", \"read_per_client_byte\": ", f);
+		json_num(f, qs_report_per_client(r, r->fast_read_bytes), "%.6f");
+		fputs("},\n", f);
 		json_map(f, r);
 		fputs(",\n", f);
 		json_mem(f, r);
@@ -787,7 +806,8 @@ int qs_report_csv(FILE *f, const struct qs_report_run *runs, size_t n)
 	      "life_years_rated,client_write_bytes,round_write_bytes,round_share_pct,"
 	      "dirty_start_bytes,dirty_end_bytes,dirty_end_share_pct,dirty_growth_pct,"
 	      "ss_criterion,ss_reached,ss_at_s,map_miss_pct,map_page_io_bytes,"
-	      "map_dram_peak_bytes,engine_bytes,engine_full_scale_bytes\n", f);
+	      "map_dram_peak_bytes,engine_bytes,engine_full_scale_bytes,fast_read_bytes,"
+	      "fast_written_per_client,fast_read_per_client,map_page_reads_per_client\n", f);
 	for (size_t i = 0; i < n; i++) {
 		const struct qs_report_run *r = &runs[i];
 		csv_str(f, r->job);
@@ -827,6 +847,13 @@ int qs_report_csv(FILE *f, const struct qs_report_run *runs, size_t n)
 		csv_num(f, r->ss.at_s, "%.6f");
 		csv_map(f, r);
 		csv_mem(f, r);
+		csv_u64(f, r->shaping, r->fast_read_bytes);
+		csv_num(f, r->shaping ? qs_report_per_client(r, r->fast_write_bytes) : NAN, "%.6f");
+		csv_num(f, r->shaping ? qs_report_per_client(r, r->fast_read_bytes) : NAN, "%.6f");
+		csv_num(f, qs_report_is_log(r) ? qs_report_per_client(r, r->map_page_reads *
+								  QS_BLOCK_SIZE)
+					       : NAN,
+			"%.6f");
 		fputc('\n', f);
 	}
 	return ferror(f) ? -EIO : 0;

@@ -122,6 +122,7 @@ struct qs_report_run {
 	struct qs_report_dir mixed; /* the three together (unified_rw_reporting) */
 	struct qs_report_qlc qlc;
 	uint64_t fast_write_bytes; /* bytes written to the fast tier */
+	uint64_t fast_read_bytes;  /* bytes read from it (log data, map and P2L pages) */
 	struct qs_report_wear wear;
 	/* the writes the engine received in the window (every job of a group,
 	 * as the QLC figures): bytes the client asked for, and bytes rounding
@@ -270,6 +271,10 @@ bool qs_report_is_log(const struct qs_report_run *r);
  * tier. */
 double qs_report_map_miss_pct(const struct qs_report_run *r);
 uint64_t qs_report_map_io_bytes(const struct qs_report_run *r);
+/* bytes per client byte written in the window (client_write_bytes); NAN
+ * without client writes. What one fast device serving several QLC drives
+ * carries per byte each of them is written. */
+double qs_report_per_client(const struct qs_report_run *r, uint64_t bytes);
 
 /*
  * r's engine DRAM at the real drive's scale: the bench scales the drive,

@@ -643,6 +643,7 @@ static void rt_result(void *ctx, size_t open, size_t close, struct qs_bench_resu
 	qs_report_qlc_fill(&res->rep.qlc, &qi);
 	qs_report_wear_fill(&res->rep.wear, &qi);
 	res->rep.fast_write_bytes = x1->f1.write_bytes - x0->f0.write_bytes;
+	res->rep.fast_read_bytes = x1->f1.read_bytes - x0->f0.read_bytes;
 	res->rep.mem_scale = rt_scale(w);
 }
 

@@ -280,6 +280,7 @@ static void rn_result(void *ctx, size_t open, size_t close, struct qs_bench_resu
 	qs_report_qlc_fill(&res->rep.qlc, &qi);
 	qs_report_wear_fill(&res->rep.wear, &qi);
 	res->rep.fast_write_bytes = res->fast.host_write_bytes;
+	res->rep.fast_read_bytes = res->fast.host_read_bytes;
 	res->rep.mem_scale = qs_bench_world_scale(w);
 }
 

@@ -360,6 +360,7 @@ static void sample_runs(struct qs_report_run r[3])
 	r[1].dirty_start_bytes = 3000;
 	r[1].dirty_end_bytes = 4000;
 	r[1].fast_write_bytes = 7400000000ull;
+	r[1].fast_read_bytes = 6000;
 	r[1].map_hits = 300;
 	r[1].map_misses = 100;
 	r[1].map_page_reads = 50;
@@ -491,8 +492,12 @@ static void test_json(void **state)
 		assert_true(jget(q, "read_fill_bytes", J_NUM)->num ==
 			    (double)r[i].qlc.read_fill_bytes);
 		const struct jv *f = jget(o, "fast", J_OBJ);
-		jkeys(f, (const char *[]){"write_bytes", NULL});
+		jkeys(f, (const char *[]){"write_bytes", "read_bytes", "written_per_client_byte",
+					  "read_per_client_byte", NULL});
 		assert_true(jget(f, "write_bytes", J_NUM)->num == (double)r[i].fast_write_bytes);
+		assert_true(jget(f, "read_bytes", J_NUM)->num == (double)r[i].fast_read_bytes);
+		if (i == 1) /* 6000 bytes read for 8000 written by the client */
+			assert_true(jget(f, "read_per_client_byte", J_NUM)->num == 0.75);
 	}
 	assert_string_equal(jget(runs->items[0], "job", J_STR)->str, "4k-randwrite");
 	assert_string_equal(jget(runs->items[0], "policy", J_STR)->str, "-");
@@ -731,7 +736,7 @@ static void test_csv(void **state)
 	char (*f)[64] = calloc(64, 64);
 	char *save = NULL, *line = strtok_r(out, "\n", &save);
 	size_t nh = csv_split(line, f, 64);
-	assert_int_equal(nh, 48);
+	assert_int_equal(nh, 52);
 	assert_string_equal(f[0], "job");
 	assert_string_equal(f[3], "placement");
 	assert_string_equal(f[4], "read_iops");
@@ -752,6 +757,10 @@ static void test_csv(void **state)
 	assert_string_equal(f[45], "map_dram_peak_bytes");
 	assert_string_equal(f[46], "engine_bytes");
 	assert_string_equal(f[47], "engine_full_scale_bytes");
+	assert_string_equal(f[48], "fast_read_bytes");
+	assert_string_equal(f[49], "fast_written_per_client");
+	assert_string_equal(f[50], "fast_read_per_client");
+	assert_string_equal(f[51], "map_page_reads_per_client");
 	int lines = 0;
 	while ((line = strtok_r(NULL, "\n", &save))) {
 		size_t n = csv_split(line, f, 64);
@@ -779,9 +788,13 @@ static void test_csv(void **state)
 			assert_string_equal(f[45], "65536");
 			assert_string_equal(f[46], "109000000");
 			assert_string_equal(f[47], "7558000000");
+			assert_string_equal(f[48], "6000");
+			assert_string_equal(f[49], "925000.000000");
+			assert_string_equal(f[50], "0.750000");
+			assert_string_equal(f[51], "25.600000"); /* 50 pages x 4096 / 8000 */
 		} else {
 			/* shaping off: neither map nor engine figures */
-			for (size_t k = 43; k < 48; k++)
+			for (size_t k = 43; k < 52; k++)
 				assert_string_equal(f[k], "");
 		}
 		if (lines == 2) {
