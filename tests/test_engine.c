@@ -285,8 +285,14 @@ static void dram_bounds_run(uint64_t win_segs, uint64_t ius_max, bool window_bin
 	struct qs_engine_stats s;
 	qs_engine_get_stats(h->e, &s);
 	assert_true(s.log_blocks > 2 * win); /* the window binds, not the log */
-	/* the index for the window (8-byte slots at 80%), not for the log */
+	/* the index for the window (8-byte slots at 80%), not for the log;
+	 * the records for the bound; both as the plan has them */
 	assert_int_equal(s.mem.index, 8 * (win + win / 4 + 16));
+	struct qs_engine_mem plan;
+	assert_int_equal(qs_engine_dram_plan(&h->conf, h->fast.vol.size, h->qlc.vol.size, &plan,
+					     NULL), 0);
+	assert_int_equal(plan.index, s.mem.index);
+	assert_int_equal(plan.dirty, s.mem.dirty);
 	struct twork w;
 	twork_init(&w, h, 512 * MiB / BS, 11);
 	w.max_inflight = 32;
