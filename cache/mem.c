@@ -394,9 +394,16 @@ int qs_engine_conf_check_dram(const struct qs_engine_conf *c, uint64_t fast_byte
 	c = &resolved;
 	if (err) {
 		err->field = QS_CONF_FIELD_DRAM_LIMIT;
+		/* the parts at the floor: the least window, pool and map pages */
 		struct qs_engine_conf floor = *c;
+		struct geo g;
 		floor.dram_limit = 0;
 		floor.map_dram_limit = qs_engine_conf_map_min(c);
+		if (geo_plan(c, fast_bytes, qlc_bytes, &g)) {
+			uint64_t w = window_min(c, &g);
+			floor.log_window_blocks = w < g.log_blocks ? w : 0;
+			floor.dirty_ius_max = POOL_MIN;
+		}
 		struct qs_engine_mem need;
 		qs_engine_dram_plan(&floor, fast_bytes, qlc_bytes, &need, NULL);
 		need.total = dram_floor(c, fast_bytes, qlc_bytes);
@@ -404,8 +411,9 @@ int qs_engine_conf_check_dram(const struct qs_engine_conf *c, uint64_t fast_byte
 			snprintf(err->msg, sizeof(err->msg),
 				 "dram_limit %llu: the engine needs at least %llu bytes for these "
 				 "devices (log index %llu, dirty IUs %llu, per QLC block %llu, map "
-				 "pages %llu at least, the rest %llu); raise dram_limit or use a "
-				 "smaller log", (unsigned long long)c->dram_limit,
+				 "pages %llu at least, the rest %llu, with the least window of the "
+				 "log); raise dram_limit (or lower engine.dram_buffer)",
+				 (unsigned long long)c->dram_limit,
 				 (unsigned long long)need.total, (unsigned long long)need.index,
 				 (unsigned long long)need.dirty, (unsigned long long)need.qlc_blocks,
 				 (unsigned long long)(need.map_pages + need.map_meta),
@@ -413,8 +421,9 @@ int qs_engine_conf_check_dram(const struct qs_engine_conf *c, uint64_t fast_byte
 		else
 			snprintf(err->msg, sizeof(err->msg),
 				 "dram_limit %llu: the engine needs at least %llu bytes for these "
-				 "devices (log index %llu, dirty IUs %llu, the rest %llu); raise "
-				 "dram_limit or use a smaller log", (unsigned long long)c->dram_limit,
+				 "devices (log index %llu, dirty IUs %llu, the rest %llu, with the "
+				 "least window of the log); raise dram_limit (or lower "
+				 "engine.dram_buffer)", (unsigned long long)c->dram_limit,
 				 (unsigned long long)need.total, (unsigned long long)need.index,
 				 (unsigned long long)need.dirty, (unsigned long long)need.other);
 	}
