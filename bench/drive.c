@@ -1317,6 +1317,7 @@ static int drv_conf(struct drv_run *r)
 		ec->op_pct = d->op_pct;
 		ec->band_bytes = d->band_bytes;
 		ec->map_dram_limit = d->map_dram_limit;
+		ec->map_entry_bytes = d->map_entry_bytes;
 	}
 	return qs_drv_dram_conf(d->dram_limit, d->real_qlc, d->real_log, d->dram_scale, ec,
 				r->errbuf, r->errlen);

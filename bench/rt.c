@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "qlcshape/format.h"
 #include "host/emu_vol.h"
 #include "host/rand.h"
 #include "host/env.h"
@@ -307,6 +308,9 @@ void qs_rt_world_log_conf(const struct qs_rt_world *w, struct qs_engine_conf *c)
 		? (double)w->sz.log_bytes / (double)w->conf.cache_bytes : 1.0;
 	qs_drv_log_conf(w->iu, w->conf.op_pct, w->conf.band_bytes, w->superblock_bytes, scale, c);
 	c->map_dram_limit = qs_drv_map_dram(w->conf.map_dram_bytes, scale);
+	/* an emulated drive: the real drive's entries, as sim mode */
+	if (w->conf.kind == QS_RT_EMU)
+		c->map_entry_bytes = qs_fmt_map_width(w->prof.capacity_bytes / QS_BLOCK_SIZE);
 }
 
 int qs_rt_world_new(const struct qs_rt_conf *conf, struct qs_rt_world **out, char *err,
@@ -770,6 +774,7 @@ static int rt_run_on(struct qs_rt_world *w, struct rt_run *r, const struct qs_jo
 		.op_pct = lc.op_pct,
 		.band_bytes = lc.band_bytes,
 		.map_dram_limit = lc.map_dram_limit,
+		.map_entry_bytes = lc.map_entry_bytes,
 		.dram_limit = w->conf.dram_limit_bytes ? w->conf.dram_limit_bytes
 			    : w->conf.map_dram_bytes ? 0 : QS_CONF_DRAM_AUTO,
 		.real_qlc = w->prof.capacity_bytes,

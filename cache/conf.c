@@ -102,6 +102,10 @@ int qs_engine_conf_check(const struct qs_engine_conf *c, struct qs_conf_err *err
 			    "goes through the log)", (unsigned long long)c->bypass_min_bytes);
 		if (c->gc_victim > QS_GC_COST_BENEFIT)
 			BAD(GC_VICTIM, "gc %d: must be greedy or cost-benefit", (int)c->gc_victim);
+		if (c->map_entry_bytes && c->map_entry_bytes != 4 && c->map_entry_bytes != 5 &&
+		    c->map_entry_bytes != 8)
+			BAD(PLACEMENT, "map_entry_bytes %u: must be 0 (the narrowest the QLC needs), "
+			    "4, 5 or 8", c->map_entry_bytes);
 		uint64_t min = qs_engine_conf_map_min(c);
 		if (!c->dram_limit && c->map_dram_limit < min)
 			BAD(MAP_DRAM_LIMIT, "map_dram_limit %llu: must be at least %llu (16 IUs of "
@@ -128,6 +132,12 @@ uint64_t qs_engine_conf_client_size(const struct qs_engine_conf *c, uint64_t qlc
 	return c->qlc_size ? c->qlc_size : avail;
 }
 
+uint32_t qs_engine_conf_map_width(const struct qs_engine_conf *c, uint64_t phys)
+{
+	uint32_t need = qs_fmt_map_width(phys);
+	return c->map_entry_bytes > need ? c->map_entry_bytes : need;
+}
+
 uint64_t qs_engine_conf_map_bytes(const struct qs_engine_conf *c, uint64_t qlc_bytes)
 {
 	if (c->placement != QS_PLACE_LOG || !c->band_bytes)
@@ -135,7 +145,8 @@ uint64_t qs_engine_conf_map_bytes(const struct qs_engine_conf *c, uint64_t qlc_b
 	uint64_t phys = qlc_bytes / c->band_bytes * (c->band_bytes / QS_BLOCK_SIZE);
 	uint64_t lbas = qs_engine_conf_client_size(c, qlc_bytes) / QS_BLOCK_SIZE;
 	return qs_fmt_plc_blocks(lbas, phys, (uint32_t)(c->band_bytes / QS_BLOCK_SIZE),
-				 c->iu_bytes / QS_BLOCK_SIZE) * QS_BLOCK_SIZE;
+				 c->iu_bytes / QS_BLOCK_SIZE, qs_engine_conf_map_width(c, phys)) *
+	       QS_BLOCK_SIZE;
 }
 
 int qs_engine_conf_check_qlc(const struct qs_engine_conf *c, uint64_t qlc_bytes,

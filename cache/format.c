@@ -86,13 +86,14 @@ static enum qs_fmt_status sb_check_map(const struct qs_fmt_sb *sb, uint64_t fast
 		return sb->map_width || sb->map_start || sb->map_pages || sb->map_seq ||
 			       sb->map_gen ? QS_FMT_BAD_MAP : QS_FMT_OK;
 	uint64_t phys = sb->qlc_phys_size / QS_BLOCK_SIZE;
-	uint32_t width = qs_fmt_map_width(phys);
+	uint32_t width = sb->map_width;
+	if (!qs_fmt_map_width_ok(width, phys))
+		return QS_FMT_BAD_MAP;
 	/* The map region, then the clean state (sb_check_band came first:
 	 * band_blocks is not zero). */
 	uint64_t after = qs_fmt_plc_blocks(sb->qlc_size / QS_BLOCK_SIZE, phys, sb->band_blocks,
-					   sb->iu_bytes / QS_BLOCK_SIZE);
-	if (sb->map_width != width ||
-	    sb->map_pages != qs_fmt_map_pages(sb->qlc_size / QS_BLOCK_SIZE, width) ||
+					   sb->iu_bytes / QS_BLOCK_SIZE, width);
+	if (sb->map_pages != qs_fmt_map_pages(sb->qlc_size / QS_BLOCK_SIZE, width) ||
 	    sb->map_start < sb->log_start + sb->log_blocks ||
 	    sb->map_start > fast_size / QS_BLOCK_SIZE ||
 	    after > fast_size / QS_BLOCK_SIZE - sb->map_start ||
@@ -258,6 +259,13 @@ static bool map_entries_in(const struct qs_fmt_map_page *pg, uint64_t phys)
 			memcpy(&v, b + (size_t)i * 4, 4);
 			bad |= (uint32_t)(v + 1) > phys;
 		}
+	} else if (pg->width == 5) {
+		/* little-endian 40 bits; unmapped + 1 wraps to 0 in 40 bits */
+		for (uint32_t i = 0; i < pg->nentries; i++) {
+			uint64_t v = 0;
+			memcpy(&v, b + (size_t)i * 5, 5);
+			bad |= ((v + 1) & QS_FMT_MAP_NONE5) > phys;
+		}
 	} else {
 		for (uint32_t i = 0; i < pg->nentries; i++) {
 			uint64_t v;
@@ -401,9 +409,8 @@ enum qs_fmt_status qs_fmt_valid_page_check(const struct qs_fmt_map_page *pg,
 }
 
 uint64_t qs_fmt_plc_blocks(uint64_t lbas, uint64_t phys, uint32_t band_blocks,
-			   uint32_t iu_blocks)
+			   uint32_t iu_blocks, uint32_t width)
 {
-	uint32_t width = qs_fmt_map_width(phys);
 	uint32_t cover = qs_fmt_p2l_cover(width, iu_blocks ? iu_blocks : 1);
 	uint64_t p2l = band_blocks && cover ? phys / band_blocks *
 						      qs_fmt_p2l_band_pages(band_blocks, cover) : 0;

@@ -52,11 +52,11 @@ static bool geo_plan(const struct qs_engine_conf *c, uint64_t fast_bytes, uint64
 		g->band_blocks = (uint32_t)(c->band_bytes / QS_BLOCK_SIZE);
 		g->nbands = qlc_bytes / c->band_bytes;
 		g->phys = g->nbands * g->band_blocks;
-		g->width = qs_fmt_map_width(g->phys);
+		g->width = qs_engine_conf_map_width(c, g->phys);
 		g->lbas = qs_engine_conf_client_size(c, qlc_bytes) / QS_BLOCK_SIZE;
 		g->map_pages = qs_fmt_map_pages(g->lbas, g->width);
 		after = qs_fmt_plc_blocks(g->lbas, g->phys, g->band_blocks,
-					  c->iu_bytes / QS_BLOCK_SIZE);
+					  c->iu_bytes / QS_BLOCK_SIZE, g->width);
 	}
 	if (!seg || blocks < QS_FMT_LOG_START + after)
 		return false;

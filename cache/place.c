@@ -31,23 +31,33 @@
 
 /* ---- map and valid bitmap ----------------------------------------------- */
 
-/* Entry i of a table of width w (4 or 8): called with a constant w, the
- * width test disappears from the loops that run over the whole map. */
+/* Entry i of a table of width w (4, 5 or 8; 5: little-endian 40 bits):
+ * called with a constant w, the width test disappears from the loops that
+ * run over the whole map. */
 static inline uint64_t tbl_get_w(const void *t, uint64_t i, uint32_t w)
 {
 	if (w == 4) {
 		uint32_t v = ((const uint32_t *)t)[i];
 		return v == UINT32_MAX ? PLC_NONE : v;
 	}
+	if (w == 5) {
+		uint64_t v = 0;
+		memcpy(&v, (const uint8_t *)t + i * 5, 5);
+		return v == QS_FMT_MAP_NONE5 ? PLC_NONE : v;
+	}
 	return ((const uint64_t *)t)[i];
 }
 
 static inline void tbl_set_w(void *t, uint64_t i, uint64_t v, uint32_t w)
 {
-	if (w == 4)
+	if (w == 4) {
 		((uint32_t *)t)[i] = v == PLC_NONE ? UINT32_MAX : (uint32_t)v;
-	else
+	} else if (w == 5) {
+		uint64_t x = v == PLC_NONE ? QS_FMT_MAP_NONE5 : v;
+		memcpy((uint8_t *)t + i * 5, &x, 5);
+	} else {
 		((uint64_t *)t)[i] = v;
+	}
 }
 
 static inline uint64_t tbl_get(const struct plc *p, const void *t, uint64_t i)
@@ -190,10 +200,10 @@ uint64_t plc_format_geometry(struct qs_engine *e, uint64_t seg)
 	struct qs_fmt_sb *sb = &e->sb;
 	uint64_t band_blocks = e->conf.band_bytes / QS_BLOCK_SIZE;
 	uint64_t phys = e->qlc->size / e->conf.band_bytes * band_blocks;
-	uint32_t width = qs_fmt_map_width(phys);
+	uint32_t width = qs_engine_conf_map_width(&e->conf, phys);
 	uint64_t pages = qs_fmt_map_pages(e->conf.qlc_size / QS_BLOCK_SIZE, width);
 	uint64_t after = qs_fmt_plc_blocks(e->conf.qlc_size / QS_BLOCK_SIZE, phys,
-					   (uint32_t)band_blocks, e->iu_blocks);
+					   (uint32_t)band_blocks, e->iu_blocks, width);
 	uint64_t blocks = e->fast->size / QS_BLOCK_SIZE;
 	if (blocks < QS_FMT_LOG_START + after)
 		return 0;

@@ -206,7 +206,8 @@ static void test_log_sb_branches(void **st)
 	LSB(x.qlc_phys_size += 4096, QS_FMT_BAD_BAND);	 /* not whole bands */
 	LSB(x.qlc_size = x.qlc_phys_size, QS_FMT_BAD_BAND); /* no spare */
 	LSB(x.qlc_phys_size = 3ull << 22, QS_FMT_BAD_BAND); /* 3 bands */
-	LSB(x.map_width = 8, QS_FMT_BAD_MAP);
+	LSB(x.map_width = 8, QS_FMT_BAD_MAP); /* allowed, but map_pages are of width 4 */
+	LSB(x.map_width = 3, QS_FMT_BAD_MAP);
 	LSB(x.map_pages++, QS_FMT_BAD_MAP);
 	LSB(x.map_start = 100, QS_FMT_BAD_MAP);		 /* inside the log */
 	LSB(x.map_start = FAST / 4096 - 1, QS_FMT_BAD_MAP); /* past the device */
@@ -215,7 +216,18 @@ static void test_log_sb_branches(void **st)
 	 * bands of 2 pages of 1008 and 16 entries, 64 blocks), the clean
 	 * state (header, band page, valid page: 3) */
 	assert_int_equal(qs_fmt_clean_blocks(16384, 1024), 3);
-	assert_int_equal(qs_fmt_plc_blocks(12288, 16384, 1024, 16), 26 + 64 + 3);
+	assert_int_equal(qs_fmt_plc_blocks(12288, 16384, 1024, 16, 4), 26 + 64 + 3);
+	/* 5-byte entries: 812 a page, P2L cover 800 (whole IUs): 16 map pages,
+	 * 2 P2L pages a band */
+	assert_int_equal(qs_fmt_map_per_page(5), 812);
+	assert_int_equal(qs_fmt_p2l_cover(5, 16), 800);
+	assert_int_equal(qs_fmt_plc_blocks(12288, 16384, 1024, 16, 5), 2 * 16 + 64 + 3);
+	/* widths: the narrowest that holds the QLC, or wider; never narrower */
+	assert_int_equal(qs_fmt_map_width(16384), 4);
+	assert_int_equal(qs_fmt_map_width(7500000000ull), 5);
+	assert_int_equal(qs_fmt_map_width(1ull << 41), 8);
+	assert_true(qs_fmt_map_width_ok(5, 16384) && qs_fmt_map_width_ok(8, 16384));
+	assert_false(qs_fmt_map_width_ok(4, 7500000000ull) || qs_fmt_map_width_ok(6, 16384));
 	LSB(x.map_start += 2, QS_FMT_BAD_MAP);		 /* no room for the clean state */
 	LSB(x.map_start += 1, QS_FMT_OK);		 /* the last block used */
 	/* The clean state: log placement, a clean shutdown's copy only. */

@@ -418,7 +418,8 @@ static uint64_t clean_start(const struct th *h)
 	uint64_t phys = sb->qlc_phys_size / 4096;
 	/* after the map and the P2L regions */
 	return sb->map_start +
-	       qs_fmt_plc_blocks(sb->qlc_size / 4096, phys, sb->band_blocks, sb->iu_bytes / 4096) -
+	       qs_fmt_plc_blocks(sb->qlc_size / 4096, phys, sb->band_blocks, sb->iu_bytes / 4096,
+				 sb->map_width) -
 	       qs_fmt_clean_blocks(phys, sb->band_blocks);
 }
 

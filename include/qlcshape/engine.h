@@ -105,6 +105,11 @@ struct qs_engine_conf {
 	uint64_t log_window_blocks;    /* the most log blocks in use at once, so
 					  the most the log index holds; 0 = the
 					  whole log */
+	uint32_t map_entry_bytes;      /* log: map and P2L entry width at format,
+					  4, 5 or 8, no narrower than the QLC
+					  needs; 0 = the narrowest it needs (a
+					  host modelling a larger drive sets
+					  that drive's) */
 	uint64_t dirty_ius_max;	       /* the most dirty IUs, their records fixed
 					  at open (writes wait for destage at
 					  it); 0 = sized for whole IUs, grown
@@ -224,6 +229,10 @@ int qs_engine_conf_check_dram(const struct qs_engine_conf *conf, uint64_t fast_b
 			      uint64_t qlc_bytes, struct qs_conf_err *err);
 /* The least DRAM for map pages conf allows (map_dram_limit's floor). */
 uint64_t qs_engine_conf_map_min(const struct qs_engine_conf *conf);
+
+/* The map entry width a log of conf over phys QLC blocks in bands is
+ * formatted with (map_entry_bytes, or the narrowest that fits). */
+uint32_t qs_engine_conf_map_width(const struct qs_engine_conf *conf, uint64_t phys);
 
 /* Client-visible bytes conf gives over a QLC of qlc_bytes (0 if invalid). */
 uint64_t qs_engine_conf_client_size(const struct qs_engine_conf *conf, uint64_t qlc_bytes);

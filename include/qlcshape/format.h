@@ -29,6 +29,7 @@
 #define QLCSHAPE_FORMAT_H
 
 #include <assert.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,7 +37,7 @@
 #error "qlcshape's on-disk format is little-endian; big-endian hosts are not supported"
 #endif
 
-#define QS_FMT_VERSION 4u
+#define QS_FMT_VERSION 5u
 #define QS_FMT_SB_MAGIC 0x42535351u  /* "QSSB" */
 #define QS_FMT_REC_MAGIC 0x524c5351u /* "QSLR" */
 #define QS_FMT_MAP_MAGIC 0x504d5351u /* "QSMP" */
@@ -296,7 +297,7 @@ enum qs_fmt_status qs_fmt_sb_check(const struct qs_fmt_sb *sb, uint64_t fast_siz
 enum qs_fmt_status qs_fmt_rec_check(const struct qs_fmt_rec *rec,
 				    const struct qs_fmt_sb *sb, uint64_t pos);
 
-/* Map entries per page for a given width (4 or 8), and pages for n LBAs. */
+/* Map entries per page for a given width (4, 5 or 8), and pages for n LBAs. */
 static inline uint32_t qs_fmt_map_per_page(uint32_t width)
 {
 	return QS_FMT_MAP_BYTES / width;
@@ -307,17 +308,30 @@ static inline uint64_t qs_fmt_map_pages(uint64_t lbas, uint32_t width)
 	return (lbas + qs_fmt_map_per_page(width) - 1) / qs_fmt_map_per_page(width);
 }
 
-/* Map entry width for a QLC of phys 4 KiB blocks in bands: 4 bytes while
- * every block number and the unmapped value fit, else 8. */
+/* The unmapped value of a 5-byte entry, and its mask. */
+#define QS_FMT_MAP_NONE5 ((1ull << 40) - 1)
+
+/* Map entry width for a QLC of phys 4 KiB blocks in bands: the fewest
+ * bytes of 4, 5 and 8 that hold every block number and the unmapped value
+ * (5 from 16 TiB of QLC: a 30.72 TB drive's 7.5e9 blocks need 33 bits,
+ * and 5 bytes put 812 entries on a page where 8 put 508). */
 static inline uint32_t qs_fmt_map_width(uint64_t phys)
 {
-	return phys < UINT32_MAX ? 4 : 8;
+	return phys < UINT32_MAX ? 4 : phys < QS_FMT_MAP_NONE5 ? 5 : 8;
+}
+
+/* Whether a log may use width for a QLC of phys blocks: 4, 5 or 8, and no
+ * narrower than qs_fmt_map_width (a wider one is allowed: the bench runs a
+ * small model with the real drive's width). */
+static inline bool qs_fmt_map_width_ok(uint32_t width, uint64_t phys)
+{
+	return (width == 4 || width == 5 || width == 8) && width >= qs_fmt_map_width(phys);
 }
 
 /* The value of an unmapped entry of the given width. */
 static inline uint64_t qs_fmt_map_none(uint32_t width)
 {
-	return width == 4 ? UINT32_MAX : UINT64_MAX;
+	return width == 4 ? UINT32_MAX : width == 5 ? QS_FMT_MAP_NONE5 : UINT64_MAX;
 }
 
 void qs_fmt_map_seal(struct qs_fmt_map_page *pg, uint32_t seed);
@@ -364,9 +378,9 @@ static inline uint32_t qs_fmt_p2l_nentries(uint64_t q, uint32_t band_blocks, uin
 
 /* The blocks after the log with log placement: the map region, the P2L
  * region and the clean state; lbas client blocks, phys QLC blocks in
- * bands of band_blocks, IUs of iu_blocks. */
+ * bands of band_blocks, IUs of iu_blocks, map entries of width bytes. */
 uint64_t qs_fmt_plc_blocks(uint64_t lbas, uint64_t phys, uint32_t band_blocks,
-			   uint32_t iu_blocks);
+			   uint32_t iu_blocks, uint32_t width);
 
 /* Band entries per band page, and the clean state's blocks (header, band
  * pages, valid-bitmap pages) for a QLC of phys blocks in bands of

@@ -221,6 +221,11 @@ static uint64_t audit_entry(const struct qs_fmt_map_page *pg, uint32_t k, uint32
 		memcpy(&v, pg->entries + (size_t)k * 4, 4);
 		return v == UINT32_MAX ? UINT64_MAX : v;
 	}
+	if (width == 5) {
+		uint64_t v = 0;
+		memcpy(&v, pg->entries + (size_t)k * 5, 5);
+		return v == QS_FMT_MAP_NONE5 ? UINT64_MAX : v;
+	}
 	uint64_t v;
 	memcpy(&v, pg->entries + (size_t)k * 8, 8);
 	return v;
