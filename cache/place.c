@@ -45,7 +45,9 @@ static inline uint64_t tbl_get_w(const void *t, uint64_t i, uint32_t w)
 		memcpy(&v, (const uint8_t *)t + i * 5, 5);
 		return v == QS_FMT_MAP_NONE5 ? PLC_NONE : v;
 	}
-	return ((const uint64_t *)t)[i];
+	uint64_t v; /* a page's entries are not 8-byte aligned (format.h) */
+	memcpy(&v, (const uint8_t *)t + i * 8, 8);
+	return v;
 }
 
 static inline void tbl_set_w(void *t, uint64_t i, uint64_t v, uint32_t w)
@@ -56,7 +58,7 @@ static inline void tbl_set_w(void *t, uint64_t i, uint64_t v, uint32_t w)
 		uint64_t x = v == PLC_NONE ? QS_FMT_MAP_NONE5 : v;
 		memcpy((uint8_t *)t + i * 5, &x, 5);
 	} else {
-		((uint64_t *)t)[i] = v;
+		memcpy((uint8_t *)t + i * 8, &v, 8);
 	}
 }
 
