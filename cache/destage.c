@@ -367,7 +367,7 @@ static int sweep_rebuild(struct qs_engine *e)
 	return 0;
 }
 
-uint32_t dst_pick(struct qs_engine *e, bool urgent, bool space)
+uint32_t dst_pick(struct qs_engine *e, uint32_t after, bool urgent, bool space)
 {
 	uint32_t n = 0;
 	enum qs_order order = e->conf.policy.order;
@@ -376,7 +376,12 @@ uint32_t dst_pick(struct qs_engine *e, bool urgent, bool space)
 		order = QS_ORDER_FIFO;
 	switch (order) {
 	case QS_ORDER_FIFO:
-		for (uint32_t i = e->fifo_first; i != NIL && n < PICK_SCAN_MAX;
+		/* Those before after were not eligible, and still are not:
+		 * with log placement a unit packs 16 IUs, and each pick
+		 * scanned the busy ones at the head again (15% of the
+		 * simulation's time over 100% of the drive). */
+		for (uint32_t i = after != NIL ? e->dius[after].fnext : e->fifo_first;
+		     i != NIL && n < PICK_SCAN_MAX;
 		     i = e->dius[i].fnext, n++)
 			if (eligible(e, &e->dius[i], urgent))
 				return i;
@@ -710,7 +715,7 @@ void dst_kick(struct qs_engine *e)
 		return;
 	}
 	while (e->dst_active < target) {
-		uint32_t i = dst_pick(e, urgent, space);
+		uint32_t i = dst_pick(e, NIL, urgent, space);
 		if (i == NIL)
 			break;
 		dst_start(e, i);

@@ -72,6 +72,9 @@ struct req {
 	/* log placement: MAP/MOVE extents to log (a unit's), or a TRIM */
 	const struct plc_ext *px;
 	uint32_t px_n, px_done;
+	/* What it waits for behind the acquirer: map page px_wait_pg - 1 to
+	 * arrive, or (px_wait_pg 0) mpc.gen to move from px_wait_gen - 1. */
+	uint64_t px_wait_pg, px_wait_gen;
 	struct qs_engine *owner;
 	struct req *all_prev, *all_next; /* every live request, for teardown */
 	struct req *pg_next;	/* log placement: reads waiting for map pages */
@@ -457,8 +460,10 @@ void dst_kick(struct qs_engine *e);
 /* conf.policy changed: drop the sweep order, bucket upkeep if not needed. */
 void dst_policy_changed(struct qs_engine *e);
 void ckpt_kick(struct qs_engine *e, bool force);
-/* The next dirty IU the policy would destage, NIL if none eligible. */
-uint32_t dst_pick(struct qs_engine *e, bool urgent, bool space);
+/* The next dirty IU the policy would destage, NIL if none eligible. after:
+ * the IU this caller picked last, with nothing run since (NIL: none); in
+ * FIFO order the scan goes on behind it, where the rest are. */
+uint32_t dst_pick(struct qs_engine *e, uint32_t after, bool urgent, bool space);
 /* After a failed destage or GC unit: pause all destage with a back-off. */
 void dst_pause(struct qs_engine *e);
 bool busy_has(struct qs_engine *e, uint64_t iu);

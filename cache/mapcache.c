@@ -223,6 +223,7 @@ static void page_read_cb(void *arg, int res)
 		mpc_settle(e, io->f);
 	}
 	p->mpc.want = true;
+	p->mpc.gen++;
 	plc_pages_kick(e);
 	if (!e->ready)
 		rcv_scan_resume(e); /* a stopped scan may wait for this read */
@@ -283,6 +284,7 @@ int mpc_get(struct qs_engine *e, uint64_t pg)
 	if (!m->relook)
 		m->misses++;
 	struct mpc_frame *x = fr(p, f);
+	m->gen++;
 	x->page = pg;
 	x->pins = 0;
 	x->cow = MPC_NONE;
@@ -327,6 +329,7 @@ int mpc_pin(struct qs_engine *e, uint64_t pg)
 	if (!x->pins++)
 		lru_del(p, f);
 	m->pins++;
+	m->gen++; /* the open record may now hold a waiter's pages */
 	return 0;
 }
 
@@ -351,6 +354,7 @@ void mpc_release(struct qs_engine *e, uint64_t pg)
 	struct plc *p = e->plc;
 	uint32_t f = p->mpc.pg_frame[pg];
 	fr(p, f)->pins--;
+	p->mpc.gen++;
 	mpc_settle(e, f);
 }
 
@@ -360,6 +364,7 @@ void mpc_unpin(struct qs_engine *e, uint64_t pg)
 	uint32_t f = p->mpc.pg_frame[pg];
 	fr(p, f)->pins--;
 	p->mpc.pins--;
+	p->mpc.gen++;
 	mpc_settle(e, f);
 }
 
@@ -387,6 +392,7 @@ void mpc_cow_free(struct qs_engine *e, uint32_t f)
 	fr(p, c)->next = m->cow_free;
 	m->cow_free = c;
 	m->cows--;
+	m->gen++;
 }
 
 void mpc_errors_release(struct qs_engine *e)
@@ -396,6 +402,7 @@ void mpc_errors_release(struct qs_engine *e)
 	while (m->err_head != MPC_NONE) {
 		uint32_t f = m->err_head;
 		m->err_head = fr(p, f)->next;
+		m->gen++;
 		m->pg_frame[fr(p, f)->page] = MPC_NONE;
 		m->resident--;
 		frame_free(p, f);

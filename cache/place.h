@@ -105,6 +105,11 @@ struct mpc {
 	uint32_t loading;	/* page reads in flight */
 	uint32_t err_head;	/* ERROR frames, through next */
 	bool want;		/* something waits for a page or a frame */
+	/* Bumped by every change that may let a record have pages it could
+	 * not have before: a page arriving (or failing), a frame taken, a
+	 * pin, hold or error frame let go, the acquirer changing. A request
+	 * that waited at an unchanged gen would wait again (plc_rec_pin). */
+	uint64_t gen;
 	bool want_frame;	/* ... and found none to take */
 	/* Lookups, each counted once (hits, misses), and pages read (reads).
 	 * relook: plc_pages_kick is retrying the requests that wait, whose
