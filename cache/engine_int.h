@@ -73,8 +73,10 @@ struct req {
 	const struct plc_ext *px;
 	uint32_t px_n, px_done;
 	/* What it waits for behind the acquirer: map page px_wait_pg - 1 to
-	 * arrive, or (px_wait_pg 0) mpc.gen to move from px_wait_gen - 1. */
-	uint64_t px_wait_pg, px_wait_gen;
+	 * arrive, or (px_wait_pg 0) mpc.gen to move from px_wait_gen - 1; as
+	 * the acquirer, with every page it lacks being read, mpc.reads_done
+	 * to move from px_wait_rd - 1. */
+	uint64_t px_wait_pg, px_wait_gen, px_wait_rd;
 	struct qs_engine *owner;
 	struct req *all_prev, *all_next; /* every live request, for teardown */
 	struct req *pg_next;	/* log placement: reads waiting for map pages */

@@ -224,6 +224,7 @@ static void page_read_cb(void *arg, int res)
 	}
 	p->mpc.want = true;
 	p->mpc.gen++;
+	p->mpc.reads_done++;
 	plc_pages_kick(e);
 	if (!e->ready)
 		rcv_scan_resume(e); /* a stopped scan may wait for this read */

@@ -779,6 +779,18 @@ static bool rec_pin_waits(const struct plc *p, const struct req *r)
 	return r->px_wait_gen == p->mpc.gen + 1;
 }
 
+/* Is every one of pgs that the acquirer does not hold being read? Then
+ * nothing but a read's completion changes what it would find. */
+static bool acq_all_loading(const struct plc *p, const uint64_t *pgs, uint32_t np)
+{
+	for (uint32_t k = 0; k < np; k++) {
+		uint32_t f = p->mpc.pg_frame[pgs[k]];
+		if ((f == MPC_NONE || p->mpc.fr[f].state != MPC_LOADING) && !acq_holds(p, pgs[k]))
+			return false;
+	}
+	return true;
+}
+
 /*
  * Why one acquirer. Destage runs destage_qd units at once, and a unit's
  * extents change up to rec_pages map pages. When every unit read its
@@ -803,11 +815,12 @@ int plc_rec_pin(struct qs_engine *e, struct req *r, struct rec *rec, const struc
 	 * pages or pins change: recounting its pages at every kick was 40%
 	 * of log placement's simulation time, all of it to wait again. */
 	bool own = x == r->px + r->px_done;
-	if (own && rec_pin_waits(p, r)) {
+	if (own && (rec_pin_waits(p, r) ||
+		    (p->acq == r && r->px_wait_rd == p->mpc.reads_done + 1))) {
 		p->mpc.want = true;
 		return 0;
 	}
-	r->px_wait_pg = r->px_wait_gen = 0;
+	r->px_wait_pg = r->px_wait_gen = r->px_wait_rd = 0;
 	/* the distinct pages the extents change, not pinned yet */
 	for (uint32_t i = 0; i < n; i++)
 		for (uint64_t pg = x[i].lba / p->per_page;
@@ -843,6 +856,8 @@ int plc_rec_pin(struct qs_engine *e, struct req *r, struct rec *rec, const struc
 		ready = 0;
 	} else {
 		ready = acq_pages(e, r, pgs, np);
+		if (!ready && own && acq_all_loading(p, pgs, np))
+			r->px_wait_rd = p->mpc.reads_done + 1;
 	}
 	if (ready <= 0)
 		return ready;

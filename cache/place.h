@@ -110,6 +110,7 @@ struct mpc {
 	 * pin, hold or error frame let go, the acquirer changing. A request
 	 * that waited at an unchanged gen would wait again (plc_rec_pin). */
 	uint64_t gen;
+	uint64_t reads_done; /* page reads completed, failed ones too */
 	bool want_frame;	/* ... and found none to take */
 	/* Lookups, each counted once (hits, misses), and pages read (reads).
 	 * relook: plc_pages_kick is retrying the requests that wait, whose
