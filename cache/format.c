@@ -36,6 +36,7 @@ const char *qs_fmt_status_str(enum qs_fmt_status st)
 	case QS_FMT_BAD_EXTENT_PHYS: return "map extent's QLC blocks out of range";
 	case QS_FMT_BAD_LENGTH: return "bad record length";
 	case QS_FMT_BAD_PAGE: return "page number, width or count wrong";
+	case QS_FMT_BAD_SEQ: return "map page sequence number out of range";
 	case QS_FMT_BAD_ENTRY: return "entry out of range";
 	case QS_FMT_BAD_GENERATION: return "generation is not the superblock's";
 	case QS_FMT_BAD_COUNT: return "band count or mapped blocks out of range";
@@ -246,7 +247,7 @@ void qs_fmt_map_seal(struct qs_fmt_map_page *pg, uint32_t seed)
  */
 static bool map_entries_in(const struct qs_fmt_map_page *pg, uint64_t phys)
 {
-	/* entries sits at offset 28: an 8-byte entry is not aligned, so
+	/* entries sits at offset 36: an 8-byte entry is not aligned, so
 	 * each is read with memcpy of a constant size (one plain load).
 	 * Unmapped is all ones, so v + 1 wraps to 0: v + 1 > phys is true
 	 * exactly for a mapped entry outside the bands (phys < 2^32 - 1 with
@@ -317,6 +318,8 @@ enum qs_fmt_status qs_fmt_map_check(const struct qs_fmt_map_page *pg,
 						sb->qlc_size / QS_BLOCK_SIZE, page_no);
 	if (st != QS_FMT_OK)
 		return st;
+	if (pg->seq >= QS_FMT_MAX_POS)
+		return QS_FMT_BAD_SEQ;
 	if (!map_entries_in(pg, sb->qlc_phys_size / QS_BLOCK_SIZE))
 		return QS_FMT_BAD_ENTRY;
 	if (!page_tail_zero(pg))
@@ -370,7 +373,7 @@ static enum qs_fmt_status tab_check(const struct qs_fmt_map_page *pg, const stru
 		return st;
 	if (pg->gen != c->generation)
 		return QS_FMT_BAD_GENERATION;
-	if (!page_tail_zero(pg))
+	if (pg->seq || !page_tail_zero(pg))
 		return QS_FMT_BAD_RESERVED;
 	return QS_FMT_OK;
 }
@@ -436,7 +439,7 @@ enum qs_fmt_status qs_fmt_p2l_check(const struct qs_fmt_map_page *pg, const stru
 		return QS_FMT_BAD_PAGE;
 	if (!map_entries_in(pg, sb->qlc_size / QS_BLOCK_SIZE))
 		return QS_FMT_BAD_ENTRY;
-	if (!page_tail_zero(pg))
+	if (pg->seq || !page_tail_zero(pg))
 		return QS_FMT_BAD_RESERVED;
 	return QS_FMT_OK;
 }

@@ -151,6 +151,21 @@ static void map_set(struct qs_engine *e, uint64_t lba, uint64_t phys, bool runti
 	}
 }
 
+/*
+ * In recovery: does lba's page (in DRAM) already hold the record being
+ * applied? A page written since map_seq holds the records before its own
+ * seq, and applying one of those again would act on a later state than
+ * the record saw: a MOVE would find the block back at its old place in a
+ * reused band and move it again.
+ */
+static bool page_holds(const struct plc *p, uint64_t lba)
+{
+	if (!p->mpc.data)
+		return false; /* timing only: no page is ahead of map_seq */
+	const struct qs_fmt_map_page *b = &p->mpc.data[p->mpc.pg_frame[lba / p->per_page]];
+	return p->apply_seq < b->seq;
+}
+
 void plc_apply(struct qs_engine *e, const struct qs_fmt_extent *x,
 	       const struct qs_fmt_ext_phys *py, bool runtime)
 {
@@ -169,6 +184,8 @@ void plc_apply(struct qs_engine *e, const struct qs_fmt_extent *x,
 		for (uint32_t i = 0; i < x->nblocks; i++) {
 			uint32_t v;
 			uint64_t lba = x->lba + i;
+			if (!runtime && page_holds(p, lba))
+				continue;
 			if (!qs_index_get(&e->idx, lba, &v) || (v & SLOT_TOMB) ||
 			    eng_slot_to_pos(e, v) != py->from + i)
 				continue; /* superseded or trimmed since: the copy is garbage */
@@ -181,14 +198,16 @@ void plc_apply(struct qs_engine *e, const struct qs_fmt_extent *x,
 		break;
 	case QS_EXT_MOVE:
 		for (uint32_t i = 0; i < x->nblocks; i++)
-			if (map_get(p, x->lba + i) == py->from + i) {
+			if ((runtime || !page_holds(p, x->lba + i)) &&
+			    map_get(p, x->lba + i) == py->from + i) {
 				map_set(e, x->lba + i, py->phys + i, runtime);
 				p->gc_moved += runtime;
 			}
 		break;
 	case QS_EXT_TRIM:
 		for (uint64_t i = 0; i < x->nblocks; i++)
-			if (map_get(p, x->lba + i) != PLC_NONE)
+			if ((runtime || !page_holds(p, x->lba + i)) &&
+			    map_get(p, x->lba + i) != PLC_NONE)
 				map_set(e, x->lba + i, PLC_NONE, runtime);
 		eng_index_drop_range(e, x->lba, x->nblocks);
 		break;
@@ -1908,10 +1927,10 @@ bool plc_busy(const struct qs_engine *e)
 
 static void mf_issue(struct qs_engine *e);
 
-/* Page pg with the entries of src (a frame's page), sealed with gen (not in
- * timing-only runs). */
+/* Page pg with the entries of src (a frame's page), sealed with gen and
+ * seq, the first record it does not hold (not in timing-only runs). */
 static void page_fill(struct qs_engine *e, struct qs_fmt_map_page *b, uint64_t pg,
-		      const struct qs_fmt_map_page *src, uint64_t gen)
+		      const struct qs_fmt_map_page *src, uint64_t gen, uint64_t seq)
 {
 	struct plc *p = e->plc;
 	uint64_t first = pg * p->per_page;
@@ -1924,6 +1943,7 @@ static void page_fill(struct qs_engine *e, struct qs_fmt_map_page *b, uint64_t p
 	b->width = (uint16_t)p->width;
 	b->page = pg;
 	b->gen = gen;
+	b->seq = seq;
 	b->nentries = n;
 	memcpy(b->entries, src->entries, (size_t)n * p->width);
 	qs_fmt_map_seal(b, e->seed);
@@ -1957,8 +1977,10 @@ static void mf_write_cb(void *arg, int res)
 }
 
 /* Write page pg to the slot that does not hold its committed copy: as it
- * was at the snapshot (its COW copy, if it changed since), with gen. */
-static void mf_write(struct qs_engine *e, struct plc_mfw *w, uint64_t pg, uint64_t gen)
+ * was at the snapshot (its COW copy, if it changed since), with gen, and
+ * seq, the first record that state does not hold. */
+static void mf_write(struct qs_engine *e, struct plc_mfw *w, uint64_t pg, uint64_t gen,
+		     uint64_t seq)
 {
 	struct plc *p = e->plc;
 	uint32_t f = p->mpc.pg_frame[pg];
@@ -1968,7 +1990,7 @@ static void mf_write(struct qs_engine *e, struct plc_mfw *w, uint64_t pg, uint64
 	w->busy = true;
 	uint32_t src = x->cow != MPC_NONE ? x->cow : f;
 	if (p->mpc.data)
-		page_fill(e, w->buf, pg, &p->mpc.data[src], gen);
+		page_fill(e, w->buf, pg, &p->mpc.data[src], gen, seq);
 	if (x->cow != MPC_NONE)
 		mpc_cow_free(e, f);
 	x->pending = false;
@@ -2005,7 +2027,7 @@ static void mf_issue(struct qs_engine *e)
 		if (p->mpc.fr[p->mpc.pg_frame[pg]].wb)
 			break;
 		p->mf_next++;
-		mf_write(e, w, pg, p->snap_gen);
+		mf_write(e, w, pg, p->snap_gen, p->snap_seq);
 	}
 	if (p->mf_next == p->mf_n && !p->mf_inflight && p->mf_active) {
 		p->mf_active = false;
@@ -2094,6 +2116,14 @@ void plc_map_committed(struct qs_engine *e)
  * then the map as the snapshot has it (a page changed again is dirty again
  * and written again by that flush).
  */
+/* What a page recovery writes back holds: every record the scan applied,
+ * none after (it stops before the record whose pages it lacks). */
+static uint64_t rcv_page_seq(const struct qs_engine *e)
+{
+	uint64_t next = e->plc->apply_seq + 1;
+	return next > e->sb.map_seq ? next : e->sb.map_seq;
+}
+
 void plc_rcv_writeback(struct qs_engine *e)
 {
 	struct plc *p = e->plc;
@@ -2105,7 +2135,7 @@ void plc_rcv_writeback(struct qs_engine *e)
 			continue; /* one write of a page at a time */
 		p->dirty_list[i] = p->dirty_list[--p->ndirty];
 		x->dirty = false;
-		mf_write(e, w, pg, ++p->gen);
+		mf_write(e, w, pg, ++p->gen, rcv_page_seq(e));
 	}
 }
 

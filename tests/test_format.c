@@ -217,9 +217,9 @@ static void test_log_sb_branches(void **st)
 	 * state (header, band page, valid page: 3) */
 	assert_int_equal(qs_fmt_clean_blocks(16384, 1024), 3);
 	assert_int_equal(qs_fmt_plc_blocks(12288, 16384, 1024, 16, 4), 26 + 64 + 3);
-	/* 5-byte entries: 812 a page, P2L cover 800 (whole IUs): 16 map pages,
+	/* 5-byte entries: 811 a page, P2L cover 800 (whole IUs): 16 map pages,
 	 * 2 P2L pages a band */
-	assert_int_equal(qs_fmt_map_per_page(5), 812);
+	assert_int_equal(qs_fmt_map_per_page(5), 811);
 	assert_int_equal(qs_fmt_p2l_cover(5, 16), 800);
 	assert_int_equal(qs_fmt_plc_blocks(12288, 16384, 1024, 16, 5), 2 * 16 + 64 + 3);
 	/* widths: the narrowest that holds the QLC, or wider; never narrower */
@@ -279,7 +279,7 @@ static void test_map_page_branches(void **st)
 {
 	struct qs_fmt_sb sb = good_log_sb();
 	uint32_t per = qs_fmt_map_per_page(4);
-	assert_int_equal(per, 1016);
+	assert_int_equal(per, 1014);
 	struct qs_fmt_map_page *pg = calloc(1, sizeof(*pg)), c;
 	pg->magic = QS_FMT_MAP_MAGIC;
 	pg->version = QS_FMT_VERSION;
@@ -298,6 +298,8 @@ static void test_map_page_branches(void **st)
 	PG(c.page = 3, QS_FMT_BAD_PAGE);
 	PG(c.width = 8, QS_FMT_BAD_PAGE);
 	PG(c.nentries = per - 1, QS_FMT_BAD_PAGE);
+	PG(c.seq = 1ull << 40, QS_FMT_OK); /* ahead of the superblock's map_seq: allowed */
+	PG(c.seq = 1ull << 62, QS_FMT_BAD_SEQ);
 	v = (64u << 20) / 4096;
 	PG(memcpy(c.entries + 40, &v, 4), QS_FMT_BAD_ENTRY);
 	v--; /* the last block of the bands */
@@ -371,6 +373,7 @@ static void test_clean_state_branches(void **st)
 	BP(p.width = 4, QS_FMT_BAD_PAGE);
 	BP(p.nentries = 15, QS_FMT_BAD_PAGE);
 	BP(p.gen++, QS_FMT_BAD_GENERATION);
+	BP(p.seq = 1, QS_FMT_BAD_RESERVED); /* a map page's field only */
 	BP(p.entries[16 * 8] = 1, QS_FMT_BAD_RESERVED);
 	v = 1025;
 	BP(memcpy(p.entries, &v, 8), QS_FMT_BAD_ENTRY); /* more than a band holds */
@@ -426,6 +429,7 @@ static void test_p2l_page_branches(void **st)
 	assert_int_equal(qs_fmt_p2l_check(&p, &sb, 4), QS_FMT_BAD_CRC);
 	PP(4, p.page = 5, QS_FMT_BAD_PAGE);
 	PP(4, p.width = 8, QS_FMT_BAD_PAGE);
+	PP(4, p.seq = 1, QS_FMT_BAD_RESERVED); /* a map page's field only */
 	PP(5, (void)0, QS_FMT_BAD_PAGE);	/* a band's second page holds 16 */
 	PP(5, (p.nentries = 16, memset(p.entries + 64, 0, QS_FMT_MAP_BYTES - 64)), QS_FMT_OK);
 	l = 12288;

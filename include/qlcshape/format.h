@@ -37,7 +37,7 @@
 #error "qlcshape's on-disk format is little-endian; big-endian hosts are not supported"
 #endif
 
-#define QS_FMT_VERSION 5u
+#define QS_FMT_VERSION 6u
 #define QS_FMT_SB_MAGIC 0x42535351u  /* "QSSB" */
 #define QS_FMT_REC_MAGIC 0x524c5351u /* "QSLR" */
 #define QS_FMT_MAP_MAGIC 0x504d5351u /* "QSMP" */
@@ -136,13 +136,14 @@ static_assert(sizeof(struct qs_fmt_ext_phys) == 16, "extent payload size");
 /*
  * Map page (log placement): entries for LBAs [page * per_page, + nentries),
  * each the QLC block the LBA lives at, all ones when unmapped, map_width
- * bytes little-endian, as of the map checkpoint gen (the map after every
- * record before its map_seq). Written to the slot that does not hold the
+ * bytes little-endian, as of the map checkpoint gen: the map after every
+ * record before the page's seq (at or after the superblock's map_seq, which
+ * every committed page has reached). Written to the slot that does not hold the
  * page's newest committed copy, so that a torn or uncommitted write leaves
  * that copy; a slot that is all zeroes was never written since format (the
  * region is zeroed then).
  */
-#define QS_FMT_MAP_BYTES 4064u
+#define QS_FMT_MAP_BYTES 4056u
 struct qs_fmt_map_page {
 	uint32_t magic;	   /* QS_FMT_MAP_MAGIC */
 	uint16_t version;  /* QS_FMT_VERSION */
@@ -150,12 +151,17 @@ struct qs_fmt_map_page {
 	uint64_t page;	   /* its page number */
 	uint64_t gen;	   /* map checkpoint it belongs to: the newest copy at or
 			      below the superblock's map_gen wins */
+	uint64_t seq;	   /* map page: it holds every record below this seq and
+			      none at or above it (recovery replays a record
+			      onto it only from there); zero in the pages that
+			      share this layout */
 	uint32_t nentries; /* QS_FMT_MAP_BYTES / width, fewer on the last page */
 	uint8_t entries[QS_FMT_MAP_BYTES];
 	uint32_t crc;	   /* CRC32C of bytes [0, offsetof(crc)), seeded as records */
 };
 static_assert(sizeof(struct qs_fmt_map_page) == 4096, "map page size");
-static_assert(offsetof(struct qs_fmt_map_page, entries) == 28, "map page layout");
+static_assert(offsetof(struct qs_fmt_map_page, seq) == 24, "map page layout");
+static_assert(offsetof(struct qs_fmt_map_page, entries) == 36, "map page layout");
 static_assert(offsetof(struct qs_fmt_map_page, crc) == 4092, "map page layout");
 
 /*
@@ -166,9 +172,9 @@ static_assert(offsetof(struct qs_fmt_map_page, crc) == 4092, "map page layout");
  * block zero); then band_pages band pages and valid pages valid-bitmap
  * pages, both with the map page's layout (struct qs_fmt_map_page) under
  * their own magic, gen = the header's generation:
- *   band page p: entries for bands [p * 508, + nentries), 8 bytes each,
+ *   band page p: entries for bands [p * 507, + nentries), 8 bytes each,
  *     valid blocks (bits 0-31) and bands filled since it was (bits 32-63);
- *   valid-bitmap page p: bytes [p * 4064, + nentries) of the bitmap of QLC
+ *   valid-bitmap page p: bytes [p * 4056, + nentries) of the bitmap of QLC
  *     blocks the map points at (width 1; block b is bit b % 8 of byte b / 8).
  * Only the superblock of the same generation makes it current, so a
  * region left by an earlier shutdown, or torn by a crash before the
@@ -263,6 +269,7 @@ enum qs_fmt_status {
 				      past the client device; band page: more
 				      valid blocks than a band holds, or an age past
 				      the bands filled */
+	QS_FMT_BAD_SEQ,		   /* map page: seq past 2^62 */
 	QS_FMT_BAD_GENERATION,	   /* clean state: not the superblock's generation */
 	QS_FMT_BAD_COUNT,	   /* clean state: nbands, or mapped past the client device */
 	QS_FMT_BAD_OPEN,	   /* clean state: an open band or write pointer out of range */
@@ -314,7 +321,7 @@ static inline uint64_t qs_fmt_map_pages(uint64_t lbas, uint32_t width)
 /* Map entry width for a QLC of phys 4 KiB blocks in bands: the fewest
  * bytes of 4, 5 and 8 that hold every block number and the unmapped value
  * (5 from 16 TiB of QLC: a 30.72 TB drive's 7.5e9 blocks need 33 bits,
- * and 5 bytes put 812 entries on a page where 8 put 508). */
+ * and 5 bytes put 811 entries on a page where 8 put 507). */
 static inline uint32_t qs_fmt_map_width(uint64_t phys)
 {
 	return phys < UINT32_MAX ? 4 : phys < QS_FMT_MAP_NONE5 ? 5 : 8;
