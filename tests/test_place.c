@@ -408,13 +408,20 @@ static void test_restarts(void **st)
 }
 
 /* The first block of the clean state, from the newest superblock on the fast tier. */
-static uint64_t clean_start(const struct th *h)
+/* The superblock recovery would take: the newer valid copy. */
+static const struct qs_fmt_sb *newest_sb(const struct th *h)
 {
 	const struct qs_fmt_sb *a = (const void *)h->fast.cur,
 			       *b = (const void *)(h->fast.cur + 4096);
 	const struct qs_fmt_sb *sb = qs_fmt_sb_check(b, h->fast.size) == QS_FMT_OK &&
 					     b->generation > a->generation ? b : a;
 	assert_int_equal(qs_fmt_sb_check(sb, h->fast.size), QS_FMT_OK);
+	return sb;
+}
+
+static uint64_t clean_start(const struct th *h)
+{
+	const struct qs_fmt_sb *sb = newest_sb(h);
 	uint64_t phys = sb->qlc_phys_size / 4096;
 	/* after the map and the P2L regions */
 	return sb->map_start +
@@ -609,18 +616,25 @@ static void test_packing(void **st)
 
 /* A discard unmaps: zeroes at once, after destage, after a reopen, and
  * after a crash that replays the TRIM over older map pages. */
+/* Blocks 100..163 written (version 9) and destaged, 110..129 then
+ * discarded, the discard flushed; b: a 64-block buffer. */
+static void discard_setup(struct th *h, unsigned char *b)
+{
+	setup_log(h, 4);
+	assert_int_equal(th_open(h, true), 0);
+	fill_blocks(b, 100, 64, 9);
+	assert_int_equal(th_io(h, 'w', 100 * 4096, 64 * 4096, b, 0), 0);
+	assert_int_equal(th_io(h, 'D', 0, 0, NULL, 0), 0);
+	/* a checkpoint has written the map pages: the blocks are on the QLC */
+	assert_int_equal(th_io(h, 'd', 110 * 4096, 20 * 4096, NULL, 0), 0);
+	assert_int_equal(th_io(h, 'f', 0, 0, NULL, 0), 0);
+}
+
 static void test_discard(void **st)
 {
 	struct th h;
-	setup_log(&h, 4);
-	assert_int_equal(th_open(&h, true), 0);
 	unsigned char *b = malloc(64 * 4096);
-	fill_blocks(b, 100, 64, 9);
-	assert_int_equal(th_io(&h, 'w', 100 * 4096, 64 * 4096, b, 0), 0);
-	assert_int_equal(th_io(&h, 'D', 0, 0, NULL, 0), 0);
-	/* a checkpoint has written the map pages: the blocks are on the QLC */
-	assert_int_equal(th_io(&h, 'd', 110 * 4096, 20 * 4096, NULL, 0), 0);
-	assert_int_equal(th_io(&h, 'f', 0, 0, NULL, 0), 0);
+	discard_setup(&h, b);
 	assert_int_equal(th_io(&h, 'r', 100 * 4096, 64 * 4096, b, 0), 0);
 	assert_int_equal(count_ver(b, 100, 10, 9), 10);
 	assert_int_equal(count_ver(b + 10 * 4096, 110, 20, 0), 20);
@@ -640,17 +654,6 @@ static void test_discard(void **st)
 	th_fini(&h);
 }
 
-/* The superblock recovery would take: the newer valid copy. */
-static const struct qs_fmt_sb *newest_sb(const struct th *h)
-{
-	const struct qs_fmt_sb *a = (const void *)h->fast.cur,
-			       *b = (const void *)(h->fast.cur + 4096);
-	const struct qs_fmt_sb *sb = qs_fmt_sb_check(b, h->fast.size) == QS_FMT_OK &&
-					     b->generation > a->generation ? b : a;
-	assert_int_equal(qs_fmt_sb_check(sb, h->fast.size), QS_FMT_OK);
-	return sb;
-}
-
 /*
  * A map page says which records it holds (its seq), and recovery replays
  * onto it only the records from there: the page of a discarded range,
@@ -661,14 +664,8 @@ static const struct qs_fmt_sb *newest_sb(const struct th *h)
 static void test_page_seq(void **st)
 {
 	struct th h;
-	setup_log(&h, 4);
-	assert_int_equal(th_open(&h, true), 0);
 	unsigned char *b = malloc(64 * 4096);
-	fill_blocks(b, 100, 64, 9);
-	assert_int_equal(th_io(&h, 'w', 100 * 4096, 64 * 4096, b, 0), 0);
-	assert_int_equal(th_io(&h, 'D', 0, 0, NULL, 0), 0);
-	assert_int_equal(th_io(&h, 'd', 110 * 4096, 20 * 4096, NULL, 0), 0);
-	assert_int_equal(th_io(&h, 'f', 0, 0, NULL, 0), 0);
+	discard_setup(&h, b);
 	th_crash(&h, true);
 	const struct qs_fmt_sb *sb = newest_sb(&h);
 	uint32_t seed = qs_fmt_rec_seed(sb);
