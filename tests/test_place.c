@@ -68,8 +68,8 @@ static void test_size_and_stats(void **st)
 	assert_int_equal(s.band_bytes, BAND);
 	assert_int_equal(s.op_pct, 25);
 	/* The map: 4 pages of 1014 entries (the last of 30), two slots each
-	 * on the fast tier, all four fitting in DRAM; none read yet. The valid bitmap: a bit
-	 * per QLC block. */
+	 * on the fast tier, all four fitting in DRAM; none read yet. The
+	 * valid bitmap: a bit per QLC block. */
 	assert_int_equal(s.map_region_bytes, 2 * 4 * 4096);
 	assert_int_equal(s.map_dram_limit, 2ull << 30);
 	assert_int_equal(s.map_resident_bytes, 0);
@@ -407,7 +407,6 @@ static void test_restarts(void **st)
 	th_fini(&h);
 }
 
-/* The first block of the clean state, from the newest superblock on the fast tier. */
 /* The superblock recovery would take: the newer valid copy. */
 static const struct qs_fmt_sb *newest_sb(const struct th *h)
 {
@@ -419,6 +418,7 @@ static const struct qs_fmt_sb *newest_sb(const struct th *h)
 	return sb;
 }
 
+/* The first block of the clean state, from the newest superblock on the fast tier. */
 static uint64_t clean_start(const struct th *h)
 {
 	const struct qs_fmt_sb *sb = newest_sb(h);
@@ -614,8 +614,6 @@ static void test_packing(void **st)
 	th_fini(&h);
 }
 
-/* A discard unmaps: zeroes at once, after destage, after a reopen, and
- * after a crash that replays the TRIM over older map pages. */
 /* Blocks 100..163 written (version 9) and destaged, 110..129 then
  * discarded, the discard flushed; b: a 64-block buffer. */
 static void discard_setup(struct th *h, unsigned char *b)
@@ -630,6 +628,8 @@ static void discard_setup(struct th *h, unsigned char *b)
 	assert_int_equal(th_io(h, 'f', 0, 0, NULL, 0), 0);
 }
 
+/* A discard unmaps: zeroes at once, after destage, after a reopen, and
+ * after a crash that replays the TRIM over older map pages. */
 static void test_discard(void **st)
 {
 	struct th h;
