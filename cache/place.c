@@ -152,16 +152,16 @@ static void map_set(struct qs_engine *e, uint64_t lba, uint64_t phys, bool runti
 }
 
 /*
- * In recovery: does lba's page (in DRAM) already hold the record being
- * applied? A page written since map_seq holds the records before its own
+ * In recovery (runtime false): does lba's page (in DRAM) already hold the
+ * record being applied? A page written since map_seq holds the records before its own
  * seq, and applying one of those again would act on a later state than
  * the record saw: a MOVE would find the block back at its old place in a
  * reused band and move it again.
  */
-static bool page_holds(const struct plc *p, uint64_t lba)
+static bool page_holds(const struct plc *p, uint64_t lba, bool runtime)
 {
-	if (!p->mpc.data)
-		return false; /* timing only: no page is ahead of map_seq */
+	if (runtime || !p->mpc.data)
+		return false; /* runtime, or timing only: no page is ahead of map_seq */
 	const struct qs_fmt_map_page *b = &p->mpc.data[p->mpc.pg_frame[lba / p->per_page]];
 	return p->apply_seq < b->seq;
 }
@@ -184,7 +184,7 @@ void plc_apply(struct qs_engine *e, const struct qs_fmt_extent *x,
 		for (uint32_t i = 0; i < x->nblocks; i++) {
 			uint32_t v;
 			uint64_t lba = x->lba + i;
-			if (!runtime && page_holds(p, lba))
+			if (page_holds(p, lba, runtime))
 				continue;
 			if (!qs_index_get(&e->idx, lba, &v) || (v & SLOT_TOMB) ||
 			    eng_slot_to_pos(e, v) != py->from + i)
@@ -198,7 +198,7 @@ void plc_apply(struct qs_engine *e, const struct qs_fmt_extent *x,
 		break;
 	case QS_EXT_MOVE:
 		for (uint32_t i = 0; i < x->nblocks; i++)
-			if ((runtime || !page_holds(p, x->lba + i)) &&
+			if (!page_holds(p, x->lba + i, runtime) &&
 			    map_get(p, x->lba + i) == py->from + i) {
 				map_set(e, x->lba + i, py->phys + i, runtime);
 				p->gc_moved += runtime;
@@ -206,7 +206,7 @@ void plc_apply(struct qs_engine *e, const struct qs_fmt_extent *x,
 		break;
 	case QS_EXT_TRIM:
 		for (uint64_t i = 0; i < x->nblocks; i++)
-			if ((runtime || !page_holds(p, x->lba + i)) &&
+			if (!page_holds(p, x->lba + i, runtime) &&
 			    map_get(p, x->lba + i) != PLC_NONE)
 				map_set(e, x->lba + i, PLC_NONE, runtime);
 		eng_index_drop_range(e, x->lba, x->nblocks);
