@@ -261,8 +261,19 @@ static bool map_entries_in(const struct qs_fmt_map_page *pg, uint64_t phys)
 			bad |= (uint32_t)(v + 1) > phys;
 		}
 	} else if (pg->width == 5) {
-		/* little-endian 40 bits; unmapped + 1 wraps to 0 in 40 bits */
-		for (uint32_t i = 0; i < pg->nentries; i++) {
+		/* Little-endian 40 bits; unmapped + 1 wraps to 0 in 40 bits.
+		 * Each entry is read with an 8-byte load and masked: a 5-byte
+		 * memcpy compiles to byte loads, ten times slower (4.8 against
+		 * 0.5 us a page here), and every page a lookup reads is checked
+		 * (1.5 pages a client write over a whole drive). The loads stay
+		 * inside the page: the last entry is read with 5 bytes. */
+		uint32_t n = pg->nentries, i = 0;
+		for (; i + 1 < n; i++) {
+			uint64_t v;
+			memcpy(&v, b + (size_t)i * 5, 8);
+			bad |= ((v + 1) & QS_FMT_MAP_NONE5) > phys;
+		}
+		for (; i < n; i++) {
 			uint64_t v = 0;
 			memcpy(&v, b + (size_t)i * 5, 5);
 			bad |= ((v + 1) & QS_FMT_MAP_NONE5) > phys;

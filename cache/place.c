@@ -2151,21 +2151,63 @@ static bool blank(const void *b)
 }
 
 /* Recovery's first pass: the valid bitmap from a committed map page. */
+/*
+ * Entries [k, k + n) of page b (width w) into out, PLC_NONE where unmapped.
+ * 5-byte entries are read with 8-byte loads and masked: a 5-byte memcpy
+ * compiles to byte loads. Every load stays inside the entries: the page's
+ * last entry is read with 5 bytes.
+ */
+static void page_decode(const struct qs_fmt_map_page *b, uint32_t k, uint32_t n, uint32_t w,
+			uint64_t *out)
+{
+	if (w != 5) {
+		for (uint32_t i = 0; i < n; i++)
+			out[i] = tbl_get_w(b->entries, k + i, w);
+		return;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t v;
+		if (k + i + 1 < b->nentries) {
+			memcpy(&v, b->entries + (size_t)(k + i) * 5, 8);
+			v &= QS_FMT_MAP_NONE5;
+			out[i] = v == QS_FMT_MAP_NONE5 ? PLC_NONE : v;
+		} else {
+			out[i] = tbl_get_w(b->entries, k + i, 5);
+		}
+	}
+}
+
+/*
+ * Set the valid bit of every QLC block page pg maps (b: its entries), and
+ * refuse a block mapped twice. The bits fall at random places in a bitmap
+ * of 1 bit a QLC block (894 MiB at 30.72 TB, far past the caches), so each
+ * batch of entries is decoded and its bitmap bytes prefetched before any is
+ * touched: one entry after the other, a recovery spent 88 ns an entry here,
+ * 530 s for the 6e9 entries of a 30.72 TB drive.
+ */
 static int valid_from_page(struct qs_engine *e, uint64_t pg, const struct qs_fmt_map_page *b)
 {
+	enum { BATCH = 32 };
 	struct plc *p = e->plc;
-	uint64_t lba = pg * p->per_page;
-	for (uint32_t k = 0; k < b->nentries; k++) {
-		uint64_t ph = tbl_get_w(b->entries, k, p->width);
-		if (ph == PLC_NONE)
-			continue;
-		if (plc_bit(p->valid, ph)) {
-			eng_log(e, QS_LOG_ERR, "recovery: QLC block %llu mapped twice (LBA %llu and "
-				"another)", (unsigned long long)ph, (unsigned long long)(lba + k));
-			return -EBADMSG;
+	uint64_t lba = pg * p->per_page, ph[BATCH];
+	for (uint32_t k = 0; k < b->nentries; k += BATCH) {
+		uint32_t n = b->nentries - k < BATCH ? b->nentries - k : BATCH;
+		page_decode(b, k, n, p->width, ph);
+		for (uint32_t i = 0; i < n; i++)
+			if (ph[i] != PLC_NONE)
+				__builtin_prefetch(&p->valid[ph[i] >> 3], 1);
+		for (uint32_t i = 0; i < n; i++) {
+			if (ph[i] == PLC_NONE)
+				continue;
+			if (plc_bit(p->valid, ph[i])) {
+				eng_log(e, QS_LOG_ERR, "recovery: QLC block %llu mapped twice (LBA %llu "
+					"and another)", (unsigned long long)ph[i],
+					(unsigned long long)(lba + k + i));
+				return -EBADMSG;
+			}
+			plc_bit_put(p->valid, ph[i], true);
+			p->mapped++;
 		}
-		plc_bit_put(p->valid, ph, true);
-		p->mapped++;
 	}
 	return 0;
 }

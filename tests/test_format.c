@@ -325,6 +325,45 @@ static void test_map_page_branches(void **st)
 	free(pg);
 }
 
+/*
+ * 5-byte entries, which the check reads with 8-byte loads but the last: an
+ * entry out of range is found at the first, a middle, the next to last and
+ * the last place, and one below unmapped (40 bits) is not taken for it.
+ */
+static void test_map_page_width5(void **st)
+{
+	(void)st;
+	struct qs_fmt_sb sb = good_log_sb();
+	sb.map_width = 5;
+	sb.map_pages = qs_fmt_map_pages(sb.qlc_size / QS_BLOCK_SIZE, 5);
+	uint32_t per = qs_fmt_map_per_page(5);
+	assert_int_equal(per, 811);
+	struct qs_fmt_map_page *pg = calloc(1, sizeof(*pg)), c;
+	pg->magic = QS_FMT_MAP_MAGIC;
+	pg->version = QS_FMT_VERSION;
+	pg->width = 5;
+	pg->page = 1;
+	pg->nentries = per;
+	memset(pg->entries, 0xff, (size_t)per * 5); /* unmapped */
+	uint64_t last_ok = (64u << 20) / 4096 - 1, out = last_ok + 1;
+	uint64_t below_none = (1ull << 40) - 2;
+	uint32_t at[] = {0, per / 2, per - 2, per - 1};
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		uint8_t *x = pg->entries + (size_t)at[i] * 5;
+		c = *pg;
+		memcpy(c.entries + (x - pg->entries), &last_ok, 5);
+		qs_fmt_map_seal(&c, qs_fmt_rec_seed(&sb));
+		assert_int_equal(qs_fmt_map_check(&c, &sb, 1), QS_FMT_OK);
+		memcpy(c.entries + (x - pg->entries), &out, 5);
+		qs_fmt_map_seal(&c, qs_fmt_rec_seed(&sb));
+		assert_int_equal(qs_fmt_map_check(&c, &sb, 1), QS_FMT_BAD_ENTRY);
+		memcpy(c.entries + (x - pg->entries), &below_none, 5);
+		qs_fmt_map_seal(&c, qs_fmt_rec_seed(&sb));
+		assert_int_equal(qs_fmt_map_check(&c, &sb, 1), QS_FMT_BAD_ENTRY);
+	}
+	free(pg);
+}
+
 /* The clean state's header, band pages and valid-bitmap pages. */
 static void test_clean_state_branches(void **st)
 {
@@ -557,6 +596,7 @@ int main(void)
 		cmocka_unit_test(test_log_sb_branches),
 		cmocka_unit_test(test_log_rec_branches),
 		cmocka_unit_test(test_map_page_branches),
+		cmocka_unit_test(test_map_page_width5),
 		cmocka_unit_test(test_clean_state_branches),
 		cmocka_unit_test(test_p2l_page_branches),
 		cmocka_unit_test(test_recovery_corruption),

@@ -691,6 +691,41 @@ static void test_page_seq(void **st)
 	th_fini(&h);
 }
 
+/*
+ * Recovery rebuilds the valid bitmap from the map pages and refuses a QLC
+ * block that two LBAs map to, naming it: a committed page whose entry for
+ * LBA 101 is made to point where LBA 100's does stops the open.
+ */
+static void test_mapped_twice(void **st)
+{
+	struct th h;
+	unsigned char *b = malloc(64 * 4096);
+	discard_setup(&h, b);
+	th_crash(&h, true);
+	const struct qs_fmt_sb *sb = newest_sb(&h);
+	uint32_t seed = qs_fmt_rec_seed(sb);
+	int changed = 0;
+	for (uint64_t slot = 0; slot < 2; slot++) {
+		uint64_t at = (sb->map_start + slot) * 4096; /* page 0: lbas 0..1013 */
+		struct qs_fmt_map_page *pg = (void *)(h.fast.cur + at);
+		if (qs_fmt_map_check(pg, sb, 0) != QS_FMT_OK)
+			continue;
+		uint32_t v100;
+		memcpy(&v100, pg->entries + 100 * 4, 4);
+		assert_true(v100 != UINT32_MAX); /* destaged: on the QLC */
+		memcpy(pg->entries + 101 * 4, &v100, 4);
+		qs_fmt_map_seal(pg, seed);
+		memcpy(h.fast.durable + at, pg, 4096);
+		changed++;
+	}
+	assert_true(changed > 0);
+	h.env.warnings[0] = 0;
+	assert_int_equal(th_open(&h, false), -EBADMSG);
+	assert_non_null(strstr(h.env.warnings, "mapped twice"));
+	free(b);
+	th_fini(&h);
+}
+
 /* Parts of an engine's DRAM that the plan gives exactly. */
 static void expect_plan(struct th *h, const struct qs_engine_mem *plan)
 {
@@ -853,6 +888,7 @@ int main(void)
 		cmocka_unit_test(test_units_one_record),
 		cmocka_unit_test(test_discard),
 		cmocka_unit_test(test_page_seq),
+		cmocka_unit_test(test_mapped_twice),
 		cmocka_unit_test(test_restarts),
 		cmocka_unit_test(test_clean_state),
 		cmocka_unit_test(test_placement_mismatch),
