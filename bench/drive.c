@@ -1686,11 +1686,15 @@ static double drv_cpu_s(const struct drv_run *r)
  * and the CPU it took. */
 static int drv_reopen(struct drv_run *r, uint64_t *ns, double *cpu_s)
 {
+	if (r->d->ops->dev_cpu_count)
+		r->d->ops->dev_cpu_count(r->d->ctx, true);
 	uint64_t t0 = drv_now(r);
 	double c0 = drv_cpu_s(r);
 	int rc = drv_open(r, 0);
 	*ns = drv_now(r) - t0;
 	*cpu_s = drv_cpu_s(r) - c0;
+	if (r->d->ops->dev_cpu_count)
+		r->d->ops->dev_cpu_count(r->d->ctx, false);
 	return rc;
 }
 

@@ -60,8 +60,12 @@ struct qs_drv_world_ops {
 	void (*power)(void *ctx, bool on);
 	/* CPU seconds the world itself spent so far moving the devices' data
 	 * (a simulated store's copies, which real devices do by DMA), for the
-	 * engine's own CPU figure; NULL: none. */
+	 * engine's own CPU figure, while counted (dev_cpu_count); NULL: none. */
 	double (*dev_cpu_s)(void *ctx);
+	/* Count what dev_cpu_s gives from now on (on) or no more: counting
+	 * costs two reads of the thread's CPU clock a request, so the driver
+	 * counts only while it measures the engine's CPU. NULL with dev_cpu_s. */
+	void (*dev_cpu_count)(void *ctx, bool on);
 };
 
 /* One run: a group of jobs in one variant, in one world. */

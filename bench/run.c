@@ -300,6 +300,13 @@ static double rn_dev_cpu_s(void *ctx)
 	return qs_sim_vol_store_cpu_s(s->qv) + qs_sim_vol_store_cpu_s(s->fv);
 }
 
+static void rn_dev_cpu_count(void *ctx, bool on)
+{
+	struct rn_sim *s = ctx;
+	qs_sim_vol_count_cpu(s->qv, on);
+	qs_sim_vol_count_cpu(s->fv, on);
+}
+
 static const struct qs_drv_world_ops rn_ops = {
 	.now = rn_now,
 	.wait = rn_wait,
@@ -308,6 +315,7 @@ static const struct qs_drv_world_ops rn_ops = {
 	.result = rn_result,
 	.power = rn_power,
 	.dev_cpu_s = rn_dev_cpu_s,
+	.dev_cpu_count = rn_dev_cpu_count,
 };
 
 static bool rn_keeps_data(const struct qs_bench_variant *v)

@@ -246,6 +246,7 @@ struct qs_sim_vol {
 	struct plain *free_plain; /* completion records to reuse */
 	bool power_off;		  /* qs_sim_vol_set_power: completions are lost */
 	double store_cpu_s;	  /* qs_sim_vol_store_cpu_s */
+	bool count_cpu;		  /* qs_sim_vol_count_cpu */
 };
 
 /* A request that must touch data when it completes. */
@@ -383,7 +384,7 @@ static void vol_done(void *a, int result)
 		return;
 	}
 	if (result == 0) {
-		double t0 = thread_cpu_s();
+		double t0 = v->count_cpu ? thread_cpu_s() : 0;
 		if (r->op == QS_OP_WRITE)
 			result = st_copy(&v->st, r->off, r->iov, r->iovcnt, 1);
 		else if (r->op == QS_OP_READ)
@@ -392,7 +393,8 @@ static void vol_done(void *a, int result)
 			for (uint64_t b = r->off / QS_BLOCK_SIZE;
 			     b < (r->off + r->len) / QS_BLOCK_SIZE; b++)
 				st_drop(&v->st, b);
-		v->store_cpu_s += thread_cpu_s() - t0;
+		if (v->count_cpu)
+			v->store_cpu_s += thread_cpu_s() - t0;
 	}
 	v->inflight--;
 	qs_io_cb cb = r->cb;
@@ -490,6 +492,11 @@ void qs_sim_vol_set_power(struct qs_sim_vol *v, bool on)
 double qs_sim_vol_store_cpu_s(const struct qs_sim_vol *v)
 {
 	return v->store_cpu_s;
+}
+
+void qs_sim_vol_count_cpu(struct qs_sim_vol *v, bool on)
+{
+	v->count_cpu = on;
 }
 
 static uint64_t iov_len(const struct iovec *iov, int iovcnt)
