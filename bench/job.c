@@ -679,7 +679,7 @@ static int job_key_count(struct job_build *b, const char *key, const char *v, un
 	case 2: b->job.rate_iops = (double)u; break;
 	case 3: b->loops = u; break;
 	case 4: b->job.number_ios = u; break;
-	default: b->job.thinktime_blocks = u; break;
+	default: b->job.thinktime_blocks = u; b->job.thinktime_blocks_set = true; break;
 	}
 	return 0;
 }
@@ -1219,6 +1219,50 @@ static int job_key_think(struct job_build *b, const char *key, const char *v, un
 	return 0;
 }
 
+/* fio's thinktime_iotime: a time, bare numbers in seconds (fio's unit) */
+static int job_key_think_iotime(struct job_build *b, const char *key, const char *v,
+				unsigned line, const char **allowed)
+{
+	*allowed = "a time up to 1 day: seconds, or a number with us, ms, s, m, h (0: none)";
+	if (qs_job_parse_time(v, NS_PER_S, &b->job.thinktime_iotime_ns) ||
+	    b->job.thinktime_iotime_ns > 86400 * NS_PER_S)
+		return -EINVAL;
+	return 0;
+}
+
+/* fio's latency profile: latency_target and latency_window (times, bare
+ * numbers in microseconds, fio's unit), latency_percentile (a float from 0
+ * to 100), latency_run (a bool) */
+static int job_key_latency(struct job_build *b, const char *key, const char *v,
+			   unsigned line, const char **allowed)
+{
+	struct qs_job *j = &b->job;
+	char *end;
+	switch (key[8]) {
+	case 't':
+		*allowed = "a time up to 1 hour: microseconds, or a number with us, ms, s (0: none)";
+		if (qs_job_parse_time(v, 1000, &j->lat_target_ns) ||
+		    j->lat_target_ns > 3600 * NS_PER_S)
+			return -EINVAL;
+		return 0;
+	case 'w':
+		*allowed = "a time up to 1 hour: microseconds, or a number with us, ms, s";
+		if (qs_job_parse_time(v, 1000, &j->lat_window_ns) ||
+		    j->lat_window_ns > 3600 * NS_PER_S)
+			return -EINVAL;
+		return 0;
+	case 'p':
+		*allowed = "a number from 0 to 100 (percent of the window's I/Os)";
+		j->lat_pct = strtod(v, &end);
+		if (end == v || *end || !(j->lat_pct >= 0 && j->lat_pct <= 100))
+			return -EINVAL;
+		return 0;
+	default:
+		*allowed = "0 or 1 (also true/false, yes/no, on/off)";
+		return parse_bool(v, &j->lat_run) ? -EINVAL : 0;
+	}
+}
+
 /* fio's flow (a weight, 0..1000), flow_id (the flow's number) and
  * flow_sleep (microseconds a held clone waits before it looks again) */
 static int job_key_flow(struct job_build *b, const char *key, const char *v, unsigned line,
@@ -1472,7 +1516,6 @@ struct job_opt {
 #define WHY_RAND "the bench's random streams are its own, always repeatable with --seed"
 #define WHY_PRIO "the simulated drive has no priority classes"
 #define WHY_ZBD "zoned block devices are not simulated: the simulated QLC drive is a conventional one"
-#define WHY_LAT "fio's search for the queue depth that meets a latency target is not simulated ('qlcshape bench curve' gives latency against load)"
 
 static const struct job_opt job_opts[] = {
 	/* job description and files */
@@ -1612,7 +1655,7 @@ static const struct job_opt job_opts[] = {
 	NONE_FN("thinktime_spin", job_key_think, 0, "fio's busy part of thinktime: a simulated clone waits the whole thinktime alike"),
 	DO("thinktime_blocks", job_key_count, 0, "I/Os between thinktimes"),
 	DO("thinktime_blocks_type", job_key_default_only, 0, "complete (fio's default) only: issue is refused"),
-	REFUSE("thinktime_iotime", JK_OFF, "thinktime every N of I/O time is not simulated; 0 is accepted"),
+	DO("thinktime_iotime", job_key_think_iotime, 0, "thinktime after every this much I/O time (s), also every thinktime_blocks if that is set"),
 	DO("rate", job_key_rate, 0, "bytes/s, R,W,T, turned into rate_iops"),
 	DO("rate_min", job_key_rate_min, 0, "bytes/s, R,W,T: a direction below it over a rate_cycle ends the job with fio's error 5 (EIO)"),
 	ALIAS("ratemin", "rate_min"),
@@ -1623,10 +1666,10 @@ static const struct job_opt job_opts[] = {
 	DO("rate_iops", job_key_rate_iops, 0, "I/Os per second per clone (open loop), or R,W,T"),
 	DO("rate_iops_min", job_key_rate_min, 0, "I/Os per second, R,W,T: as rate_min"),
 	DO("max_latency", job_key_max_latency, 0, "an I/O slower than this ends the job with fio's error 110 (ETIMEDOUT)"),
-	REFUSE("latency_target", 0, WHY_LAT),
-	REFUSE("latency_window", 0, WHY_LAT),
-	REFUSE("latency_percentile", 0, WHY_LAT),
-	REFUSE("latency_run", 0, WHY_LAT),
+	DO("latency_target", job_key_latency, 0, "fio's search, per clone, for the deepest queue (up to iodepth) whose latencies meet it: the depth under the table and in fio's JSON"),
+	DO("latency_window", job_key_latency, 0, "the time each depth of latency_target's search is measured over"),
+	DO("latency_percentile", job_key_latency, 0, "the percent of a window's I/Os that must meet latency_target (100: the first over it backs off at once, and at depth 1 ends the job with fio's error 110)"),
+	DO("latency_run", job_key_latency, 0, "latency_target's search goes on for the whole run instead of ending the job at the depth found"),
 	/* the host */
 	NONE("invalidate", JK_FLAG, "the bench's I/O bypasses the page cache"),
 	DO("sync", job_key_sync, 0, "sync, dsync or 1: every write with FUA"),
@@ -1855,6 +1898,7 @@ static void job_defaults(struct job_build *b)
 	b->job.trace_timescale = 1.0;
 	b->job.ss_interval_ns = NS_PER_S; /* fio's steadystate_check_interval */
 	b->job.thinktime_blocks = 1;
+	b->job.lat_pct = 100; /* fio's latency_percentile */
 }
 
 static int scan_push(struct scan *sc, const struct scan_ent *e)

@@ -177,6 +177,19 @@ struct qs_job {
 				      waits this long before the I/O after every
 				      thinktime_blocks; 0: none */
 	uint64_t thinktime_blocks; /* >= 1 (fio's default 1) */
+	/* fio's thinktime_iotime: thinktime once this much time passed since
+	 * the last one (fio counts the thinktime in); then thinktime_blocks
+	 * counts only if the file set it (thinktime_blocks_set). 0: none */
+	uint64_t thinktime_iotime_ns;
+	bool thinktime_blocks_set;
+	/* fio's latency profile: with lat_target_ns, each clone searches for
+	 * the deepest queue (1 to iodepth) at which lat_pct percent of the
+	 * I/Os of a lat_window_ns window take at most lat_target_ns, and ends
+	 * one window after it settles (lat_run: searches for the whole run);
+	 * 0: no search (fio's default) */
+	uint64_t lat_target_ns, lat_window_ns;
+	double lat_pct; /* 0..100, fio's 100 */
+	bool lat_run;
 	unsigned pct_seq[QS_JOB_DIRS]; /* 100 - fio's percentage_random, for
 				      reads, writes, trims: of a random pattern's I/Os, the
 				      share that follows the last I/O instead

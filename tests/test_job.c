@@ -877,6 +877,43 @@ static void test_sync_keys(void **state)
 }
 
 /*
+ * Issue 33: fio's latency profile and thinktime_iotime, in fio's units
+ * (latency_target and latency_window in microseconds, thinktime_iotime in
+ * seconds), their defaults (latency_percentile 100, no search) and the
+ * errors, each naming line, key, value and what is allowed.
+ */
+static void test_latency_keys(void **state)
+{
+	(void)state;
+	struct qs_job_file *f;
+	load_ok("[l]\nlatency_target=500000\nlatency_window=5000000\nlatency_percentile=99.9\n"
+		"latency_run=1\nthinktime=10\nthinktime_iotime=2\n[d]\nthinktime_blocks=3\n", &f);
+	const struct qs_job *l = &f->jobs[0], *d = &f->jobs[1];
+	assert_int_equal(l->lat_target_ns, 500000000ull);
+	assert_int_equal(l->lat_window_ns, 5000000000ull);
+	assert_true(l->lat_pct == 99.9);
+	assert_true(l->lat_run);
+	assert_int_equal(l->thinktime_iotime_ns, 2000000000ull);
+	assert_false(l->thinktime_blocks_set);
+	assert_int_equal(d->lat_target_ns, 0);
+	assert_true(d->lat_pct == 100.0);
+	assert_false(d->lat_run);
+	assert_true(d->thinktime_blocks_set);
+	assert_null(f->ignored);
+	qs_job_file_free(f);
+	expect_error("[a]\nlatency_target=2h\n",
+		     (const char *[]){":2:", "'latency_target'", "'2h'", "microseconds", NULL});
+	expect_error("[a]\nlatency_window=x\n",
+		     (const char *[]){":2:", "'latency_window'", "'x'", "up to 1 hour", NULL});
+	expect_error("[a]\nlatency_percentile=100.5\n",
+		     (const char *[]){":2:", "'latency_percentile'", "'100.5'", "0 to 100", NULL});
+	expect_error("[a]\nlatency_run=maybe\n",
+		     (const char *[]){":2:", "'latency_run'", "'maybe'", "0 or 1", NULL});
+	expect_error("[a]\nthinktime_iotime=2d\n",
+		     (const char *[]){":2:", "'thinktime_iotime'", "'2d'", "seconds", NULL});
+}
+
+/*
  * Issue 33: fio's rate and rate_iops per direction. A mixed job with caps
  * that differ runs each direction at its own: rate_iops their sum, a read
  * drawn with its share (not rwmixread); one field of rate_iops keeps the
@@ -1261,6 +1298,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_option_table, teardown),
 		cmocka_unit_test_teardown(test_read_iolog, teardown),
 		cmocka_unit_test_teardown(test_sync_keys, teardown),
+		cmocka_unit_test_teardown(test_latency_keys, teardown),
 		cmocka_unit_test_teardown(test_rate_per_direction, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
