@@ -2750,8 +2750,63 @@ static void job_groups_number(struct qs_job_file *f)
 	}
 }
 
+/*
+ * A job's sizes and offsets written in bytes for the real drive (fio's
+ * cross-stripe-verify.fio: offset_increment=124g for 30 clones of a 3.7 TB
+ * drive) scaled down with the model, as --cache is: each of size,
+ * filesize, offset, offset_increment and io_size given in bytes (not in %)
+ * divided by scale (the real drive's capacity over the model's), 4 KiB
+ * down; j->scaled names them. false when there is nothing to scale.
+ */
+static bool job_scale_abs(struct job_build *b, double scale)
+{
+	struct qs_job *j = &b->job;
+	struct {
+		const char *key;
+		uint64_t *v;
+	} abs[5] = {
+		{"size", b->size.set && !b->size.pct ? &b->size.bytes : NULL},
+		{"filesize", b->filesize.set && !b->filesize.pct ? &b->filesize.bytes : NULL},
+		{"offset", b->offset.set && !b->offset.pct ? &b->offset.bytes : NULL},
+		{"offset_increment", j->offset_increment ? &j->offset_increment : NULL},
+		{"io_size", b->io_size.set && !b->io_size.pct ? &b->io_size.bytes : NULL},
+	};
+	size_t n = 0;
+	for (size_t i = 0; i < 5; i++) {
+		if (!abs[i].v || !*abs[i].v)
+			continue;
+		uint64_t v = (uint64_t)((double)*abs[i].v / scale) / 4096 * 4096;
+		/* a size stays one block at least; an offset may become 0 */
+		*abs[i].v = v || i == 2 ? v : 4096;
+		n += (size_t)snprintf(j->scaled + n, sizeof(j->scaled) - n, "%s%s",
+				      n ? ", " : "", abs[i].key);
+	}
+	j->scaled_by = scale;
+	return n > 0;
+}
+
+/* Resolve b; a job whose byte sizes do not fit capacity is resolved again
+ * with them scaled (job_scale_abs), kept if it fits then, else refused
+ * with the error of the sizes as written. */
+static int job_resolve_scaled(struct job_build *b, uint64_t capacity, double scale,
+			      bool runtime_given, const char *path, char *err, size_t errlen)
+{
+	struct job_build keep = *b;
+	int rc = job_resolve(b, capacity, runtime_given, path, err, errlen);
+	if (rc != -EINVAL || scale <= 1 || b->job.trace)
+		return rc;
+	struct job_build sc = keep;
+	char err2[512];
+	if (!job_scale_abs(&sc, scale) ||
+	    job_resolve(&sc, capacity, runtime_given, path, err2, sizeof(err2)))
+		return rc;
+	*b = sc;
+	return 0;
+}
+
 static int job_file_load_runtime(const char *path, uint64_t capacity, uint64_t runtime_ns,
-				 struct qs_job_file **out, char *err, size_t errlen)
+				 double scale, struct qs_job_file **out, char *err,
+				 size_t errlen)
 {
 	struct scan sc = {0};
 	struct scan_ent cur = {0};
@@ -2794,8 +2849,8 @@ static int job_file_load_runtime(const char *path, uint64_t capacity, uint64_t r
 		if (!rc)
 			rc = apply_section(&b, &sc, sc.n, e->sec, f, err, errlen);
 		if (!rc)
-			rc = job_resolve(&b, capacity, runtime_ns != UINT64_MAX, path, err,
-					 errlen);
+			rc = job_resolve_scaled(&b, capacity, scale, runtime_ns != UINT64_MAX,
+						path, err, errlen);
 		if (!rc)
 			rc = job_resolve_wait(&b, f, path, err, errlen);
 		if (rc) {
@@ -2825,13 +2880,19 @@ out:
 	return rc;
 }
 
-int qs_job_file_load_runtime(const char *path, uint64_t capacity, uint64_t runtime_ns,
-			     struct qs_job_file **out, char *err, size_t errlen)
+int qs_job_file_load_scaled(const char *path, uint64_t capacity, uint64_t runtime_ns,
+			    double scale, struct qs_job_file **out, char *err, size_t errlen)
 {
-	int rc = job_file_load_runtime(path, capacity, runtime_ns, out, err, errlen);
+	int rc = job_file_load_runtime(path, capacity, runtime_ns, scale, out, err, errlen);
 	if (rc < 0)
 		qs_text_vis_msg(err, errlen); /* the file's bytes, quoted, as text */
 	return rc;
+}
+
+int qs_job_file_load_runtime(const char *path, uint64_t capacity, uint64_t runtime_ns,
+			     struct qs_job_file **out, char *err, size_t errlen)
+{
+	return qs_job_file_load_scaled(path, capacity, runtime_ns, 1, out, err, errlen);
 }
 
 int qs_job_file_load(const char *path, uint64_t capacity,

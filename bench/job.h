@@ -273,6 +273,11 @@ struct qs_job {
 	bool buffered;
 	const char *buffered_file; /* one of qs_job_file's files */
 	unsigned buffered_line;
+	/* sizes written for a larger drive than the model: the keys
+	 * qs_job_file_load_scaled scaled ("offset, offset_increment"; "":
+	 * none) and by what they were divided */
+	char scaled[64];
+	double scaled_by;
 	/* the options of the job and its [global] that change nothing in
 	 * simulation ("ioengine, direct"), in the order first met; NULL if
 	 * none. Owned by the file. */
@@ -317,6 +322,18 @@ int qs_job_file_load(const char *path, uint64_t capacity,
  */
 int qs_job_file_load_runtime(const char *path, uint64_t capacity, uint64_t runtime_ns,
 			     struct qs_job_file **out, char *err, size_t errlen);
+
+/*
+ * qs_job_file_load_runtime for a capacity that models a drive scale times
+ * larger (the bench's model of the real drive, >= 1): a job whose sizes
+ * and offsets in bytes (size, filesize, offset, offset_increment,
+ * io_size) do not fit capacity has them divided by scale (4 KiB down), as
+ * the bench scales --cache, and is refused only if they still do not fit
+ * (with the error of the sizes as written); the job's scaled names them.
+ * A job that fits is not scaled. scale 1: qs_job_file_load_runtime.
+ */
+int qs_job_file_load_scaled(const char *path, uint64_t capacity, uint64_t runtime_ns,
+			    double scale, struct qs_job_file **out, char *err, size_t errlen);
 
 /*
  * The command line's --runtime and --ramp-time for every job of f
