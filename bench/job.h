@@ -22,7 +22,8 @@
  * unified_rw_reporting, name, percentile_list; the sync family (fsync,
  * fdatasync, end_fsync, fsync_on_close as flushes, sync and write_barrier as
  * FUA writes), max_latency, rate_min, rate_iops_min, rate_cycle,
- * offset_align; and for replay: trace (read_iolog), trace_format,
+ * offset_align, thinktime_iotime, fio's latency_target search
+ * (latency_window, latency_percentile, latency_run); and for replay: trace (read_iolog), trace_format,
  * trace_columns, trace_timescale, trace_ignore_time (replay_no_stall),
  * replay_time_scale, replay_skip.
  * fio's syntax: a bare flag means flag=1 (time_based), ';' and '#' start
