@@ -1205,6 +1205,17 @@ static int job_key_nrfiles(struct job_build *b, const char *key, const char *v, 
 	return parse_uint(v, 1, 1, &u);
 }
 
+/* A time of at most max ns into *out, bare numbers in unit_ns: 0, or
+ * -EINVAL (not a time, or above max). */
+static int job_time_upto(const char *v, uint64_t unit_ns, uint64_t max, uint64_t *out)
+{
+	uint64_t u;
+	if (qs_job_parse_time(v, unit_ns, &u) || u > max)
+		return -EINVAL;
+	*out = u;
+	return 0;
+}
+
 /* thinktime (and thinktime_spin, its busy part in fio, which a simulated
  * clone spends waiting alike): a time, bare numbers in microseconds */
 static int job_key_think(struct job_build *b, const char *key, const char *v, unsigned line,
@@ -1212,7 +1223,7 @@ static int job_key_think(struct job_build *b, const char *key, const char *v, un
 {
 	uint64_t u;
 	*allowed = "a time up to 1 hour: microseconds, or a number with us, ms, s";
-	if (qs_job_parse_time(v, 1000, &u) || u > 3600 * NS_PER_S)
+	if (job_time_upto(v, 1000, 3600 * NS_PER_S, &u))
 		return -EINVAL;
 	if (!strcmp(key, "thinktime"))
 		b->job.thinktime_ns = u;
@@ -1224,10 +1235,7 @@ static int job_key_think_iotime(struct job_build *b, const char *key, const char
 				unsigned line, const char **allowed)
 {
 	*allowed = "a time up to 1 day: seconds, or a number with us, ms, s, m, h (0: none)";
-	if (qs_job_parse_time(v, NS_PER_S, &b->job.thinktime_iotime_ns) ||
-	    b->job.thinktime_iotime_ns > 86400 * NS_PER_S)
-		return -EINVAL;
-	return 0;
+	return job_time_upto(v, NS_PER_S, 86400 * NS_PER_S, &b->job.thinktime_iotime_ns);
 }
 
 /* fio's latency profile: latency_target and latency_window (times, bare
@@ -1241,16 +1249,10 @@ static int job_key_latency(struct job_build *b, const char *key, const char *v,
 	switch (key[8]) {
 	case 't':
 		*allowed = "a time up to 1 hour: microseconds, or a number with us, ms, s (0: none)";
-		if (qs_job_parse_time(v, 1000, &j->lat_target_ns) ||
-		    j->lat_target_ns > 3600 * NS_PER_S)
-			return -EINVAL;
-		return 0;
+		return job_time_upto(v, 1000, 3600 * NS_PER_S, &j->lat_target_ns);
 	case 'w':
 		*allowed = "a time up to 1 hour: microseconds, or a number with us, ms, s";
-		if (qs_job_parse_time(v, 1000, &j->lat_window_ns) ||
-		    j->lat_window_ns > 3600 * NS_PER_S)
-			return -EINVAL;
-		return 0;
+		return job_time_upto(v, 1000, 3600 * NS_PER_S, &j->lat_window_ns);
 	case 'p':
 		*allowed = "a number from 0 to 100 (percent of the window's I/Os)";
 		j->lat_pct = strtod(v, &end);
@@ -1442,10 +1444,7 @@ static int job_key_max_latency(struct job_build *b, const char *key, const char 
 			       unsigned line, const char **allowed)
 {
 	*allowed = "a time up to 1 hour: microseconds, or a number with us, ms, s (0: none)";
-	if (qs_job_parse_time(v, 1000, &b->job.max_latency_ns) ||
-	    b->job.max_latency_ns > 3600 * NS_PER_S)
-		return -EINVAL;
-	return 0;
+	return job_time_upto(v, 1000, 3600 * NS_PER_S, &b->job.max_latency_ns);
 }
 
 /* fio's rate_min (bytes/s), rate_iops_min (R[,W[,T]]) and rate_cycle

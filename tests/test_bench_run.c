@@ -398,6 +398,18 @@ static struct qs_job_file *load_job_text(const struct qs_bench_world *w, const c
 	return jf;
 }
 
+/* Run the first n jobs of jf one at a time, shaping off, into r; an error
+ * fails the test. */
+static void run_off(struct qs_bench_world *w, const struct qs_job_file *jf, size_t n,
+		    struct qs_bench_result *r)
+{
+	char err[512];
+	struct qs_bench_variant v = {.shaping = false};
+	for (size_t i = 0; i < n; i++)
+		if (qs_bench_run_job(w, &jf->jobs[i], &v, 1, &r[i], err, sizeof(err)))
+			fail_msg("%s", err);
+}
+
 /*
  * fio's reporting groups: [b] (group_reporting, same group as [a]) is
  * summed into [a]'s entry, [c] (new_group) is a group of its own whose
@@ -1017,12 +1029,8 @@ static void test_max_latency(void **state)
 		"[global]\nrw=randwrite\nsize=10%\niodepth=4\nruntime=50ms\ntime_based\n"
 		"[low]\nmax_latency=500us\n[high]\nmax_latency=1h\n[none]\n",
 		job, sizeof(job));
-	char err[512];
 	struct qs_bench_result r[3];
-	struct qs_bench_variant v = {.shaping = false};
-	for (int i = 0; i < 3; i++)
-		if (qs_bench_run_job(w, &jf->jobs[i], &v, 1, &r[i], err, sizeof(err)))
-			fail_msg("%s", err);
+	run_off(w, jf, 3, r);
 	assert_int_equal(r[0].rep.error, ETIMEDOUT);
 	assert_true(r[0].rep.over_lat_ns > 500000);
 	assert_int_equal(r[0].rep.max_lat_ns, 500000);
@@ -1059,12 +1067,8 @@ static void test_rate_min(void **state)
 		"rate_cycle=10\n[iops]\nrate_iops_min=10000000\n[bw]\nrate_min=,40g\n"
 		"[met]\nrate_iops_min=1\nrate_min=1k\n",
 		job, sizeof(job));
-	char err[512];
 	struct qs_bench_result r[3];
-	struct qs_bench_variant v = {.shaping = false};
-	for (int i = 0; i < 3; i++)
-		if (qs_bench_run_job(w, &jf->jobs[i], &v, 1, &r[i], err, sizeof(err)))
-			fail_msg("%s", err);
+	run_off(w, jf, 3, r);
 	assert_int_equal(r[0].rep.error, EIO);
 	assert_int_equal(r[1].rep.error, EIO);
 	assert_int_equal(r[2].rep.error, 0);
@@ -1285,11 +1289,8 @@ static void test_latency_target(void **state)
 	struct qs_job_file *jf = load_job_text(w,
 		"[global]\nrw=randread\nsize=10%\nruntime=100ms\ntime_based\n[one]\n", job,
 		sizeof(job));
-	char err[512];
 	struct qs_bench_result r[5];
-	struct qs_bench_variant v = {.shaping = false};
-	if (qs_bench_run_job(w, &jf->jobs[0], &v, 1, &r[0], err, sizeof(err)))
-		fail_msg("%s", err);
+	run_off(w, jf, 1, r);
 	double lat_us = (double)r[0].rep.read.lat_p50_ns / 1e3;
 	assert_true(lat_us > 0);
 	assert_int_equal(r[0].rep.lat_depth, 0); /* no search without a target */
@@ -1303,9 +1304,7 @@ static void test_latency_target(void **state)
 		 "[run]\nlatency_target=1h\nlatency_run=1\nruntime=100ms\n",
 		 2 * lat_us, lat_us / 2);
 	jf = load_job_text(w, text, job, sizeof(job));
-	for (int i = 0; i < 4; i++)
-		if (qs_bench_run_job(w, &jf->jobs[i], &v, 1, &r[1 + i], err, sizeof(err)))
-			fail_msg("%s", err);
+	run_off(w, jf, 4, r + 1);
 	const struct qs_report_run *tight = &r[1].rep, *loose = &r[2].rep;
 	assert_true(tight->lat_depth >= 1);
 	assert_true(tight->lat_depth < loose->lat_depth);
@@ -1393,12 +1392,8 @@ static void test_thinktime_iotime(void **state)
 		"[none]\n[io]\nthinktime=10ms\nthinktime_iotime=20ms\n"
 		"[both]\nthinktime=10ms\nthinktime_iotime=20ms\nthinktime_blocks=4\n",
 		job, sizeof(job));
-	char err[512];
 	struct qs_bench_result r[3];
-	struct qs_bench_variant v = {.shaping = false};
-	for (int i = 0; i < 3; i++)
-		if (qs_bench_run_job(w, &jf->jobs[i], &v, 1, &r[i], err, sizeof(err)))
-			fail_msg("%s", err);
+	run_off(w, jf, 3, r);
 	double share = r[1].rep.write.iops / r[0].rep.write.iops;
 	if (fabs(share - 0.7) > 0.05)
 		fail_msg("thinktime_iotime: %.3f of the I/Os without thinktime, want 0.7", share);
