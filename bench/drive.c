@@ -415,7 +415,7 @@ static void drv_io_finish(struct drv_slot *s, int res)
 	if (c->ended) {
 		drv_clone_finish(c);
 	} else if (drv_lat_held(c)) {
-		return; /* latency_target's quiesce: nothing issues until drained */
+		/* latency_target's quiesce: nothing issues until drained */
 	} else if (c->next_due) {
 		struct qs_io io = c->next;
 		c->next_due = false;
