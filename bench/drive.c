@@ -64,6 +64,7 @@ struct drv_job {
 	bool in_window, window_done;
 	uint64_t ios;
 	uint64_t over_lat_ns; /* fio's max_latency: the I/O that ended the job */
+	bool lt_over;	      /* that I/O was over latency_target at depth 1 */
 	FILE *iolog;	      /* fio's write_iolog, NULL: none */
 	/* fio's rate_min, rate_iops_min: the window's I/Os and bytes per
 	 * direction, at the last check, the next check; what ended the job */
@@ -119,6 +120,15 @@ struct drv_clone {
 	uint64_t due_ns;
 	struct qs_io next;
 	uint64_t think_left; /* closed loop: I/Os before the next thinktime */
+	uint64_t think_last; /* thinktime_iotime: when the last thinktime began */
+	/* fio's latency_target search (io_u.c's lat_target_*): iodepth above is
+	 * the depth it allows, between lt_low and lt_high (the job's iodepth
+	 * until a window fails); the window began at lt_ts with lt_ios0 of the
+	 * clone's lt_ios completed, lt_failed of them over the target since.
+	 * lt_quiesce: a depth change waits for the I/O in flight to drain */
+	unsigned lt_low, lt_high, lt_stable;
+	bool lt_end_run, lt_quiesce;
+	uint64_t lt_ts, lt_ios, lt_ios0, lt_failed;
 };
 
 struct drv_slot {
@@ -207,10 +217,17 @@ static bool drv_rm_on(const struct qs_job *job)
 	return false;
 }
 
+static void drv_lat_init(struct drv_clone *c);
+
 static void drv_window_open(struct drv_job *j)
 {
 	if (j->in_window || j->window_done)
 		return;
+	/* fio's reset of the stats at the ramp's end starts the latency
+	 * search again, from depth 1 */
+	for (unsigned i = 0; j->job->lat_target_ns && i < j->r->nclones; i++)
+		if (j->r->clones[i].j == j)
+			drv_lat_init(&j->r->clones[i]);
 	j->in_window = true;
 	j->win_start = drv_now(j->r);
 	j->round0 = j->r->wr_round;
@@ -369,6 +386,9 @@ static void drv_count(struct drv_clone *c, const struct drv_slot *s, uint64_t no
 	}
 }
 
+static void drv_lat_complete(struct drv_clone *c, uint64_t lat);
+static bool drv_lat_held(struct drv_clone *c);
+
 static void drv_io_finish(struct drv_slot *s, int res)
 {
 	struct drv_clone *c = s->c;
@@ -380,6 +400,8 @@ static void drv_io_finish(struct drv_slot *s, int res)
 	j->bytes += s->bytes;
 	if (j->in_window)
 		drv_count(c, s, drv_now(r));
+	bool rw = s->op != QS_IO_SYNC; /* fio's io_blocks: reads, writes, trims */
+	uint64_t lat = drv_now(r) - s->issue_ns;
 	s->next_free = r->free_slots;
 	r->free_slots = s;
 	c->inflight--;
@@ -388,8 +410,12 @@ static void drv_io_finish(struct drv_slot *s, int res)
 		drv_wake(r);
 	if ((++r->prog_count % DRV_PROGRESS_EVERY) == 0)
 		drv_progress(r);
+	if (j->job->lat_target_ns && rw && !c->ended)
+		drv_lat_complete(c, lat);
 	if (c->ended) {
 		drv_clone_finish(c);
+	} else if (drv_lat_held(c)) {
+		/* latency_target's quiesce: nothing issues until drained */
 	} else if (c->next_due) {
 		struct qs_io io = c->next;
 		c->next_due = false;
@@ -691,7 +717,7 @@ static void drv_hold(struct drv_clone *c, const struct qs_io *io, uint64_t t)
 /* Open loop: the clone's next I/O is due (or overdue). */
 static void drv_due(struct drv_clone *c)
 {
-	if (c->inflight >= c->iodepth) {
+	if (c->inflight >= c->iodepth || drv_lat_held(c)) {
 		c->next_due = true; /* goes out when a slot frees (fio's iodepth cap) */
 		return;
 	}
@@ -705,6 +731,133 @@ static void drv_end_clone(struct drv_clone *c)
 {
 	c->ended = true;
 	drv_clone_finish(c);
+}
+
+/*
+ * fio's search for the deepest queue that meets latency_target (io_u.c's
+ * lat_target_* of fio 3.33), per clone as fio runs it per thread: from
+ * depth 1, each window of latency_window either holds (the share of its
+ * I/Os at most latency_target is latency_percentile or more: the depth
+ * doubles, or bisects towards the lowest depth that failed) or fails (back
+ * halfway to the last depth that held). A depth that holds and would not
+ * change is the answer: the clone runs one more window there and ends
+ * (latency_run: it keeps searching). The clone's iodepth is the depth the
+ * search allows.
+ */
+
+/* fio's lat_new_cycle: a window starts now. */
+static void drv_lat_cycle(struct drv_clone *c)
+{
+	c->lt_ts = drv_now(c->j->r);
+	c->lt_ios0 = c->lt_ios;
+	c->lt_failed = 0;
+}
+
+/* fio's lat_target_init (and lat_target_reset, at the ramp's end): the
+ * search starts at depth 1, unless it is in its last window. */
+static void drv_lat_init(struct drv_clone *c)
+{
+	const struct qs_job *job = c->j->job;
+	if (!job->lat_target_ns || c->lt_end_run)
+		return;
+	c->iodepth = 1;
+	c->lt_low = 1;
+	c->lt_high = job->iodepth;
+	c->lt_stable = 0;
+	drv_lat_cycle(c);
+}
+
+/* Whether c waits for its I/O in flight before it issues: fio quiesces
+ * after a depth change, so that the next window measures the new depth
+ * alone; drained, that window starts. */
+static bool drv_lat_held(struct drv_clone *c)
+{
+	if (!c->lt_quiesce)
+		return false;
+	if (c->inflight)
+		return true;
+	c->lt_quiesce = false;
+	drv_lat_cycle(c);
+	return false;
+}
+
+/* fio's __lat_target_failed: back off halfway to the lowest depth that
+ * held, after a quiesce; true at depth 1, where nothing is left to try. */
+static bool drv_lat_down(struct drv_clone *c)
+{
+	if (c->iodepth == 1)
+		return true;
+	c->lt_high = c->iodepth;
+	if (c->iodepth == c->lt_low)
+		c->lt_low--;
+	c->iodepth = (c->iodepth + c->lt_low) / 2;
+	c->lt_stable = 0;
+	c->lt_quiesce = true;
+	return false;
+}
+
+/* fio's lat_target_success: the window held at the clone's depth. */
+static void drv_lat_up(struct drv_clone *c)
+{
+	const struct qs_job *job = c->j->job;
+	unsigned qd = c->iodepth;
+	c->lt_low = qd;
+	/* one below the lowest depth that failed: fio raises that bound by
+	 * one after three windows in a row held, since the latency there
+	 * stays below the target */
+	if (qd + 1 == c->lt_high && ++c->lt_stable >= 3) {
+		c->lt_high++;
+		c->lt_stable = 0;
+	}
+	if (c->lt_high != job->iodepth)
+		c->iodepth = (qd + c->lt_high) / 2; /* bisect below a failure */
+	else
+		c->iodepth = qd * 2; /* none yet: double */
+	if (c->iodepth > job->iodepth)
+		c->iodepth = job->iodepth;
+	if (!job->lat_run && c->iodepth == qd) {
+		if (c->lt_end_run) {
+			drv_end_clone(c); /* the window at the depth found is done */
+			return;
+		}
+		c->lt_end_run = true; /* one more window, at this depth alone */
+		c->lt_quiesce = true;
+	}
+	if (!c->lt_quiesce)
+		drv_lat_cycle(c);
+}
+
+/* A read, write or trim of c's completed after lat: fio counts it over
+ * the target (with latency_percentile 100 it backs off at once, and at
+ * depth 1 the job ends with fio's error, ETIMEDOUT), then, after the ramp
+ * and once the window has run its time, judges the window. */
+static void drv_lat_complete(struct drv_clone *c, uint64_t lat)
+{
+	struct drv_job *j = c->j;
+	const struct qs_job *job = j->job;
+	c->lt_ios++;
+	if (!j->in_window)
+		return;
+	if (lat > job->lat_target_ns) {
+		if (job->lat_pct < 100) {
+			c->lt_failed++;
+		} else if (drv_lat_down(c)) {
+			if (!j->over_lat_ns) {
+				j->over_lat_ns = lat;
+				j->lt_over = true;
+				drv_job_end(j);
+			}
+			return;
+		}
+	}
+	if (c->lt_quiesce || drv_now(j->r) - c->lt_ts < job->lat_window_ns)
+		return;
+	uint64_t ios = c->lt_ios - c->lt_ios0;
+	double ok = (double)(ios - c->lt_failed) / (double)ios * 100.0;
+	if (ok >= job->lat_pct)
+		drv_lat_up(c);
+	else
+		drv_lat_down(c); /* at depth 1 the window goes on (fio's rule) */
 }
 
 /* The flow of flow_id id in r, made on first use (r->flows has room for
@@ -803,13 +956,35 @@ static void drv_flow_retry(struct drv_run *r)
 	}
 }
 
+/* fio's handle_thinktime before clone c's next I/O: whether a thinktime
+ * comes first. With thinktime_iotime, once that much time passed since the
+ * last one began (the thinktime counted in); after thinktime_blocks I/Os,
+ * with thinktime_iotime only if the file set thinktime_blocks (fio's
+ * default 1 would think after every I/O). */
+static bool drv_think(struct drv_clone *c)
+{
+	const struct qs_job *job = c->j->job;
+	uint64_t now = drv_now(c->j->r), iot = job->thinktime_iotime_ns;
+	bool by_blocks = !iot || job->thinktime_blocks_set;
+	bool stall = (iot && now - c->think_last >= iot + job->thinktime_ns) ||
+		     (by_blocks && !c->think_left);
+	if (!stall) {
+		if (by_blocks)
+			c->think_left--;
+		return false;
+	}
+	c->think_left = job->thinktime_blocks - 1;
+	c->think_last = now;
+	return true;
+}
+
 /* Keep the clone going: closed loop fills iodepth, open loop holds the
  * next I/O until its time. */
 static void drv_pump(struct drv_clone *c)
 {
 	struct drv_run *r = c->j->r;
 	struct qs_io io;
-	if (c->ended || r->err || !c->j->started)
+	if (c->ended || r->err || !c->j->started || drv_lat_held(c))
 		return;
 	if (c->timed) {
 		if (c->have_next)
@@ -834,10 +1009,9 @@ static void drv_pump(struct drv_clone *c)
 			drv_hold(c, &io, c->j->start + io.at_ns);
 			return;
 		}
-		if (job->thinktime_ns && !c->think_left--) {
-			/* fio's thinktime: after thinktime_blocks I/Os, the next
-			 * waits thinktime from now (a completion, or the start) */
-			c->think_left = job->thinktime_blocks - 1;
+		if (job->thinktime_ns && drv_think(c)) {
+			/* fio's thinktime: the next I/O waits thinktime from
+			 * now (a completion, or the start) */
 			drv_hold(c, &io, drv_now(r) + job->thinktime_ns);
 			return;
 		}
@@ -858,6 +1032,13 @@ static void drv_job_begin(struct drv_job *j, uint64_t now)
 	if (j->end > r->end_max)
 		r->end_max = j->end;
 	j->ss_next = now + job->ss_ramp_ns; /* the counts there, then samples */
+	for (unsigned i = 0; i < r->nclones; i++) {
+		struct drv_clone *c = &r->clones[i];
+		if (c->j == j) {
+			c->think_last = now; /* fio's: the job's start */
+			drv_lat_init(c);
+		}
+	}
 	if (!job->ramp_time_ns)
 		drv_window_open(j);
 	drv_flow_join(j);
@@ -1520,15 +1701,22 @@ static int drv_stats_report(const struct drv_stats *st, uint64_t runtime_ns,
 	return rc;
 }
 
-/* fio's error of an entry: the first of its jobs that max_latency or
- * rate_min ended, and what ended it for the table. */
+/* fio's error of an entry: the first of its jobs that max_latency,
+ * latency_target or rate_min ended, and what ended it for the table. */
 static void drv_entry_error(struct qs_report_run *rep, const struct drv_job *j, bool shaping)
 {
 	static const char *const dirs[QS_DDIR_N] = {"reads", "writes", "trims"};
 	const char *sh = shaping ? "on" : "off";
 	if (rep->error)
 		return;
-	if (j->over_lat_ns) {
+	if (j->lt_over) {
+		rep->error = ETIMEDOUT; /* fio's lat_fatal, as for max_latency */
+		rep->over_lat_ns = j->over_lat_ns;
+		snprintf(rep->error_why, sizeof(rep->error_why), "latency_target %.1f us at "
+			 "depth 1: with shaping %s an I/O took %.1f us and ended the job there, "
+			 "fio's error %d", (double)j->job->lat_target_ns / 1e3, sh,
+			 (double)rep->over_lat_ns / 1e3, ETIMEDOUT);
+	} else if (j->over_lat_ns) {
 		rep->error = ETIMEDOUT; /* fio's error for max_latency */
 		rep->over_lat_ns = j->over_lat_ns;
 		rep->max_lat_ns = j->job->max_latency_ns;
@@ -1543,6 +1731,29 @@ static void drv_entry_error(struct qs_report_run *rep, const struct drv_job *j, 
 			 "there, fio's error %d", j->rm_iops ? "rate_iops_min" : "rate_min", sh,
 			 dirs[j->rm_dir], j->rm_got, j->rm_iops ? "I/Os/s" : "bytes/s",
 			 (double)drv_rm_cycle(j->job) / 1e9, j->rm_want, EIO);
+	}
+}
+
+/* fio's latency_target figures of an entry over the jobs a..b: the depth
+ * of the last clone with a search among those st counts (fio reports a
+ * sum with its last thread's). */
+static void drv_entry_lat(const struct drv_run *r, size_t a, size_t b,
+			  const struct drv_stats *st, struct qs_report_run *rep)
+{
+	bool unit = false;
+	for (size_t u = 0; u < r->nunits; u++)
+		unit |= st == &r->units[u];
+	rep->lat_depth = 0;
+	for (unsigned i = 0; i < r->nclones; i++) {
+		const struct drv_clone *c = &r->clones[i];
+		const struct qs_job *job = c->j->job;
+		if (c->j->index < a || c->j->index > b || !job->lat_target_ns ||
+		    (unit && c->st != st))
+			continue;
+		rep->lat_depth = c->iodepth;
+		rep->lat_target_ns = job->lat_target_ns;
+		rep->lat_window_ns = job->lat_window_ns;
+		rep->lat_pct = job->lat_pct;
 	}
 }
 
@@ -1615,6 +1826,7 @@ static int drv_entry(struct drv_run *r, size_t a, size_t b, const struct drv_sta
 	rep->unified = j->job->unified;
 	rep->opts = j->job->opts;
 	rep->nopts = j->job->nopts;
+	drv_entry_lat(r, a, b, st, rep);
 	int rc = drv_stats_report(st, runtime, j->job, rep);
 	r->d->ops->result(r->d->ctx, jo->index, jc->index, res);
 	return rc;

@@ -309,6 +309,13 @@ static void fj_job(struct fj *w, const struct qs_report_fio_doc *doc,
 	if (r->unified != QS_UNIFIED_NONE)
 		fj_dir(w, "mixed", &r->fio_mixed, r->runtime_ns);
 	fj_u64(w, "job_runtime", (uint64_t)llround((double)r->runtime_ns / 1e6));
+	if (r->lat_depth) {
+		/* fio's units: the target in ns, the window in us */
+		fj_u64(w, "latency_depth", r->lat_depth);
+		fj_u64(w, "latency_target", r->lat_target_ns);
+		fj_dbl(w, "latency_percentile", r->lat_pct);
+		fj_u64(w, "latency_window", r->lat_window_ns / 1000);
+	}
 	fj_qlcshape(w, doc, r);
 	fj_close(w, '}');
 }

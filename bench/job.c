@@ -679,7 +679,7 @@ static int job_key_count(struct job_build *b, const char *key, const char *v, un
 	case 2: b->job.rate_iops = (double)u; break;
 	case 3: b->loops = u; break;
 	case 4: b->job.number_ios = u; break;
-	default: b->job.thinktime_blocks = u; break;
+	default: b->job.thinktime_blocks = u; b->job.thinktime_blocks_set = true; break;
 	}
 	return 0;
 }
@@ -1205,6 +1205,17 @@ static int job_key_nrfiles(struct job_build *b, const char *key, const char *v, 
 	return parse_uint(v, 1, 1, &u);
 }
 
+/* A time of at most max ns into *out, bare numbers in unit_ns: 0, or
+ * -EINVAL (not a time, or above max). */
+static int job_time_upto(const char *v, uint64_t unit_ns, uint64_t max, uint64_t *out)
+{
+	uint64_t u;
+	if (qs_job_parse_time(v, unit_ns, &u) || u > max)
+		return -EINVAL;
+	*out = u;
+	return 0;
+}
+
 /* thinktime (and thinktime_spin, its busy part in fio, which a simulated
  * clone spends waiting alike): a time, bare numbers in microseconds */
 static int job_key_think(struct job_build *b, const char *key, const char *v, unsigned line,
@@ -1212,11 +1223,46 @@ static int job_key_think(struct job_build *b, const char *key, const char *v, un
 {
 	uint64_t u;
 	*allowed = "a time up to 1 hour: microseconds, or a number with us, ms, s";
-	if (qs_job_parse_time(v, 1000, &u) || u > 3600 * NS_PER_S)
+	if (job_time_upto(v, 1000, 3600 * NS_PER_S, &u))
 		return -EINVAL;
 	if (!strcmp(key, "thinktime"))
 		b->job.thinktime_ns = u;
 	return 0;
+}
+
+/* fio's thinktime_iotime: a time, bare numbers in seconds (fio's unit) */
+static int job_key_think_iotime(struct job_build *b, const char *key, const char *v,
+				unsigned line, const char **allowed)
+{
+	*allowed = "a time up to 1 day: seconds, or a number with us, ms, s, m, h (0: none)";
+	return job_time_upto(v, NS_PER_S, 86400 * NS_PER_S, &b->job.thinktime_iotime_ns);
+}
+
+/* fio's latency profile: latency_target and latency_window (times, bare
+ * numbers in microseconds, fio's unit), latency_percentile (a float from 0
+ * to 100), latency_run (a bool) */
+static int job_key_latency(struct job_build *b, const char *key, const char *v,
+			   unsigned line, const char **allowed)
+{
+	struct qs_job *j = &b->job;
+	char *end;
+	switch (key[8]) {
+	case 't':
+		*allowed = "a time up to 1 hour: microseconds, or a number with us, ms, s (0: none)";
+		return job_time_upto(v, 1000, 3600 * NS_PER_S, &j->lat_target_ns);
+	case 'w':
+		*allowed = "a time up to 1 hour: microseconds, or a number with us, ms, s";
+		return job_time_upto(v, 1000, 3600 * NS_PER_S, &j->lat_window_ns);
+	case 'p':
+		*allowed = "a number from 0 to 100 (percent of the window's I/Os)";
+		j->lat_pct = strtod(v, &end);
+		if (end == v || *end || !(j->lat_pct >= 0 && j->lat_pct <= 100))
+			return -EINVAL;
+		return 0;
+	default:
+		*allowed = "0 or 1 (also true/false, yes/no, on/off)";
+		return parse_bool(v, &j->lat_run) ? -EINVAL : 0;
+	}
 }
 
 /* fio's flow (a weight, 0..1000), flow_id (the flow's number) and
@@ -1398,10 +1444,7 @@ static int job_key_max_latency(struct job_build *b, const char *key, const char 
 			       unsigned line, const char **allowed)
 {
 	*allowed = "a time up to 1 hour: microseconds, or a number with us, ms, s (0: none)";
-	if (qs_job_parse_time(v, 1000, &b->job.max_latency_ns) ||
-	    b->job.max_latency_ns > 3600 * NS_PER_S)
-		return -EINVAL;
-	return 0;
+	return job_time_upto(v, 1000, 3600 * NS_PER_S, &b->job.max_latency_ns);
 }
 
 /* fio's rate_min (bytes/s), rate_iops_min (R[,W[,T]]) and rate_cycle
@@ -1472,7 +1515,6 @@ struct job_opt {
 #define WHY_RAND "the bench's random streams are its own, always repeatable with --seed"
 #define WHY_PRIO "the simulated drive has no priority classes"
 #define WHY_ZBD "zoned block devices are not simulated: the simulated QLC drive is a conventional one"
-#define WHY_LAT "fio's search for the queue depth that meets a latency target is not simulated ('qlcshape bench curve' gives latency against load)"
 
 static const struct job_opt job_opts[] = {
 	/* job description and files */
@@ -1612,7 +1654,7 @@ static const struct job_opt job_opts[] = {
 	NONE_FN("thinktime_spin", job_key_think, 0, "fio's busy part of thinktime: a simulated clone waits the whole thinktime alike"),
 	DO("thinktime_blocks", job_key_count, 0, "I/Os between thinktimes"),
 	DO("thinktime_blocks_type", job_key_default_only, 0, "complete (fio's default) only: issue is refused"),
-	REFUSE("thinktime_iotime", JK_OFF, "thinktime every N of I/O time is not simulated; 0 is accepted"),
+	DO("thinktime_iotime", job_key_think_iotime, 0, "thinktime after every this much I/O time (s), also every thinktime_blocks if that is set"),
 	DO("rate", job_key_rate, 0, "bytes/s, R,W,T, turned into rate_iops"),
 	DO("rate_min", job_key_rate_min, 0, "bytes/s, R,W,T: a direction below it over a rate_cycle ends the job with fio's error 5 (EIO)"),
 	ALIAS("ratemin", "rate_min"),
@@ -1623,10 +1665,10 @@ static const struct job_opt job_opts[] = {
 	DO("rate_iops", job_key_rate_iops, 0, "I/Os per second per clone (open loop), or R,W,T"),
 	DO("rate_iops_min", job_key_rate_min, 0, "I/Os per second, R,W,T: as rate_min"),
 	DO("max_latency", job_key_max_latency, 0, "an I/O slower than this ends the job with fio's error 110 (ETIMEDOUT)"),
-	REFUSE("latency_target", 0, WHY_LAT),
-	REFUSE("latency_window", 0, WHY_LAT),
-	REFUSE("latency_percentile", 0, WHY_LAT),
-	REFUSE("latency_run", 0, WHY_LAT),
+	DO("latency_target", job_key_latency, 0, "fio's search, per clone, for the deepest queue (up to iodepth) whose latencies meet it: the depth under the table and in fio's JSON"),
+	DO("latency_window", job_key_latency, 0, "the time each depth of latency_target's search is measured over"),
+	DO("latency_percentile", job_key_latency, 0, "the percent of a window's I/Os that must meet latency_target (100: the first over it backs off at once, and at depth 1 ends the job with fio's error 110)"),
+	DO("latency_run", job_key_latency, 0, "latency_target's search goes on for the whole run instead of ending the job at the depth found"),
 	/* the host */
 	NONE("invalidate", JK_FLAG, "the bench's I/O bypasses the page cache"),
 	DO("sync", job_key_sync, 0, "sync, dsync or 1: every write with FUA"),
@@ -1855,6 +1897,7 @@ static void job_defaults(struct job_build *b)
 	b->job.trace_timescale = 1.0;
 	b->job.ss_interval_ns = NS_PER_S; /* fio's steadystate_check_interval */
 	b->job.thinktime_blocks = 1;
+	b->job.lat_pct = 100; /* fio's latency_percentile */
 }
 
 static int scan_push(struct scan *sc, const struct scan_ent *e)
@@ -2706,8 +2749,63 @@ static void job_groups_number(struct qs_job_file *f)
 	}
 }
 
+/*
+ * A job's sizes and offsets written in bytes for the real drive (fio's
+ * cross-stripe-verify.fio: offset_increment=124g for 30 clones of a 3.7 TB
+ * drive) scaled down with the model, as --cache is: each of size,
+ * filesize, offset, offset_increment and io_size given in bytes (not in %)
+ * divided by scale (the real drive's capacity over the model's), 4 KiB
+ * down; j->scaled names them. false when there is nothing to scale.
+ */
+static bool job_scale_abs(struct job_build *b, double scale)
+{
+	struct qs_job *j = &b->job;
+	struct {
+		const char *key;
+		uint64_t *v;
+	} abs[5] = {
+		{"size", b->size.set && !b->size.pct ? &b->size.bytes : NULL},
+		{"filesize", b->filesize.set && !b->filesize.pct ? &b->filesize.bytes : NULL},
+		{"offset", b->offset.set && !b->offset.pct ? &b->offset.bytes : NULL},
+		{"offset_increment", j->offset_increment ? &j->offset_increment : NULL},
+		{"io_size", b->io_size.set && !b->io_size.pct ? &b->io_size.bytes : NULL},
+	};
+	size_t n = 0;
+	for (size_t i = 0; i < 5; i++) {
+		if (!abs[i].v || !*abs[i].v)
+			continue;
+		uint64_t v = (uint64_t)((double)*abs[i].v / scale) / 4096 * 4096;
+		/* a size stays one block at least; an offset may become 0 */
+		*abs[i].v = v || i == 2 ? v : 4096;
+		n += (size_t)snprintf(j->scaled + n, sizeof(j->scaled) - n, "%s%s",
+				      n ? ", " : "", abs[i].key);
+	}
+	j->scaled_by = scale;
+	return n > 0;
+}
+
+/* Resolve b; a job whose byte sizes do not fit capacity is resolved again
+ * with them scaled (job_scale_abs), kept if it fits then, else refused
+ * with the error of the sizes as written. */
+static int job_resolve_scaled(struct job_build *b, uint64_t capacity, double scale,
+			      bool runtime_given, const char *path, char *err, size_t errlen)
+{
+	struct job_build keep = *b;
+	int rc = job_resolve(b, capacity, runtime_given, path, err, errlen);
+	if (rc != -EINVAL || scale <= 1 || b->job.trace)
+		return rc;
+	struct job_build sc = keep;
+	char err2[512];
+	if (!job_scale_abs(&sc, scale) ||
+	    job_resolve(&sc, capacity, runtime_given, path, err2, sizeof(err2)))
+		return rc;
+	*b = sc;
+	return 0;
+}
+
 static int job_file_load_runtime(const char *path, uint64_t capacity, uint64_t runtime_ns,
-				 struct qs_job_file **out, char *err, size_t errlen)
+				 double scale, struct qs_job_file **out, char *err,
+				 size_t errlen)
 {
 	struct scan sc = {0};
 	struct scan_ent cur = {0};
@@ -2750,8 +2848,8 @@ static int job_file_load_runtime(const char *path, uint64_t capacity, uint64_t r
 		if (!rc)
 			rc = apply_section(&b, &sc, sc.n, e->sec, f, err, errlen);
 		if (!rc)
-			rc = job_resolve(&b, capacity, runtime_ns != UINT64_MAX, path, err,
-					 errlen);
+			rc = job_resolve_scaled(&b, capacity, scale, runtime_ns != UINT64_MAX,
+						path, err, errlen);
 		if (!rc)
 			rc = job_resolve_wait(&b, f, path, err, errlen);
 		if (rc) {
@@ -2781,13 +2879,19 @@ out:
 	return rc;
 }
 
-int qs_job_file_load_runtime(const char *path, uint64_t capacity, uint64_t runtime_ns,
-			     struct qs_job_file **out, char *err, size_t errlen)
+int qs_job_file_load_scaled(const char *path, uint64_t capacity, uint64_t runtime_ns,
+			    double scale, struct qs_job_file **out, char *err, size_t errlen)
 {
-	int rc = job_file_load_runtime(path, capacity, runtime_ns, out, err, errlen);
+	int rc = job_file_load_runtime(path, capacity, runtime_ns, scale, out, err, errlen);
 	if (rc < 0)
 		qs_text_vis_msg(err, errlen); /* the file's bytes, quoted, as text */
 	return rc;
+}
+
+int qs_job_file_load_runtime(const char *path, uint64_t capacity, uint64_t runtime_ns,
+			     struct qs_job_file **out, char *err, size_t errlen)
+{
+	return qs_job_file_load_scaled(path, capacity, runtime_ns, 1, out, err, errlen);
 }
 
 int qs_job_file_load(const char *path, uint64_t capacity,

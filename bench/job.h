@@ -22,7 +22,8 @@
  * unified_rw_reporting, name, percentile_list; the sync family (fsync,
  * fdatasync, end_fsync, fsync_on_close as flushes, sync and write_barrier as
  * FUA writes), max_latency, rate_min, rate_iops_min, rate_cycle,
- * offset_align; and for replay: trace (read_iolog), trace_format,
+ * offset_align, thinktime_iotime, fio's latency_target search
+ * (latency_window, latency_percentile, latency_run); and for replay: trace (read_iolog), trace_format,
  * trace_columns, trace_timescale, trace_ignore_time (replay_no_stall),
  * replay_time_scale, replay_skip.
  * fio's syntax: a bare flag means flag=1 (time_based), ';' and '#' start
@@ -177,6 +178,19 @@ struct qs_job {
 				      waits this long before the I/O after every
 				      thinktime_blocks; 0: none */
 	uint64_t thinktime_blocks; /* >= 1 (fio's default 1) */
+	/* fio's thinktime_iotime: thinktime once this much time passed since
+	 * the last one (fio counts the thinktime in); then thinktime_blocks
+	 * counts only if the file set it (thinktime_blocks_set). 0: none */
+	uint64_t thinktime_iotime_ns;
+	bool thinktime_blocks_set;
+	/* fio's latency profile: with lat_target_ns, each clone searches for
+	 * the deepest queue (1 to iodepth) at which lat_pct percent of the
+	 * I/Os of a lat_window_ns window take at most lat_target_ns, and ends
+	 * one window after it settles (lat_run: searches for the whole run);
+	 * 0: no search (fio's default) */
+	uint64_t lat_target_ns, lat_window_ns;
+	double lat_pct; /* 0..100, fio's 100 */
+	bool lat_run;
 	unsigned pct_seq[QS_JOB_DIRS]; /* 100 - fio's percentage_random, for
 				      reads, writes, trims: of a random pattern's I/Os, the
 				      share that follows the last I/O instead
@@ -260,6 +274,11 @@ struct qs_job {
 	bool buffered;
 	const char *buffered_file; /* one of qs_job_file's files */
 	unsigned buffered_line;
+	/* sizes written for a larger drive than the model: the keys
+	 * qs_job_file_load_scaled scaled ("offset, offset_increment"; "":
+	 * none) and by what they were divided */
+	char scaled[64];
+	double scaled_by;
 	/* the options of the job and its [global] that change nothing in
 	 * simulation ("ioengine, direct"), in the order first met; NULL if
 	 * none. Owned by the file. */
@@ -304,6 +323,18 @@ int qs_job_file_load(const char *path, uint64_t capacity,
  */
 int qs_job_file_load_runtime(const char *path, uint64_t capacity, uint64_t runtime_ns,
 			     struct qs_job_file **out, char *err, size_t errlen);
+
+/*
+ * qs_job_file_load_runtime for a capacity that models a drive scale times
+ * larger (the bench's model of the real drive, >= 1): a job whose sizes
+ * and offsets in bytes (size, filesize, offset, offset_increment,
+ * io_size) do not fit capacity has them divided by scale (4 KiB down), as
+ * the bench scales --cache, and is refused only if they still do not fit
+ * (with the error of the sizes as written); the job's scaled names them.
+ * A job that fits is not scaled. scale 1: qs_job_file_load_runtime.
+ */
+int qs_job_file_load_scaled(const char *path, uint64_t capacity, uint64_t runtime_ns,
+			    double scale, struct qs_job_file **out, char *err, size_t errlen);
 
 /*
  * The command line's --runtime and --ramp-time for every job of f

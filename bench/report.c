@@ -550,6 +550,12 @@ int qs_report_table(FILE *f, const struct qs_report_run *runs, size_t n)
 			const struct qs_report_run *e = &runs[cols[c]];
 			if (e->error && e->error_why[0])
 				fprintf(f, "  (%s)\n", e->error_why);
+			if (e->lat_depth)
+				fprintf(f, "  (latency: target=%.1f us, window=%.9g s, "
+					"percentile=%.2f%%, depth=%u with shaping %s)\n",
+					(double)e->lat_target_ns / 1e3,
+					(double)e->lat_window_ns / 1e9, e->lat_pct, e->lat_depth,
+					e->shaping ? "on" : "off");
 		}
 		if (isfinite(tr.common))
 			fprintf(f, "  (slowest rate: %.1f MB/s of client writes, the slowest "

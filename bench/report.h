@@ -113,6 +113,12 @@ struct qs_report_run {
 	int error;
 	uint64_t over_lat_ns, max_lat_ns;
 	char error_why[200]; /* what ended the job, for the table ("": none) */
+	/* fio's latency_target search: the depth it allowed when the job
+	 * ended (its last clone's, fio's rule for a sum; 0: no search), and
+	 * the job's latency_target, latency_window and latency_percentile */
+	unsigned lat_depth;
+	uint64_t lat_target_ns, lat_window_ns;
+	double lat_pct;
 	bool shaping;	    /* false: passthrough ("off"); true: cache ("on") */
 	const char *policy; /* destage policy name; "-" or "" when off */
 	const char *placement; /* "inplace" or "log"; "-", "" or NULL when off */

@@ -947,8 +947,11 @@ static int rc_setup(struct rc_opts *o, struct rc_world *w, struct qs_job_file **
 	}
 	if ((rc = rc_check_log(o, w)))
 		return rc;
-	rc = qs_job_file_load_runtime(o->job_path, rc_capacity(o, w), o->runtime_ns, jf, err,
-				      sizeof(err));
+	/* sizes written for the real drive scale with the model in sim mode
+	 * (emu and dev runs take them as they are) */
+	rc = qs_job_file_load_scaled(o->job_path, rc_capacity(o, w), o->runtime_ns,
+				     w->sim ? qs_bench_world_scale(w->sim) : 1, jf, err,
+				     sizeof(err));
 	if (rc) {
 		fprintf(stderr, "qlcshape %s: %s\n", o->cmd, err);
 		rc_world_free(w);
@@ -973,6 +976,10 @@ static int rc_setup(struct rc_opts *o, struct rc_world *w, struct qs_job_file **
 	 * that change nothing here */
 	for (size_t i = 0; i < (*jf)->njobs; i++) {
 		const struct qs_job *j = &(*jf)->jobs[i];
+		if (j->scaled[0])
+			fprintf(stderr, "qlcshape %s: %s: [%s] sizes for a larger drive than the "
+				"model, divided by %.4g as --cache is (4 KiB down): %s\n", o->cmd,
+				o->job_path, j->name, j->scaled_by, j->scaled);
 		if (j->noeffect)
 			fprintf(stderr, "qlcshape %s: %s: [%s] ignored in %s: %s\n", o->cmd,
 				o->job_path, j->name,

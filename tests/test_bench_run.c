@@ -398,6 +398,18 @@ static struct qs_job_file *load_job_text(const struct qs_bench_world *w, const c
 	return jf;
 }
 
+/* Run the first n jobs of jf one at a time, shaping off, into r; an error
+ * fails the test. */
+static void run_off(struct qs_bench_world *w, const struct qs_job_file *jf, size_t n,
+		    struct qs_bench_result *r)
+{
+	char err[512];
+	struct qs_bench_variant v = {.shaping = false};
+	for (size_t i = 0; i < n; i++)
+		if (qs_bench_run_job(w, &jf->jobs[i], &v, 1, &r[i], err, sizeof(err)))
+			fail_msg("%s", err);
+}
+
 /*
  * fio's reporting groups: [b] (group_reporting, same group as [a]) is
  * summed into [a]'s entry, [c] (new_group) is a group of its own whose
@@ -1017,12 +1029,8 @@ static void test_max_latency(void **state)
 		"[global]\nrw=randwrite\nsize=10%\niodepth=4\nruntime=50ms\ntime_based\n"
 		"[low]\nmax_latency=500us\n[high]\nmax_latency=1h\n[none]\n",
 		job, sizeof(job));
-	char err[512];
 	struct qs_bench_result r[3];
-	struct qs_bench_variant v = {.shaping = false};
-	for (int i = 0; i < 3; i++)
-		if (qs_bench_run_job(w, &jf->jobs[i], &v, 1, &r[i], err, sizeof(err)))
-			fail_msg("%s", err);
+	run_off(w, jf, 3, r);
 	assert_int_equal(r[0].rep.error, ETIMEDOUT);
 	assert_true(r[0].rep.over_lat_ns > 500000);
 	assert_int_equal(r[0].rep.max_lat_ns, 500000);
@@ -1059,12 +1067,8 @@ static void test_rate_min(void **state)
 		"rate_cycle=10\n[iops]\nrate_iops_min=10000000\n[bw]\nrate_min=,40g\n"
 		"[met]\nrate_iops_min=1\nrate_min=1k\n",
 		job, sizeof(job));
-	char err[512];
 	struct qs_bench_result r[3];
-	struct qs_bench_variant v = {.shaping = false};
-	for (int i = 0; i < 3; i++)
-		if (qs_bench_run_job(w, &jf->jobs[i], &v, 1, &r[i], err, sizeof(err)))
-			fail_msg("%s", err);
+	run_off(w, jf, 3, r);
 	assert_int_equal(r[0].rep.error, EIO);
 	assert_int_equal(r[1].rep.error, EIO);
 	assert_int_equal(r[2].rep.error, 0);
@@ -1268,6 +1272,74 @@ static void test_flow(void **state)
 }
 
 /*
+ * Issue 33: fio's latency_target search. At iodepth 1 the job's random
+ * reads take L each (the drive is filled); a target of twice L (99% of each 5 ms window) is met at a few
+ * I/Os in flight, not at 32, so the search settles below the job's
+ * iodepth and ends the job a window after; a target no I/O reaches
+ * settles at iodepth. latency_percentile=100 with a target below L backs
+ * off at once and at depth 1 ends the job with fio's error (ETIMEDOUT).
+ * latency_run keeps the search going for the whole runtime. The depth is
+ * under the table and in fio's JSON.
+ */
+static void test_latency_target(void **state)
+{
+	(void)state;
+	char job[64], text[800];
+	struct qs_bench_world *w = tiny_world();
+	struct qs_job_file *jf = load_job_text(w,
+		"[global]\nrw=randread\nsize=10%\nruntime=100ms\ntime_based\n[one]\n", job,
+		sizeof(job));
+	struct qs_bench_result r[5];
+	run_off(w, jf, 1, r);
+	double lat_us = (double)r[0].rep.read.lat_p50_ns / 1e3;
+	assert_true(lat_us > 0);
+	assert_int_equal(r[0].rep.lat_depth, 0); /* no search without a target */
+	qs_job_file_free(jf);
+	unlink(job);
+	snprintf(text, sizeof(text),
+		 "[global]\nrw=randread\nsize=10%%\nruntime=2s\ntime_based\niodepth=32\n"
+		 "latency_window=5ms\nlatency_percentile=99\n"
+		 "[tight]\nlatency_target=%.0fus\n[loose]\nlatency_target=1h\n"
+		 "[strict]\nlatency_target=%.0fus\nlatency_percentile=100\n"
+		 "[run]\nlatency_target=1h\nlatency_run=1\nruntime=100ms\n",
+		 2 * lat_us, lat_us / 2);
+	jf = load_job_text(w, text, job, sizeof(job));
+	run_off(w, jf, 4, r + 1);
+	const struct qs_report_run *tight = &r[1].rep, *loose = &r[2].rep;
+	assert_true(tight->lat_depth >= 1);
+	assert_true(tight->lat_depth < loose->lat_depth);
+	assert_int_equal(loose->lat_depth, 32);
+	assert_int_equal(tight->error, 0);
+	/* both found their depth and ended a window later, long before 2 s */
+	assert_true(r[1].window_ns < 1000000000ull && r[2].window_ns < 1000000000ull);
+	assert_int_equal(r[3].rep.error, ETIMEDOUT);
+	assert_int_equal(r[3].rep.lat_depth, 1);
+	assert_true(r[3].rep.over_lat_ns > (uint64_t)(lat_us / 2 * 1e3));
+	assert_int_equal(r[4].rep.lat_depth, 32);
+	assert_int_equal(r[4].window_ns, 100000000ull); /* latency_run: the whole runtime */
+	assert_int_equal(loose->lat_target_ns, 3600ull * 1000000000ull);
+	assert_int_equal(loose->lat_window_ns, 5000000ull);
+	assert_true(loose->lat_pct == 99.0);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_int_equal(qs_report_table(f, &r[2].rep, 1), 0);
+	struct qs_report_fio_doc doc = {"fio-3.33", 0, NULL, 0, &r[2].rep, 1, &r[2].rep, 1};
+	assert_int_equal(qs_report_fio_json(f, &doc), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "(latency: target=3600000000.0 us, window=0.005 s, "
+				    "percentile=99.00%, depth=32 with shaping off)"));
+	assert_non_null(strstr(buf, "\"latency_depth\" : 32"));
+	assert_non_null(strstr(buf, "\"latency_target\" : 3600000000000"));
+	assert_non_null(strstr(buf, "\"latency_window\" : 5000"));
+	assert_non_null(strstr(buf, "\"latency_percentile\" : 99"));
+	free(buf);
+	qs_job_file_free(jf);
+	qs_bench_world_free(w);
+	unlink(job);
+}
+
+/*
  * Issue 13: fio's thinktime stalls a closed-loop clone before the I/O after
  * every thinktime_blocks: at iodepth 1, blocks I/Os per 10 ms plus their
  * own time (measured by the same job without thinktime).
@@ -1302,6 +1374,35 @@ static void test_thinktime(void **state)
 	unlink(job);
 }
 
+/*
+ * Issue 33: fio's thinktime_iotime. A thinktime of 10 ms comes once 20 ms
+ * of I/O time passed since the last began (fio counts the thinktime in:
+ * every 30 ms, the first at 30 ms), so over 200 ms six thinktimes leave
+ * 140 ms of I/O: 70% of the job without thinktime. thinktime_blocks set
+ * beside it thinks after every 4 I/Os too (fio's rule for both), far
+ * fewer I/Os.
+ */
+static void test_thinktime_iotime(void **state)
+{
+	(void)state;
+	char job[64];
+	struct qs_bench_world *w = tiny_world();
+	struct qs_job_file *jf = load_job_text(w,
+		"[global]\nrw=randwrite\nsize=10%\nruntime=200ms\ntime_based\n"
+		"[none]\n[io]\nthinktime=10ms\nthinktime_iotime=20ms\n"
+		"[both]\nthinktime=10ms\nthinktime_iotime=20ms\nthinktime_blocks=4\n",
+		job, sizeof(job));
+	struct qs_bench_result r[3];
+	run_off(w, jf, 3, r);
+	double share = r[1].rep.write.iops / r[0].rep.write.iops;
+	if (fabs(share - 0.7) > 0.05)
+		fail_msg("thinktime_iotime: %.3f of the I/Os without thinktime, want 0.7", share);
+	assert_true(r[2].rep.write.iops < r[1].rep.write.iops / 2);
+	qs_job_file_free(jf);
+	qs_bench_world_free(w);
+	unlink(job);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1328,9 +1429,11 @@ int main(void)
 		cmocka_unit_test(test_sync_family_run),
 		cmocka_unit_test(test_percentile_list),
 		cmocka_unit_test(test_max_latency),
+		cmocka_unit_test(test_latency_target),
 		cmocka_unit_test(test_rate_min),
 		cmocka_unit_test(test_write_iolog),
 		cmocka_unit_test(test_thinktime),
+		cmocka_unit_test(test_thinktime_iotime),
 		cmocka_unit_test(test_flow),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -877,6 +877,91 @@ static void test_sync_keys(void **state)
 }
 
 /*
+ * Issue 33: fio's latency profile and thinktime_iotime, in fio's units
+ * (latency_target and latency_window in microseconds, thinktime_iotime in
+ * seconds), their defaults (latency_percentile 100, no search) and the
+ * errors, each naming line, key, value and what is allowed.
+ */
+static void test_latency_keys(void **state)
+{
+	(void)state;
+	struct qs_job_file *f;
+	load_ok("[l]\nlatency_target=500000\nlatency_window=5000000\nlatency_percentile=99.9\n"
+		"latency_run=1\nthinktime=10\nthinktime_iotime=2\n[d]\nthinktime_blocks=3\n", &f);
+	const struct qs_job *l = &f->jobs[0], *d = &f->jobs[1];
+	assert_int_equal(l->lat_target_ns, 500000000ull);
+	assert_int_equal(l->lat_window_ns, 5000000000ull);
+	assert_true(l->lat_pct == 99.9);
+	assert_true(l->lat_run);
+	assert_int_equal(l->thinktime_iotime_ns, 2000000000ull);
+	assert_false(l->thinktime_blocks_set);
+	assert_int_equal(d->lat_target_ns, 0);
+	assert_true(d->lat_pct == 100.0);
+	assert_false(d->lat_run);
+	assert_true(d->thinktime_blocks_set);
+	assert_null(f->ignored);
+	qs_job_file_free(f);
+	expect_error("[a]\nlatency_target=2h\n",
+		     (const char *[]){":2:", "'latency_target'", "'2h'", "microseconds", NULL});
+	expect_error("[a]\nlatency_window=x\n",
+		     (const char *[]){":2:", "'latency_window'", "'x'", "up to 1 hour", NULL});
+	expect_error("[a]\nlatency_percentile=100.5\n",
+		     (const char *[]){":2:", "'latency_percentile'", "'100.5'", "0 to 100", NULL});
+	expect_error("[a]\nlatency_run=maybe\n",
+		     (const char *[]){":2:", "'latency_run'", "'maybe'", "0 or 1", NULL});
+	expect_error("[a]\nthinktime_iotime=2d\n",
+		     (const char *[]){":2:", "'thinktime_iotime'", "'2d'", "seconds", NULL});
+}
+
+/*
+ * Issue 33: sizes written for the real drive scale with the model. On a
+ * capacity 100 times smaller than the drive they were written for, a job
+ * whose offset_increment (30 clones of 124g) and io_size do not fit has
+ * its sizes in bytes divided by 100 (4 KiB down) and names them; sizes in
+ * % stay; a job that fits as written is not scaled; one that would not fit
+ * even scaled is refused with the error of its sizes as written; and
+ * without a scale (1) nothing is scaled.
+ */
+static void test_scaled_sizes(void **state)
+{
+	(void)state;
+	const uint64_t cap = 40ull << 30; /* 40 GiB of a 4 TiB drive: 1/100 */
+	write_file("[global]\nbs=16k\nrw=write\n"
+		   "[stripes]\noffset_increment=124g\nio_size=120g\noffset=120k\nnumjobs=30\n"
+		   "[pct]\noffset_increment=124g\nnumjobs=30\nsize=1%\n"
+		   "[fits]\noffset_increment=1g\nnumjobs=30\nsize=1g\n");
+	struct qs_job_file *f;
+	char err[512] = "";
+	if (qs_job_file_load_scaled(path, cap, UINT64_MAX, 100, &f, err, sizeof(err)))
+		fail_msg("%s", err);
+	const struct qs_job *st = &f->jobs[0], *pc = &f->jobs[1], *fi = &f->jobs[2];
+	assert_string_equal(st->scaled, "offset, offset_increment, io_size");
+	assert_true(st->scaled_by == 100);
+	assert_int_equal(st->offset_increment, (124ull << 30) / 100 / 4096 * 4096);
+	assert_int_equal(st->io_bytes, (120ull << 30) / 100 / 4096 * 4096);
+	assert_int_equal(st->offset, 0); /* 1,228 bytes: 4 KiB down */
+	assert_string_equal(pc->scaled, "offset_increment");
+	assert_int_equal(pc->size, cap / 100 / 4096 * 4096); /* 1% of the model, as written */
+	assert_string_equal(fi->scaled, "");
+	assert_int_equal(fi->offset_increment, 1ull << 30);
+	assert_int_equal(fi->size, 1ull << 30);
+	qs_job_file_free(f);
+	/* 30 clones 2 TiB apart: 600 GiB at 1/100, still past 40 GiB */
+	write_file("[a]\noffset_increment=2t\nnumjobs=30\n");
+	f = (void *)0x1;
+	assert_int_equal(qs_job_file_load_scaled(path, cap, UINT64_MAX, 100, &f, err,
+						 sizeof(err)), -EINVAL);
+	assert_null(f);
+	assert_non_null(strstr(err, "'offset_increment' value 2199023255552"));
+	/* scale 1: as written, refused */
+	write_file("[a]\noffset_increment=124g\nnumjobs=30\n");
+	f = (void *)0x1;
+	assert_int_equal(qs_job_file_load_scaled(path, cap, UINT64_MAX, 1, &f, err,
+						 sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "'offset_increment' value 133143986176"));
+}
+
+/*
  * Issue 33: fio's rate and rate_iops per direction. A mixed job with caps
  * that differ runs each direction at its own: rate_iops their sum, a read
  * drawn with its share (not rwmixread); one field of rate_iops keeps the
@@ -1261,6 +1346,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_option_table, teardown),
 		cmocka_unit_test_teardown(test_read_iolog, teardown),
 		cmocka_unit_test_teardown(test_sync_keys, teardown),
+		cmocka_unit_test_teardown(test_latency_keys, teardown),
+		cmocka_unit_test_teardown(test_scaled_sizes, teardown),
 		cmocka_unit_test_teardown(test_rate_per_direction, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
