@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prepare the two guest kernels for the VM tests, cached under build/vm/:
+# Prepare the guest kernels for the VM tests, cached under build/vm/:
 #
 #   build/vm/k612/  bookworm-backports linux-image-6.12.*-amd64 (ublk_drv is a
 #                   module there): vmlinuz, ublk_drv.ko, version, mods/ (the
@@ -9,11 +9,14 @@
 #                   ublk_drv.ko compiled out of tree from linux-source-6.1's
 #                   drivers/block/ublk_drv.c against linux-headers-6.1.*-amd64;
 #                   mods/ as above
+#   build/vm/ktbpo/ the newest complete kernel of trixie-backports (Debian 13)
+#   build/vm/ksid/  the newest of sid (unstable): as k612, whatever series
+#                   they carry (7.3 and 7.2 when this was written)
 #
-#   tests/vm/kernels.sh [612|61]...   (default: both)
+#   tests/vm/kernels.sh [612|61|tbpo|sid]...   (default: all four)
 #
-# Everything comes from Debian packages through apt-get. The backports kernel
-# is fetched with a private sources list whose archive URI is read at run time
+# Everything comes from Debian packages through apt-get. The newer kernels
+# are fetched with a private sources list whose archive URI is read at run time
 # from this machine's own apt sources: the system's sources are not touched
 # and no host name is written anywhere. A kernel whose files are already in
 # place is not fetched again.
@@ -82,27 +85,56 @@ collect_mods() { # root name dest
 GUEST_MODS="crc32c_generic ext4 ext2 xfs virtio_pci virtio_blk"
 mods_ok() { [ "$(cat "$1/mods/wanted" 2>/dev/null)" = "$GUEST_MODS" ]; }
 
-prep_612() {
-	local d=$VM/k612
+# A kernel from one of the archive's suites: the newest linux-image-SERIES.N
+# +debM-amd64 there (ublk_drv is a module in all of them), fetched with the
+# private sources list.
+prep_suite() { # dir suite series (e.g. 6.12) label
+	local d=$1 suite=$2 series=$3 label=$4
 	if [ -f "$d/vmlinuz" ] && [ -f "$d/ublk_drv.ko" ] && mods_ok "$d"; then return 0; fi
 	local uri
 	uri=$(debian_uri) || { log "no Debian archive in the machine's apt sources"; return 1; }
 	mkdir -p "$APTDIR/lists/partial" "$APTDIR/archives/partial" "$APTDIR/no-parts" "$d"
-	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri bookworm-backports main" \
+	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri $suite main" \
 		>"$APTDIR/sources.list"
 	papt apt-get update
-	local pkg
-	pkg=$(papt apt-cache pkgnames linux-image-6.12. |
-		grep -E '^linux-image-6\.12\.[0-9]+\+[a-z0-9]+-amd64$' | newest)
-	[ -n "$pkg" ] || { log "no linux-image-6.12.*-amd64 in bookworm-backports"; return 1; }
-	log "fetching $pkg"
-	(cd "$d" && rm -f ./*.deb && papt apt-get download "$pkg")
-	extract_deb "$d"/*.deb "$d/root"
+	# Debian 13's kernels split the image into packages of the same ABI
+	# name (linux-binary-*, linux-modules-*), and a suite may list an image
+	# whose parts it no longer carries (trixie-backports' 6.19 had no
+	# modules left): take the newest whose parts are all there.
+	local pkg="" cand re abi parts p ok
+	re="^linux-image-${series//./\\.}[0-9.]*\\+[a-z0-9]+-amd64\$"
+	for cand in $(papt apt-cache pkgnames "linux-image-$series" | grep -E "$re" | sort -rV); do
+		abi=${cand#linux-image-}
+		parts=$(papt apt-cache depends "$cand" | awk -v abi="$abi" \
+			'/Depends:/ { n = $2; gsub(/[<>]/, "", n);
+			  if (substr(n, length(n) - length(abi) + 1) == abi) print n }')
+		ok=1
+		for p in $parts; do
+			papt apt-cache show "$p" >/dev/null 2>&1 || { ok=0; log "$cand: $p not in $suite"; break; }
+		done
+		[ $ok = 1 ] && { pkg=$cand; break; }
+	done
+	[ -n "$pkg" ] || { log "no complete linux-image-$series*-amd64 in $suite"; return 1; }
+	log "fetching $pkg $(echo $parts) from $suite"
+	(cd "$d" && rm -f ./*.deb && papt apt-get download "$pkg" $parts)
+	rm -rf "$d/root" && mkdir -p "$d/root"
+	local deb
+	for deb in "$d"/*.deb; do dpkg-deb -x "$deb" "$d/root"; done
+	# Merged /usr (Debian 13): the modules are under usr/lib, the kernel
+	# may be too; collect_mods looks under lib/modules.
+	if [ ! -d "$d/root/lib/modules" ] && [ -d "$d/root/usr/lib/modules" ]; then
+		ln -s usr/lib "$d/root/lib"
+	fi
 	local kver
 	kver=$(ls "$d/root/lib/modules")
-	cp "$d/root/boot/vmlinuz-$kver" "$d/vmlinuz"
+	local img="" f
+	for f in "$d/root/boot/vmlinuz-$kver" "$d/root/lib/modules/$kver/vmlinuz"; do
+		[ -f "$f" ] && { img=$f; break; }
+	done
+	[ -n "$img" ] || { log "$pkg: no vmlinuz-$kver in /boot or the modules"; return 1; }
+	cp "$img" "$d/vmlinuz"
 	local ko
-	ko=$(find "$d/root/lib/modules/$kver" -name 'ublk_drv.ko*' | head -1)
+	ko=$(find -L "$d/root/lib/modules/$kver" -name 'ublk_drv.ko*' | head -1)
 	[ -n "$ko" ] || { log "$pkg has no ublk_drv module"; return 1; }
 	case "$ko" in
 	*.xz) xz -dc "$ko" >"$d/ublk_drv.ko" ;;
@@ -114,8 +146,15 @@ prep_612() {
 	echo "$GUEST_MODS" >"$d/mods/wanted"
 	echo "$kver" >"$d/version"
 	rm -rf "$d/root" "$d"/*.deb
-	log "6.12: $kver ready (modules: $(tr '\n' ' ' <"$d/mods/order"))"
+	log "$label: $kver ready (modules: $(tr '\n' ' ' <"$d/mods/order"))"
 }
+
+prep_612() { prep_suite "$VM/k612" bookworm-backports 6.12. 6.12; }
+# The newest kernels Debian carries, with ublk's newer features (per-I/O
+# daemon and automatic buffer registration from 6.16, batched I/O commands
+# later): Debian 13's backports and unstable, whatever series they hold.
+prep_tbpo() { prep_suite "$VM/ktbpo" trixie-backports "" trixie-backports; }
+prep_sid() { prep_suite "$VM/ksid" sid "" sid; }
 
 prep_61() {
 	local d=$VM/k61
@@ -167,7 +206,7 @@ prep_61() {
 }
 
 which=("$@")
-[ ${#which[@]} -eq 0 ] && which=(612 61)
+[ ${#which[@]} -eq 0 ] && which=(612 61 tbpo sid)
 for k in "${which[@]}"; do
 	"prep_$k"
 done

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# End-to-end tests of qlcshaped in a VM, on two kernels:
+# End-to-end tests of qlcshaped in a VM, on four kernels:
 #   612  bookworm-backports 6.12 (ublk_drv module, ioctl-encoded opcodes)
 #   61   Debian 12's stock 6.1 with ublk_drv built out of tree (legacy opcodes)
+#   tbpo the newest kernel of trixie-backports (7.3 when this was written)
+#   sid  the newest kernel of sid (7.2 when this was written)
 #
-#   tests/vm/run.sh [612|61]...      (default: both; `make vmtest` runs this)
+#   tests/vm/run.sh [612|61|tbpo|sid]...   (default: all four; `make vmtest`)
 #
 # One part alone, for development and measurements (not part of vmtest):
 #   QS_VM_ONLY=ks tests/vm/run.sh 612   the kill-during-stop runs only
@@ -35,7 +37,7 @@ VM=$PWD/build/vm
 TIMEOUT=${QS_VM_TIMEOUT:-480}
 
 kernels=("$@")
-[ ${#kernels[@]} -eq 0 ] && kernels=(612 61)
+[ ${#kernels[@]} -eq 0 ] && kernels=(612 61 tbpo sid)
 
 for t in qemu-system-x86_64 busybox cpio fio mke2fs dumpe2fs mkfs.xfs; do
 	command -v "$t" >/dev/null || { echo "run.sh: $t missing (bash scripts/deps.sh --vm)" >&2; exit 1; }
