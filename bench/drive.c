@@ -1499,6 +1499,7 @@ static int drv_conf(struct drv_run *r)
 		ec->band_bytes = d->band_bytes;
 		ec->map_dram_limit = d->map_dram_limit;
 		ec->map_entry_bytes = d->map_entry_bytes;
+		ec->map_keep_per_page = d->map_keep_per_page;
 	}
 	return qs_drv_dram_conf(d->dram_limit, d->real_qlc, d->real_log, d->dram_scale, ec,
 				r->errbuf, r->errlen);

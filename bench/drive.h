@@ -80,6 +80,7 @@ struct qs_drv_run {
 	uint32_t op_pct;     /* log placement: engine.op_pct */
 	uint64_t band_bytes; /* log placement: engine.band_size */
 	uint64_t map_dram_limit; /* log placement: engine.map_dram_limit */
+	uint32_t map_keep_per_page; /* log placement, sim: engine.map_keep_per_page */
 	uint32_t map_entry_bytes; /* log placement: the real drive's map entry width */
 	/* engine.dram_limit at the real drive's scale (0: none;
 	 * QS_CONF_DRAM_AUTO: the real drive's default), divided

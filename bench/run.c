@@ -49,6 +49,7 @@ void qs_bench_world_log_conf(const struct qs_bench_world *w, struct qs_engine_co
 	qs_drv_log_conf(qs_model_iu_bytes(w->filled), w->conf.op_pct, w->conf.band_bytes,
 			qs_model_superblock_bytes(w->filled), scale, c);
 	c->map_dram_limit = qs_drv_map_dram(w->conf.map_dram_bytes, scale);
+	c->map_keep_per_page = w->conf.map_keep;
 	/* the real drive's entries, so a map page holds what it would hold */
 	c->map_entry_bytes = qs_fmt_map_width(w->qlc_p.capacity_bytes / QS_BLOCK_SIZE);
 }
@@ -454,6 +455,7 @@ int qs_bench_run_group_on(struct qs_bench_world *w, struct qs_bench_drive *drive
 			.op_pct = lc.op_pct,
 			.band_bytes = lc.band_bytes,
 			.map_dram_limit = lc.map_dram_limit,
+			.map_keep_per_page = lc.map_keep_per_page,
 			.map_entry_bytes = lc.map_entry_bytes,
 			.dram_limit = w->conf.dram_limit_bytes ? w->conf.dram_limit_bytes
 			    : w->conf.map_dram_bytes ? 0 : QS_CONF_DRAM_AUTO,

@@ -49,6 +49,8 @@ struct qs_bench_conf {
 	uint64_t band_bytes;	/* log placement: band size; 0 = a superblock of the model */
 	uint64_t map_dram_bytes; /* log placement: map DRAM at the real drive's scale;
 				    0 = the engine's default */
+	uint32_t map_keep;	/* log placement: engine.map_keep_per_page (a
+				   timing-only prototype); 0 = none */
 	uint64_t dram_limit_bytes; /* engine.dram_limit at the real drive's scale
 				      (qs_drv_dram_conf); 0 = none */
 };

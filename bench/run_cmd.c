@@ -188,6 +188,12 @@ static int rc_usage(FILE *f, enum rc_kind kind)
 		"  --map-dram SIZE    log placement, no budget: DRAM for the map's pages at\n"
 		"                     the real drive's scale (engine.map_dram_limit; k/m/g\n"
 		"                     binary); scaled with the drive model like --cache\n"
+		"  --map-keep N       log placement, sim mode, a prototype: keep N map\n"
+		"                     changes per map page for pages not in DRAM and apply\n"
+		"                     them by reading the page that holds the most\n"
+		"                     (engine.map_keep_per_page, 1 to 64; timing only:\n"
+		"                     recovery does not replay them yet, so not with\n"
+		"                     --recovery)\n"
 		"  --dram-limit SIZE  the engine's whole DRAM at the real drive's scale\n"
 		"                     (engine.dram_limit; k/m/g/t binary; not with\n"
 		"                     --map-dram): divided as the engine divides it for the\n"
@@ -265,6 +271,13 @@ static int rc_check_mode(const struct rc_opts *o)
 		/* a power cut needs devices the bench can switch off: the models */
 		fprintf(stderr, "qlcshape %s: --recovery: only with --mode sim, shaping on, and "
 				"bench run or ab\n", o->cmd);
+		return 2;
+	}
+	if (o->conf.map_keep && (o->mode != RC_SIM || o->recovery)) {
+		/* the engine refuses kept changes where it holds data */
+		fprintf(stderr, "qlcshape %s: --map-keep: only with --mode sim and without "
+				"--recovery (a timing-only prototype: recovery does not replay "
+				"kept map changes yet)\n", o->cmd);
 		return 2;
 	}
 	if (o->mode != RC_SIM && o->workers > 1) {
@@ -447,6 +460,16 @@ static int rc_opt_log(int c, const char *arg, struct rc_opts *o)
 		o->conf.dram_limit_bytes = b;
 		return 0;
 	}
+	if (c == 'k') {
+		unsigned long v = strtoul(arg, &end, 10);
+		if (*arg < '0' || *arg > '9' || *end || v < 1 || v > 64) {
+			fprintf(stderr, "qlcshape %s: --map-keep '%s': allowed 1 to 64 changes per "
+					"map page\n", o->cmd, arg);
+			return 2;
+		}
+		o->conf.map_keep = (uint32_t)v;
+		return 0;
+	}
 	if (c == 'M') {
 		if (qs_job_parse_size(arg, 1024, &b) || b < QS_CONF_MAP_DRAM_MIN || b > (64ull << 40)) {
 			fprintf(stderr, "qlcshape %s: --map-dram '%s': allowed 64k to 64t (k/m/g/t "
@@ -581,7 +604,7 @@ static int rc_opt(int c, const char *arg, struct rc_opts *o)
 	case 's': return rc_opt_shaping(arg, o);
 	case 'P': return rc_opt_policy(arg, o);
 	case 'L': return rc_opt_placement(arg, o);
-	case 'O': case 'B': case 'M': case 'Z': return rc_opt_log(c, arg, o);
+	case 'O': case 'B': case 'M': case 'Z': case 'k': return rc_opt_log(c, arg, o);
 	case 'm': return rc_opt_mode(arg, o);
 	case 'y': case 'e': return rc_opt_engine(c, arg, o);
 	case 'c': case 'S': case 'g': case 'r': case 'W': return rc_opt_number(c, arg, o);
@@ -632,6 +655,7 @@ static int rc_parse(int argc, char **argv, struct rc_opts *o)
 		{"op-pct", required_argument, NULL, 'O'},
 		{"band-size", required_argument, NULL, 'B'},
 		{"map-dram", required_argument, NULL, 'M'},
+		{"map-keep", required_argument, NULL, 'k'},
 		{"dram-limit", required_argument, NULL, 'Z'},
 		{"bypass-min", required_argument, NULL, 'y'},
 		{"pace-pct", required_argument, NULL, 'e'},

@@ -122,6 +122,10 @@ struct rec {
 	/* log placement: map pages its extents change, pinned until applied */
 	uint64_t pins[PLC_REC_PAGES];
 	uint32_t npins;
+	/* ... and those it keeps in the store instead (plc->pend), with the
+	 * entries it holds room for there */
+	uint64_t kpages[PLC_REC_PAGES];
+	uint32_t nkp, kept;
 };
 
 /* A dirty IU: an IU with at least one cached block. */

@@ -149,7 +149,8 @@ static void plc_side_plan(const struct qs_engine_conf *c, const struct geo *g,
 	m->map_pages = held(n * sizeof(struct mpc_frame), 64) + held(pages * sizeof(struct mpc_io), 64) +
 		       held(n * QS_BLOCK_SIZE, QS_BLOCK_SIZE);
 	m->map_meta = held(g->map_pages * 4, 64) + held((g->map_pages + 7) / 8, 64) +
-		      3 * bits_plan(g->map_pages) + 2 * held(pages * 8, 64);
+		      3 * bits_plan(g->map_pages) + 2 * held(pages * 8, 64) +
+		      plc_pend_plan(c->map_keep_per_page, g->map_pages, g->width);
 	m->qlc_blocks = bits_plan(g->phys);
 	m->bands = held(g->nbands * sizeof(struct band), 64) + 2 * held(g->nbands * 8, 64);
 	m->other += held(sizeof(struct plc), 64) + held(2 * qd * sizeof(struct unit), 64) +

@@ -111,6 +111,119 @@ static void page_touch(struct qs_engine *e, uint64_t lba)
 	p->dirty_list[p->ndirty++] = pg;
 }
 
+/* ---- kept map updates (timing only) ------------------------------------ */
+
+static uint32_t pend_cap(uint32_t per_page, uint64_t map_pages)
+{
+	uint64_t cap = map_pages * per_page;
+	return cap < QS_PEND_NONE ? (uint32_t)cap : QS_PEND_NONE - 1;
+}
+
+uint64_t plc_pend_plan(uint32_t per_page, uint64_t map_pages, uint32_t width)
+{
+	if (!per_page || !map_pages)
+		return 0;
+	return qs_pend_plan(pend_cap(per_page, map_pages), map_pages, qs_fmt_map_per_page(width), 1);
+}
+
+/*
+ * A change to page pg goes to the store, not the page: the page is not
+ * pinned in DRAM (only a pinned page may change: a running map flush has
+ * copied it). Timing only: the map's contents are the table, so the store
+ * only says which pages a read and a write still owe.
+ */
+static bool pend_keeps(const struct plc *p, uint64_t pg)
+{
+	if (!p->pend.cap)
+		return false;
+	uint32_t f = p->mpc.pg_frame[pg];
+	return f == MPC_NONE || p->mpc.fr[f].state != MPC_READY || !p->mpc.fr[f].pins;
+}
+
+static void pend_keep(struct plc *p, uint64_t lba, uint64_t phys)
+{
+	if (qs_pend_put(&p->pend, lba, phys, 0, 0))
+		p->pend_overflow++; /* more than the records reserved: not modelled */
+	else
+		p->pend_kept++;
+}
+
+/*
+ * Records reserve room in the store for the changes of pages they do not
+ * pin (plc_rec_pin): pages not in DRAM, while the store has room for them
+ * beside every other record's. true: kept, n entries reserved.
+ */
+static bool pend_reserve(struct plc *p, struct rec *rec, uint64_t pg, uint32_t n)
+{
+	if (!p->pend.cap || p->mpc.pg_frame[pg] != MPC_NONE || rec->nkp == PLC_REC_PAGES ||
+	    (uint64_t)p->pend.count + p->pend_reserved + n > p->pend.cap)
+		return false;
+	rec->kpages[rec->nkp++] = pg;
+	rec->kept += n;
+	p->pend_reserved += n;
+	return true;
+}
+
+static bool rec_kept(const struct rec *rec, uint64_t pg)
+{
+	for (uint32_t i = 0; i < rec->nkp; i++)
+		if (rec->kpages[i] == pg)
+			return true;
+	return false;
+}
+
+/* Page pg, in DRAM, takes its kept changes: it is dirty, and the next
+ * checkpoint writes it. false: no COW frame now, try again. */
+static bool pend_apply_page(struct qs_engine *e, uint64_t pg)
+{
+	struct plc *p = e->plc;
+	if (mpc_pin(e, pg))
+		return false;
+	p->pend_applied += qs_pend_page_take(&p->pend, pg, NULL, NULL);
+	page_touch(e, pg * p->per_page);
+	mpc_unpin(e, pg);
+	return true;
+}
+
+/*
+ * Past 7/8 of the store, read the pages holding the most changes and apply
+ * them there (greedy: m changes a page apply about 2m + 1 a read); finish
+ * those whose reads are done. Called as records retire and pages arrive.
+ */
+static void pend_service(struct qs_engine *e)
+{
+	struct plc *p = e->plc;
+	if (!p->pend.cap)
+		return;
+	for (uint32_t i = 0; i < p->nmerge;) {
+		uint64_t pg = p->merge_pg[i];
+		uint32_t f = p->mpc.pg_frame[pg];
+		bool done = false;
+		if (f == MPC_NONE)
+			(void)mpc_get(e, pg); /* evicted before it was applied, or no frame yet */
+		else if (p->mpc.fr[f].state == MPC_READY)
+			done = pend_apply_page(e, pg);
+		if (done)
+			p->merge_pg[i] = p->merge_pg[--p->nmerge];
+		else
+			i++;
+	}
+	while (p->nmerge < PLC_MERGE_MAX &&
+	       (uint64_t)p->pend.count + p->pend_reserved > p->pend.cap / 8 * 7) {
+		uint64_t pg;
+		if (!qs_pend_fullest(&p->pend, &pg))
+			break;
+		/* Its entries leave the store now, so that the next fullest
+		 * page is another: the page owes them (timing only: the
+		 * table holds the values). */
+		p->pend_applied += qs_pend_page_take(&p->pend, pg, NULL, NULL);
+		if (mpc_get(e, pg) > 0 && pend_apply_page(e, pg))
+			continue;
+		p->pend_page_reads++;
+		p->merge_pg[p->nmerge++] = pg;
+	}
+}
+
 static void band_drained(struct qs_engine *e, uint64_t b)
 {
 	struct plc *p = e->plc;
@@ -131,7 +244,13 @@ static void map_set(struct qs_engine *e, uint64_t lba, uint64_t phys, bool runti
 {
 	struct plc *p = e->plc;
 	uint64_t old = map_get(p, lba);
-	page_touch(e, lba);
+	if (runtime && pend_keeps(p, lba / p->per_page)) {
+		pend_keep(p, lba, phys);
+	} else {
+		if (p->pend.cap && qs_pend_page_count(&p->pend, lba / p->per_page))
+			p->pend_applied += qs_pend_page_take(&p->pend, lba / p->per_page, NULL, NULL);
+		page_touch(e, lba);
+	}
 	map_put(p, lba, phys);
 	if (!runtime)
 		return; /* recovery: the bitmap and bands come from the final map */
@@ -336,6 +455,13 @@ static void p2l_free(struct qs_engine *e)
 int plc_init(struct qs_engine *e)
 {
 	const struct qs_fmt_sb *sb = &e->sb;
+	/* Recovery does not replay kept map changes yet: timing only. */
+	if (e->conf.map_keep_per_page && !e->no_data) {
+		eng_log(e, QS_LOG_ERR, "engine.map_keep_per_page %u: only for timing-only runs "
+			"(the bench) until recovery replays kept map changes; set 0",
+			e->conf.map_keep_per_page);
+		return -EINVAL;
+	}
 	struct plc *p = eng_alloc(e, sizeof(*p), 64);
 	if (!p)
 		return -ENOMEM;
@@ -364,6 +490,8 @@ int plc_init(struct qs_engine *e)
 	p->drained = eng_alloc(e, p->nbands * sizeof(uint64_t), 64);
 	p->gcu = eng_alloc(e, 2 * e->conf.destage_qd * sizeof(struct unit), 64);
 	p->dstu = p->gcu ? p->gcu + e->conf.destage_qd : NULL;
+	if (p->gcu) /* zero now: a failed init's plc_fini frees what units hold */
+		memset(p->gcu, 0, 2 * e->conf.destage_qd * sizeof(struct unit));
 	if (!p->bands || !p->freeq || !p->drained || !p->gcu ||
 	    (e->no_data && tbl_alloc(e, &p->map, p->lbas)) ||
 	    (e->no_data && tbl_alloc(e, &p->p2l_all, p->phys)) ||
@@ -374,11 +502,16 @@ int plc_init(struct qs_engine *e)
 	int rc = mpc_init(e);
 	if (rc)
 		return rc;
+	if (e->conf.map_keep_per_page) {
+		rc = qs_pend_init(&p->pend, &e->env, pend_cap(e->conf.map_keep_per_page, p->map_pages),
+				  p->map_pages, p->per_page, 1);
+		if (rc)
+			return rc;
+	}
 	if (!(p->dirty_list = eng_alloc(e, p->mpc.nframes * sizeof(uint64_t), 64)) ||
 	    !(p->mf_list = eng_alloc(e, p->mpc.nframes * sizeof(uint64_t), 64)))
 		return -ENOMEM;
 	memset(p->bands, 0, p->nbands * sizeof(struct band));
-	memset(p->gcu, 0, 2 * e->conf.destage_qd * sizeof(struct unit));
 	for (uint32_t i = 0; i < 2 * e->conf.destage_qd; i++)
 		if (units_alloc(e, &p->gcu[i], i < e->conf.destage_qd))
 			return -ENOMEM;
@@ -437,6 +570,7 @@ void plc_fini(struct qs_engine *e)
 	eng_free(e, p->dirty_list);
 	eng_free(e, p->mf_list);
 	eng_free(e, p->map);
+	qs_pend_fini(&p->pend);
 	eng_free(e, p->p2l_all);
 	eng_free(e, p->valid);
 	p2l_free(e);
@@ -666,6 +800,8 @@ static void reads_kick(struct qs_engine *e)
 void plc_pages_kick(struct qs_engine *e)
 {
 	struct plc *p = e->plc;
+	if (p && p->nmerge && !p->kicking)
+		pend_service(e);
 	if (!p || !p->mpc.want)
 		return;
 	if (p->kicking) {
@@ -844,9 +980,11 @@ int plc_rec_pin(struct qs_engine *e, struct req *r, struct rec *rec, const struc
 	for (uint32_t i = 0; i < n; i++)
 		for (uint64_t pg = x[i].lba / p->per_page;
 		     pg <= (x[i].lba + x[i].n - 1) / p->per_page; pg++) {
-			bool have = rec_pinned(rec, pg);
+			bool have = rec_pinned(rec, pg) || rec_kept(rec, pg);
 			for (uint32_t k = 0; k < np && !have; k++)
 				have = pgs[k] == pg;
+			if (!have && pend_reserve(p, rec, pg, x[i].n))
+				continue;
 			if (!have && np < PLC_REC_PAGES)
 				pgs[np++] = pg;
 		}
@@ -897,6 +1035,9 @@ void plc_rec_unpin(struct qs_engine *e, struct rec *rec)
 	for (uint32_t i = 0; i < rec->npins; i++)
 		mpc_unpin(e, rec->pins[i]);
 	rec->npins = 0;
+	e->plc->pend_reserved -= rec->kept;
+	rec->kept = rec->nkp = 0;
+	pend_service(e);
 }
 
 int plc_scan_ready(struct qs_engine *e, const struct qs_fmt_rec *h)
@@ -2834,6 +2975,11 @@ void plc_mem(const struct qs_engine *e, struct qs_engine_mem *m)
 		      eng_alloc_bytes(p->newest) + eng_alloc_bytes(p->written) +
 		      eng_alloc_bytes(p->stale) + eng_alloc_bytes(p->dirty_list) +
 		      eng_alloc_bytes(p->mf_list);
+	/* the store allocates through the environment, not eng_alloc */
+	uint64_t pend = plc_pend_plan(p->pend.cap ? e->conf.map_keep_per_page : 0, p->map_pages,
+				      p->width);
+	m->map_meta += pend;
+	m->total += pend;
 	m->qlc_blocks = eng_alloc_bytes(p->valid);
 	m->bands = eng_alloc_bytes(p->bands) + eng_alloc_bytes(p->freeq) + eng_alloc_bytes(p->drained);
 	/* Timing only: the map's contents and the scratch page are the

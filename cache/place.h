@@ -31,6 +31,7 @@
 #include "qlcshape/engine.h"
 #include "qlcshape/format.h"
 #include "qlcshape/vol.h"
+#include "pend.h"
 
 struct qs_engine;
 struct req;
@@ -196,8 +197,19 @@ struct unit {
 	struct unit *next; /* parked: waiting for a band */
 };
 
+#define PLC_MERGE_MAX 64u /* kept pages read at once to apply their entries */
+
 struct plc {
 	uint64_t lbas, phys;	/* client blocks; QLC blocks in bands */
+	/* Kept map updates (cache/pend.c; timing only until recovery replays
+	 * them, docs/ARCHITECTURE.md, Memory): changes of pages not in DRAM,
+	 * applied by reading the page that holds the most once the store is
+	 * 7/8 full. */
+	struct qs_pend pend;
+	uint32_t pend_reserved;		/* entries records hold room for */
+	uint32_t nmerge;		/* pages read to apply their entries */
+	uint64_t merge_pg[PLC_MERGE_MAX];
+	uint64_t pend_kept, pend_applied, pend_page_reads, pend_overflow;
 	uint32_t band_blocks;
 	uint64_t nbands;
 	uint32_t width;		/* map entry bytes: 4 or 8 */
@@ -400,6 +412,8 @@ bool plc_busy(const struct qs_engine *e);
 
 /* Apply a MAP or MOVE extent (x, its payload py) or a TRIM, at record
  * completion (runtime) or in recovery. */
+/* What the store of kept map changes takes (cache/mem.c plans it). */
+uint64_t plc_pend_plan(uint32_t per_page, uint64_t map_pages, uint32_t width);
 void plc_apply(struct qs_engine *e, const struct qs_fmt_extent *x,
 	       const struct qs_fmt_ext_phys *py, bool runtime);
 /* Recovery: the map region is read for which slot holds each page's

@@ -105,6 +105,10 @@ struct qs_engine_conf {
 	uint64_t log_window_blocks;    /* the most log blocks in use at once, so
 					  the most the log index holds; 0 = the
 					  whole log */
+	uint32_t map_keep_per_page;    /* log, timing only (a prototype): keep
+					  this many map changes per map page
+					  for pages not in DRAM (cache/pend.c);
+					  0 = none */
 	uint32_t map_entry_bytes;      /* log: map and P2L entry width at format,
 					  4, 5 or 8, no narrower than the QLC
 					  needs; 0 = the narrowest it needs (a
