@@ -708,6 +708,34 @@ static void test_discard(void **st)
 }
 
 /*
+ * After a crash: edit page 0 (LBAs 0..1013) in each of its slots that holds
+ * a valid copy, reseal it and make it durable; at least one must.
+ */
+static void page0_rewrite(struct th *h, void (*edit)(struct qs_fmt_map_page *pg,
+						     const struct qs_fmt_sb *sb))
+{
+	const struct qs_fmt_sb *sb = newest_sb(h);
+	int changed = 0;
+	for (uint64_t slot = 0; slot < 2; slot++) {
+		uint64_t at = (sb->map_start + slot) * 4096;
+		struct qs_fmt_map_page *pg = (void *)(h->fast.cur + at);
+		if (qs_fmt_map_check(pg, sb, 0) != QS_FMT_OK)
+			continue;
+		edit(pg, sb);
+		qs_fmt_map_seal(pg, qs_fmt_rec_seed(sb));
+		memcpy(h->fast.durable + at, pg, 4096);
+		changed++;
+	}
+	assert_true(changed > 0);
+}
+
+static void page_seq_ahead(struct qs_fmt_map_page *pg, const struct qs_fmt_sb *sb)
+{
+	assert_true(pg->seq <= sb->map_seq); /* no page is ahead yet */
+	pg->seq = 1ull << 40;
+}
+
+/*
  * A map page says which records it holds (its seq), and recovery replays
  * onto it only the records from there: the page of a discarded range,
  * rewritten after the crash to claim records up to far ahead, keeps the
@@ -720,21 +748,7 @@ static void test_page_seq(void **st)
 	unsigned char *b = malloc(64 * 4096);
 	discard_setup(&h, b);
 	th_crash(&h, true);
-	const struct qs_fmt_sb *sb = newest_sb(&h);
-	uint32_t seed = qs_fmt_rec_seed(sb);
-	int changed = 0;
-	for (uint64_t slot = 0; slot < 2; slot++) {
-		uint64_t at = (sb->map_start + slot) * 4096; /* page 0: lbas 0..1013 */
-		struct qs_fmt_map_page *pg = (void *)(h.fast.cur + at);
-		if (qs_fmt_map_check(pg, sb, 0) != QS_FMT_OK)
-			continue;
-		assert_true(pg->seq <= sb->map_seq); /* no page is ahead yet */
-		pg->seq = 1ull << 40;
-		qs_fmt_map_seal(pg, seed);
-		memcpy(h.fast.durable + at, pg, 4096);
-		changed++;
-	}
-	assert_true(changed > 0);
+	page0_rewrite(&h, page_seq_ahead);
 	assert_int_equal(th_open(&h, false), 0);
 	memset(b, 0xee, 64 * 4096);
 	assert_int_equal(th_io(&h, 'r', 100 * 4096, 64 * 4096, b, 0), 0);
@@ -742,6 +756,15 @@ static void test_page_seq(void **st)
 	assert_int_equal(th_close(&h), 0);
 	free(b);
 	th_fini(&h);
+}
+
+static void lba101_as_lba100(struct qs_fmt_map_page *pg, const struct qs_fmt_sb *sb)
+{
+	(void)sb;
+	uint32_t v100;
+	memcpy(&v100, pg->entries + 100 * 4, 4);
+	assert_true(v100 != UINT32_MAX); /* destaged: on the QLC */
+	memcpy(pg->entries + 101 * 4, &v100, 4);
 }
 
 /*
@@ -755,23 +778,7 @@ static void test_mapped_twice(void **st)
 	unsigned char *b = malloc(64 * 4096);
 	discard_setup(&h, b);
 	th_crash(&h, true);
-	const struct qs_fmt_sb *sb = newest_sb(&h);
-	uint32_t seed = qs_fmt_rec_seed(sb);
-	int changed = 0;
-	for (uint64_t slot = 0; slot < 2; slot++) {
-		uint64_t at = (sb->map_start + slot) * 4096; /* page 0: lbas 0..1013 */
-		struct qs_fmt_map_page *pg = (void *)(h.fast.cur + at);
-		if (qs_fmt_map_check(pg, sb, 0) != QS_FMT_OK)
-			continue;
-		uint32_t v100;
-		memcpy(&v100, pg->entries + 100 * 4, 4);
-		assert_true(v100 != UINT32_MAX); /* destaged: on the QLC */
-		memcpy(pg->entries + 101 * 4, &v100, 4);
-		qs_fmt_map_seal(pg, seed);
-		memcpy(h.fast.durable + at, pg, 4096);
-		changed++;
-	}
-	assert_true(changed > 0);
+	page0_rewrite(&h, lba101_as_lba100);
 	h.env.warnings[0] = 0;
 	assert_int_equal(th_open(&h, false), -EBADMSG);
 	assert_non_null(strstr(h.env.warnings, "mapped twice"));
