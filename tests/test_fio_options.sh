@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test_fio_options: every option of the installed fio's own list (fio
-# --cmdhelp=all: 217 in fio 3.33) is known to the bench (issue 33). Each
+# --cmdhelp=all: 217 in fio 3.33), and of its block and file I/O engines
+# (fio --enghelp=ENGINE: 21 more), is known to the bench (issue 33). Each
 # goes alone, with the value 1, into a one-job file that qlcshape bench run
 # loads; the bench must not answer "unknown key": the option is then
 # implemented, accepted without effect, refused with a reason, or its value
@@ -35,6 +36,23 @@ if [ "$n" -lt 100 ]; then
 	echo "test_fio_options: FAIL: fio --cmdhelp=all listed $n options (want at least 100)"
 	exit 1
 fi
+# The options of fio's block and file I/O engines (fio --enghelp=ENGINE),
+# which job files for a drive set with their ioengine: the bench has one
+# engine of its own, so they are accepted without effect. An engine this
+# fio lacks lists nothing.
+ne=0
+for eng in sync psync vsync pvsync pvsync2 libaio io_uring io_uring_cmd posixaio mmap sg null; do
+	fio --enghelp="$eng" 2>/dev/null | awk -F: '{ gsub(/[ \t]/, "", $1); if ($1 != "" && $1 !~ /^IOengine/) print $1 }' \
+		>"$tmp/eng"
+	ne=$((ne + $(wc -l <"$tmp/eng")))
+	cat "$tmp/eng" >>"$tmp/opts"
+done
+sort -u -o "$tmp/opts" "$tmp/opts"
+if [ "$ne" -lt 10 ]; then
+	echo "test_fio_options: FAIL: fio --enghelp listed $ne engine options (want at least 10)"
+	exit 1
+fi
+n=$(wc -l <"$tmp/opts")
 
 unknown=0 took=0 refused=0 badval=0 other=0
 while read -r o; do
@@ -53,7 +71,7 @@ while read -r o; do
 	esac
 done <"$tmp/opts"
 
-echo "fio options: $n; with the value 1: accepted $took, refused with a reason" \
+echo "fio options (with the block engines' own): $n; with the value 1: accepted $took, refused with a reason" \
 	"$refused, the value refused $badval, unknown $unknown"
 if [ "$unknown" -ne 0 ] || [ "$other" -ne 0 ]; then
 	echo "test_fio_options: FAIL: $unknown unknown, $other unexpected answers"
