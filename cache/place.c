@@ -2291,7 +2291,6 @@ static bool blank(const void *b)
 	return true;
 }
 
-/* Recovery's first pass: the valid bitmap from a committed map page. */
 /*
  * Entries [k, k + n) of page b (width w) into out, PLC_NONE where unmapped.
  * 5-byte entries are read with 8-byte loads and masked: a 5-byte memcpy
@@ -2319,8 +2318,8 @@ static void page_decode(const struct qs_fmt_map_page *b, uint32_t k, uint32_t n,
 }
 
 /*
- * Set the valid bit of every QLC block page pg maps (b: its entries), and
- * refuse a block mapped twice. The bits fall at random places in a bitmap
+ * Recovery's first pass: set the valid bit of every QLC block that page pg
+ * (b: a committed copy) maps, and refuse a block mapped twice. The bits fall at random places in a bitmap
  * of 1 bit a QLC block (894 MiB at 30.72 TB, far past the caches), so each
  * batch of entries is decoded and its bitmap bytes prefetched before any is
  * touched: one entry after the other, a recovery spent 88 ns an entry here,
