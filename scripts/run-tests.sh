@@ -39,7 +39,12 @@ run_one() { # path
 	name=$(basename "$1")
 	t0=$SECONDS
 	timeout 1200 "$1" >"$out/$name.log" 2>&1 || rc=$?
-	echo "$rc $((SECONDS - t0))" >"$out/$name.rc"
+	# Written aside and renamed: the loop below takes the file's being
+	# there for the verdict, and could read it empty between the shell's
+	# creating it and the echo (CI read an empty verdict once: a passed
+	# program counted as failed, "exit " and no time).
+	echo "$rc $((SECONDS - t0))" >"$out/$name.rc.tmp"
+	mv "$out/$name.rc.tmp" "$out/$name.rc"
 }
 
 pass=0; fail=0; failed=()
