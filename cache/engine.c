@@ -864,6 +864,13 @@ int qs_engine_drain(struct qs_engine *e, qs_req_cb cb, void *arg)
 	return 0;
 }
 
+int qs_engine_check(struct qs_engine *e, char *why, size_t len)
+{
+	if (len)
+		why[0] = 0;
+	return e->plc ? plc_check(e, why, len) : -ENOTSUP;
+}
+
 void qs_engine_debug_dump(const struct qs_engine *e, char *out, size_t len)
 {
 	uint32_t nspace = 0, nqop = 0, nflush = 0, nfree = 0, nready = 0;

@@ -47,6 +47,7 @@ int qs_pend_init(struct qs_pend *pd, const struct qs_env *env, uint32_t cap,
 		pd->pg[g] = (struct qs_pend_page){QS_PEND_NONE, 0, QS_PEND_NONE, QS_PEND_NONE};
 	for (uint32_t c = 0; c <= per_page; c++)
 		pd->bucket[c] = QS_PEND_NONE;
+	pd->held_head = QS_PEND_NONE;
 	memset(pd->epoch_count, 0, (size_t)nepochs * sizeof(*pd->epoch_count));
 	return 0;
 }
@@ -64,13 +65,20 @@ void qs_pend_fini(struct qs_pend *pd)
 
 /* ---- pages by count --------------------------------------------------------- */
 
+/* The list page g is on: its count's bucket, or the held pages. */
+static uint32_t *list_of(struct qs_pend *pd, uint64_t g)
+{
+	uint32_t c = pd->pg[g].count;
+	return c & QS_PEND_HELD ? &pd->held_head : &pd->bucket[c];
+}
+
 static void bucket_del(struct qs_pend *pd, uint64_t g)
 {
 	struct qs_pend_page *p = &pd->pg[g];
 	if (p->prev != QS_PEND_NONE)
 		pd->pg[p->prev].next = p->next;
 	else
-		pd->bucket[p->count] = p->next;
+		*list_of(pd, g) = p->next;
 	if (p->next != QS_PEND_NONE)
 		pd->pg[p->next].prev = p->prev;
 	p->prev = p->next = QS_PEND_NONE;
@@ -79,23 +87,42 @@ static void bucket_del(struct qs_pend *pd, uint64_t g)
 static void bucket_add(struct qs_pend *pd, uint64_t g)
 {
 	struct qs_pend_page *p = &pd->pg[g];
+	uint32_t *head = list_of(pd, g);
 	p->prev = QS_PEND_NONE;
-	p->next = pd->bucket[p->count];
+	p->next = *head;
 	if (p->next != QS_PEND_NONE)
 		pd->pg[p->next].prev = (uint32_t)g;
-	pd->bucket[p->count] = (uint32_t)g;
-	if (p->count > pd->max_count)
+	*head = (uint32_t)g;
+	if (!(p->count & QS_PEND_HELD) && p->count > pd->max_count)
 		pd->max_count = p->count;
 }
 
-/* Page g's count becomes count, its bucket following (bucket 0 unused). */
+/* Page g's count becomes count, its list following (bucket 0 unused): a
+ * held page stays on the held list, whatever its count. */
 static void count_set(struct qs_pend *pd, uint64_t g, uint32_t count)
 {
-	if (pd->pg[g].count)
+	struct qs_pend_page *p = &pd->pg[g];
+	if (p->count & QS_PEND_HELD) {
+		pd->held_count = pd->held_count - (p->count & ~QS_PEND_HELD) + count;
+		p->count = count | QS_PEND_HELD;
+		return;
+	}
+	if (p->count)
 		bucket_del(pd, g);
-	pd->pg[g].count = count;
+	p->count = count;
 	if (count)
 		bucket_add(pd, g);
+}
+
+void qs_pend_page_hold(struct qs_pend *pd, uint64_t page)
+{
+	struct qs_pend_page *p = &pd->pg[page];
+	if (!p->count || (p->count & QS_PEND_HELD))
+		return;
+	bucket_del(pd, page);
+	pd->held_count += p->count;
+	p->count |= QS_PEND_HELD;
+	bucket_add(pd, page);
 }
 
 /* ---- entries ---------------------------------------------------------------- */
@@ -128,7 +155,7 @@ int qs_pend_put(struct qs_pend *pd, uint64_t lba, uint64_t val, uint8_t flags,
 		e->off = (uint16_t)(lba % pd->per_page);
 		e->next = pd->pg[g].head;
 		pd->pg[g].head = i;
-		count_set(pd, g, pd->pg[g].count + 1);
+		count_set(pd, g, qs_pend_page_count(pd, g) + 1);
 		pd->count++;
 	}
 	e->val = val;
@@ -142,9 +169,12 @@ uint32_t qs_pend_fullest(struct qs_pend *pd, uint64_t *page)
 {
 	if (!pd->count)
 		return 0;
-	/* max_count only falls here: a take or move leaves it high */
-	while (pd->bucket[pd->max_count] == QS_PEND_NONE)
+	/* max_count only falls here: a take or move leaves it high; every
+	 * page with entries may be held (bucket 0 is never used) */
+	while (pd->max_count && pd->bucket[pd->max_count] == QS_PEND_NONE)
 		pd->max_count--;
+	if (!pd->max_count)
+		return 0;
 	*page = pd->bucket[pd->max_count];
 	return pd->max_count;
 }
@@ -166,8 +196,33 @@ uint32_t qs_pend_page_take(struct qs_pend *pd, uint64_t page, qs_pend_fn fn, voi
 		n++;
 	}
 	p->head = QS_PEND_NONE;
-	count_set(pd, page, 0);
+	if (p->count & QS_PEND_HELD) {
+		bucket_del(pd, page);
+		pd->held_count -= n;
+		p->count = 0;
+	} else {
+		count_set(pd, page, 0);
+	}
 	pd->count -= n;
+	return n;
+}
+
+/* Page g's entries of epoch from move to epoch to; how many. */
+static uint32_t page_epoch_move(struct qs_pend *pd, uint32_t g, uint32_t from, uint32_t to,
+				qs_pend_fn fn, void *arg)
+{
+	uint32_t n = 0;
+	for (uint32_t i = pd->pg[g].head; i != QS_PEND_NONE; i = pd->ent[i].next) {
+		struct qs_pend_ent *e = &pd->ent[i];
+		if (e->epoch != from)
+			continue;
+		if (fn)
+			fn(arg, (uint64_t)g * pd->per_page + e->off, e);
+		e->epoch = (uint8_t)to;
+		n++;
+	}
+	pd->epoch_count[from] -= n;
+	pd->epoch_count[to] += n;
 	return n;
 }
 
@@ -177,19 +232,14 @@ uint32_t qs_pend_epoch_move(struct qs_pend *pd, uint32_t from, uint32_t to, qs_p
 	uint32_t n = 0;
 	if (!pd->epoch_count[from] || from == to)
 		return 0;
-	/* Only pages with entries: every bucket's list, counts 1 and up. */
+	/* Only pages with entries: the held ones, then every bucket's list,
+	 * counts 1 and up. */
+	for (uint32_t g = pd->held_head; g != QS_PEND_NONE && pd->epoch_count[from];
+	     g = pd->pg[g].next)
+		n += page_epoch_move(pd, g, from, to, fn, arg);
 	for (uint32_t c = 1; c <= pd->max_count && pd->epoch_count[from]; c++)
-		for (uint32_t g = pd->bucket[c]; g != QS_PEND_NONE; g = pd->pg[g].next)
-			for (uint32_t i = pd->pg[g].head; i != QS_PEND_NONE; i = pd->ent[i].next) {
-				struct qs_pend_ent *e = &pd->ent[i];
-				if (e->epoch != from)
-					continue;
-				if (fn)
-					fn(arg, (uint64_t)g * pd->per_page + e->off, e);
-				e->epoch = (uint8_t)to;
-				pd->epoch_count[from]--;
-				pd->epoch_count[to]++;
-				n++;
-			}
+		for (uint32_t g = pd->bucket[c]; g != QS_PEND_NONE && pd->epoch_count[from];
+		     g = pd->pg[g].next)
+			n += page_epoch_move(pd, g, from, to, fn, arg);
 	return n;
 }

@@ -49,15 +49,19 @@ struct qs_pend_ent {
 
 struct qs_pend_page {
 	uint32_t head;	     /* first entry, or QS_PEND_NONE */
-	uint32_t count;	     /* entries */
-	uint32_t prev, next; /* pages with the same count (count > 0) */
+	uint32_t count;	     /* entries, and QS_PEND_HELD while held */
+	uint32_t prev, next; /* pages with the same count (count > 0), or held */
 };
+
+#define QS_PEND_HELD (1u << 31)
 
 struct qs_pend {
 	const struct qs_env *env;
 	struct qs_pend_ent *ent;  /* cap entries; the free ones chained by next */
 	struct qs_pend_page *pg;  /* npages */
 	uint32_t *bucket;	  /* per_page + 1 heads: pages by count */
+	uint32_t held_head;	  /* held pages (qs_pend_page_hold) */
+	uint32_t held_count;	  /* entries of held pages */
 	uint32_t *epoch_count;	  /* nepochs */
 	uint64_t npages;
 	uint32_t per_page, nepochs;
@@ -97,7 +101,26 @@ uint32_t qs_pend_fullest(struct qs_pend *pd, uint64_t *page);
 /* Entries kept for page (0 to per_page). */
 static inline uint32_t qs_pend_page_count(const struct qs_pend *pd, uint64_t page)
 {
-	return pd->pg[page].count;
+	return pd->pg[page].count & ~QS_PEND_HELD;
+}
+
+/*
+ * Hold page (it has entries): qs_pend_fullest no longer returns it, while
+ * its entries stay (looked up, replaced, added to) until qs_pend_page_take
+ * removes them and the hold. For a page being read to apply its entries:
+ * the next fullest is another page, and lookups still find the values.
+ */
+void qs_pend_page_hold(struct qs_pend *pd, uint64_t page);
+
+static inline bool qs_pend_page_held(const struct qs_pend *pd, uint64_t page)
+{
+	return pd->pg[page].count & QS_PEND_HELD;
+}
+
+/* Entries of pages not held: what applying the fullest pages can free. */
+static inline uint32_t qs_pend_unheld_count(const struct qs_pend *pd)
+{
+	return pd->count - pd->held_count;
 }
 
 /* Entries whose replay needs epoch. */
@@ -108,14 +131,14 @@ static inline uint32_t qs_pend_epoch_count(const struct qs_pend *pd, uint32_t ep
 
 typedef void (*qs_pend_fn)(void *arg, uint64_t lba, const struct qs_pend_ent *e);
 
-/* Remove every entry of page, calling fn on each first (in no set order);
- * returns how many. fn must not change the store. */
+/* Remove every entry of page and its hold, calling fn on each first (in
+ * no set order); returns how many. fn must not change the store. */
 uint32_t qs_pend_page_take(struct qs_pend *pd, uint64_t page, qs_pend_fn fn, void *arg);
 
 /*
  * Every entry whose epoch is from: fn is called on it (it must not change
  * the store) and its epoch becomes to. Returns how many. Walks the pages
- * that hold entries, not all pages.
+ * that hold entries (held ones too), not all pages.
  */
 uint32_t qs_pend_epoch_move(struct qs_pend *pd, uint32_t from, uint32_t to, qs_pend_fn fn,
 			    void *arg);

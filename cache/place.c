@@ -25,6 +25,7 @@
  *    the fast tier. Recovery reads the map region, then replays the log.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "engine_int.h"
@@ -111,7 +112,21 @@ static void page_touch(struct qs_engine *e, uint64_t lba)
 	p->dirty_list[p->ndirty++] = pg;
 }
 
-/* ---- kept map updates (timing only) ------------------------------------ */
+/* ---- kept map updates --------------------------------------------------- */
+
+/*
+ * A kept change's flag: the value its page holds for the LBA still has its
+ * valid bit. Set when a change is kept without the page in DRAM, so that
+ * the value it replaced was not known; cleared when the page takes the
+ * change (its value then loses the bit) or when GC meets that block and
+ * finds it is not the LBA's kept value (pend_stale). So for an LBA, a set
+ * valid bit names its value (kept, else the page's), or the page's value
+ * while a kept change has this flag.
+ */
+#define PEND_STALE 1u
+
+/* map_change's old: the value being replaced is not known. */
+#define PLC_UNKNOWN (PLC_NONE - 1)
 
 static uint32_t pend_cap(uint32_t per_page, uint64_t map_pages)
 {
@@ -126,26 +141,37 @@ uint64_t plc_pend_plan(uint32_t per_page, uint64_t map_pages, uint32_t width)
 	return qs_pend_plan(pend_cap(per_page, map_pages), map_pages, qs_fmt_map_per_page(width), 1);
 }
 
+static bool page_ready(const struct plc *p, uint64_t pg)
+{
+	uint32_t f = p->mpc.pg_frame[pg];
+	return f != MPC_NONE && p->mpc.fr[f].state == MPC_READY;
+}
+
 /*
  * A change to page pg goes to the store, not the page: the page is not
  * pinned in DRAM (only a pinned page may change: a running map flush has
- * copied it). Timing only: the map's contents are the table, so the store
- * only says which pages a read and a write still owe.
+ * copied it).
  */
 static bool pend_keeps(const struct plc *p, uint64_t pg)
 {
 	if (!p->pend.cap)
 		return false;
-	uint32_t f = p->mpc.pg_frame[pg];
-	return f == MPC_NONE || p->mpc.fr[f].state != MPC_READY || !p->mpc.fr[f].pins;
+	return !page_ready(p, pg) || !p->mpc.fr[p->mpc.pg_frame[pg]].pins;
 }
 
-static void pend_keep(struct plc *p, uint64_t lba, uint64_t phys)
+/* lba's kept change, if any. */
+static struct qs_pend_ent *pend_find(const struct plc *p, uint64_t lba)
 {
-	if (qs_pend_put(&p->pend, lba, phys, 0, 0))
-		p->pend_overflow++; /* more than the records reserved: not modelled */
-	else
-		p->pend_kept++;
+	struct qs_pend_ent *x;
+	return p->pend.cap && qs_pend_get(&p->pend, lba, &x) ? x : NULL;
+}
+
+/* lba's value: its kept change's, else its page's (in DRAM: the caller
+ * made sure, or the timing-only table). */
+static uint64_t map_lookup(struct plc *p, uint64_t lba)
+{
+	const struct qs_pend_ent *x = pend_find(p, lba);
+	return x ? x->val : map_get(p, lba);
 }
 
 /*
@@ -172,15 +198,99 @@ static bool rec_kept(const struct rec *rec, uint64_t pg)
 	return false;
 }
 
+static void band_drained(struct qs_engine *e, uint64_t b);
+
+/* QLC block ph is no longer any LBA's: its valid bit and its band's count go. */
+static void valid_drop(struct qs_engine *e, uint64_t ph)
+{
+	struct plc *p = e->plc;
+	struct band *bd = &p->bands[band_of(p, ph)];
+	plc_bit_put(p->valid, ph, false);
+	p->mapped--;
+	bd->valid--;
+	bd->drop_seq = p->apply_seq;
+	if (!bd->valid)
+		band_drained(e, band_of(p, ph));
+}
+
+static void valid_add(struct plc *p, uint64_t ph)
+{
+	plc_bit_put(p->valid, ph, true);
+	p->mapped++;
+	p->bands[band_of(p, ph)].valid++;
+}
+
+/*
+ * Keep lba -> phys (its page not pinned). The value it replaces loses its
+ * valid bit now where it is known (old, or a kept change's, or the page's
+ * while the page is in DRAM); else the page's value keeps it (PEND_STALE).
+ */
+static void pend_keep(struct qs_engine *e, uint64_t lba, uint64_t old, uint64_t phys)
+{
+	struct plc *p = e->plc;
+	struct qs_pend_ent *x = pend_find(p, lba);
+	uint8_t flags = x ? x->flags : 0;
+	if (x)
+		old = x->val;
+	else if (old == PLC_UNKNOWN && page_ready(p, lba / p->per_page))
+		old = map_get(p, lba);
+	if (old == PLC_UNKNOWN)
+		flags = PEND_STALE;
+	if (qs_pend_put(&p->pend, lba, phys, flags, 0)) {
+		/* Cannot happen: the records reserved room for every change
+		 * of a page they did not pin. Were it to, the change is lost:
+		 * counted, and qs_engine_check reports it. */
+		p->pend_overflow++;
+		return;
+	}
+	p->pend_kept++;
+	if (old != PLC_UNKNOWN && old != PLC_NONE)
+		valid_drop(e, old);
+}
+
+/* A kept change goes into its page (in DRAM, dirty): the page's value
+ * loses its valid bit if the change was kept without knowing it. */
+static void pend_merge_one(void *arg, uint64_t lba, const struct qs_pend_ent *x)
+{
+	struct qs_engine *e = arg;
+	struct plc *p = e->plc;
+	uint64_t pv = map_get(p, lba);
+	if ((x->flags & PEND_STALE) && pv != PLC_NONE)
+		valid_drop(e, pv);
+	map_put(p, lba, x->val);
+}
+
+/* Page pg, pinned (or pinned for this), takes its kept changes. */
+static void pend_merge(struct qs_engine *e, uint64_t pg)
+{
+	struct plc *p = e->plc;
+	page_touch(e, pg * p->per_page);
+	p->pend_applied += qs_pend_page_take(&p->pend, pg, pend_merge_one, e);
+}
+
+/*
+ * GC met QLC block ph, written for lba, with its valid bit set, and lba's
+ * kept change says another value: ph is the page's old value (PEND_STALE),
+ * garbage now. Its bit goes and the change no longer owes it. true: so.
+ */
+static bool pend_stale(struct qs_engine *e, uint64_t lba, uint64_t ph)
+{
+	struct qs_pend_ent *x = pend_find(e->plc, lba);
+	if (!x || !(x->flags & PEND_STALE) || x->val == ph)
+		return false;
+	x->flags &= (uint8_t)~PEND_STALE;
+	valid_drop(e, ph);
+	e->plc->pend_stale_gc++;
+	return true;
+}
+
 /* Page pg, in DRAM, takes its kept changes: it is dirty, and the next
  * checkpoint writes it. false: no COW frame now, try again. */
 static bool pend_apply_page(struct qs_engine *e, uint64_t pg)
 {
-	struct plc *p = e->plc;
 	if (mpc_pin(e, pg))
 		return false;
-	p->pend_applied += qs_pend_page_take(&p->pend, pg, NULL, NULL);
-	page_touch(e, pg * p->per_page);
+	pend_merge(e, pg);
 	mpc_unpin(e, pg);
 	return true;
 }
@@ -188,7 +298,9 @@ static bool pend_apply_page(struct qs_engine *e, uint64_t pg)
 /*
  * Past 7/8 of the store, read the pages holding the most changes and apply
  * them there (greedy: m changes a page apply about 2m + 1 a read); finish
- * those whose reads are done. Called as records retire and pages arrive.
+ * those whose reads are done. A page being read is held in the store (the
+ * next fullest is another; its changes are still found). Called as
+ * records retire and pages arrive.
  */
 static void pend_service(struct qs_engine *e)
 {
@@ -197,28 +309,26 @@ static void pend_service(struct qs_engine *e)
 		return;
 	for (uint32_t i = 0; i < p->nmerge;) {
 		uint64_t pg = p->merge_pg[i];
-		uint32_t f = p->mpc.pg_frame[pg];
-		bool done = false;
-		if (f == MPC_NONE)
-			(void)mpc_get(e, pg); /* evicted before it was applied, or no frame yet */
-		else if (p->mpc.fr[f].state == MPC_READY)
+		bool done = !qs_pend_page_held(&p->pend, pg); /* a record applied it */
+		if (!done && !page_ready(p, pg)) {
+			if (p->mpc.pg_frame[pg] == MPC_NONE)
+				(void)mpc_get(e, pg); /* evicted before it was applied, or no frame yet */
+		} else if (!done) {
 			done = pend_apply_page(e, pg);
+		}
 		if (done)
 			p->merge_pg[i] = p->merge_pg[--p->nmerge];
 		else
 			i++;
 	}
 	while (p->nmerge < PLC_MERGE_MAX &&
-	       (uint64_t)p->pend.count + p->pend_reserved > p->pend.cap / 8 * 7) {
+	       (uint64_t)qs_pend_unheld_count(&p->pend) + p->pend_reserved > p->pend.cap / 8 * 7) {
 		uint64_t pg;
 		if (!qs_pend_fullest(&p->pend, &pg))
 			break;
-		/* Its entries leave the store now, so that the next fullest
-		 * page is another: the page owes them (timing only: the
-		 * table holds the values). */
-		p->pend_applied += qs_pend_page_take(&p->pend, pg, NULL, NULL);
 		if (mpc_get(e, pg) > 0 && pend_apply_page(e, pg))
 			continue;
+		qs_pend_page_hold(&p->pend, pg);
 		p->pend_page_reads++;
 		p->merge_pg[p->nmerge++] = pg;
 	}
@@ -235,39 +345,64 @@ static void band_drained(struct qs_engine *e, uint64_t b)
 }
 
 /*
- * Point lba at phys (or PLC_NONE). At runtime the valid bitmap follows (a
- * bit for every QLC block the map points at, so GC needs no map lookup to
- * tell what is valid), and so do the bands' valid counts; recovery builds
- * both from the map it ends with (plc_valid_read).
+ * Point lba at phys (or PLC_NONE), replacing old (PLC_UNKNOWN: look it
+ * up). At runtime the valid bitmap follows (a bit for every QLC block the
+ * map points at, so GC needs no map lookup to tell what is valid), and so
+ * do the bands' valid counts; recovery builds both from the map it ends
+ * with (plc_valid_read). A page not pinned keeps the change in the store.
  */
-static void map_set(struct qs_engine *e, uint64_t lba, uint64_t phys, bool runtime)
+static void map_change(struct qs_engine *e, uint64_t lba, uint64_t old, uint64_t phys,
+		       bool runtime)
 {
 	struct plc *p = e->plc;
-	uint64_t old = map_get(p, lba);
-	if (runtime && pend_keeps(p, lba / p->per_page)) {
-		pend_keep(p, lba, phys);
+	uint64_t pg = lba / p->per_page;
+	if (runtime && pend_keeps(p, pg)) {
+		pend_keep(e, lba, old, phys);
 	} else {
-		if (p->pend.cap && qs_pend_page_count(&p->pend, lba / p->per_page))
-			p->pend_applied += qs_pend_page_take(&p->pend, lba / p->per_page, NULL, NULL);
+		if (p->pend.cap && qs_pend_page_count(&p->pend, pg))
+			pend_merge(e, pg); /* its kept changes first: they are newer */
 		page_touch(e, lba);
+		old = map_get(p, lba);
+		map_put(p, lba, phys);
+		if (!runtime)
+			return; /* recovery: the bitmap and bands come from the final map */
+		if (old != PLC_NONE)
+			valid_drop(e, old);
 	}
-	map_put(p, lba, phys);
-	if (!runtime)
-		return; /* recovery: the bitmap and bands come from the final map */
-	if (old != PLC_NONE) {
-		struct band *bd = &p->bands[band_of(p, old)];
-		plc_bit_put(p->valid, old, false);
-		p->mapped--;
-		bd->valid--;
-		bd->drop_seq = p->apply_seq;
-		if (!bd->valid)
-			band_drained(e, band_of(p, old));
+	if (phys != PLC_NONE)
+		valid_add(p, phys);
+}
+
+static void map_set(struct qs_engine *e, uint64_t lba, uint64_t phys, bool runtime)
+{
+	map_change(e, lba, PLC_UNKNOWN, phys, runtime);
+}
+
+/*
+ * Does GC's move of lba from QLC block from apply: is from still lba's
+ * value? Without lba's page in DRAM and no kept change, from's valid bit
+ * says: a set bit then names lba's only value. A kept change that names
+ * another value makes from garbage if it was the page's old one.
+ */
+static bool move_applies(struct qs_engine *e, uint64_t lba, uint64_t from, bool runtime)
+{
+	struct plc *p = e->plc;
+	const struct qs_pend_ent *x = pend_find(p, lba);
+	if (x) {
+		if (x->val == from)
+			return true;
+		if (runtime && plc_bit(p->valid, from))
+			(void)pend_stale(e, lba, from);
+		return false;
 	}
-	if (phys != PLC_NONE) {
-		plc_bit_put(p->valid, phys, true);
-		p->mapped++;
-		p->bands[band_of(p, phys)].valid++;
+	if (runtime && pend_keeps(p, lba / p->per_page)) {
+		bool valid = plc_bit(p->valid, from);
+		/* timing only, the whole map at hand: qs_engine_check reports
+		 * a bit that did not say what the page holds */
+		p->move_wrong += p->map && valid != (map_get(p, lba) == from);
+		return valid;
 	}
+	return map_get(p, lba) == from;
 }
 
 /*
@@ -283,6 +418,18 @@ static bool page_holds(const struct plc *p, uint64_t lba, bool runtime)
 		return false; /* runtime, or timing only: no page is ahead of map_seq */
 	const struct qs_fmt_map_page *b = &p->mpc.data[p->mpc.pg_frame[lba / p->per_page]];
 	return p->apply_seq < b->seq;
+}
+
+/* Does a TRIM change lba: is it mapped, or (its page not in DRAM) may it be? */
+static bool trim_applies(struct qs_engine *e, uint64_t lba, bool runtime)
+{
+	struct plc *p = e->plc;
+	const struct qs_pend_ent *x = pend_find(p, lba);
+	if (x)
+		return x->val != PLC_NONE;
+	if (runtime && pend_keeps(p, lba / p->per_page) && !page_ready(p, lba / p->per_page))
+		return true;
+	return map_get(p, lba) != PLC_NONE;
 }
 
 void plc_apply(struct qs_engine *e, const struct qs_fmt_extent *x,
@@ -318,15 +465,14 @@ void plc_apply(struct qs_engine *e, const struct qs_fmt_extent *x,
 	case QS_EXT_MOVE:
 		for (uint32_t i = 0; i < x->nblocks; i++)
 			if (!page_holds(p, x->lba + i, runtime) &&
-			    map_get(p, x->lba + i) == py->from + i) {
-				map_set(e, x->lba + i, py->phys + i, runtime);
+			    move_applies(e, x->lba + i, py->from + i, runtime)) {
+				map_change(e, x->lba + i, py->from + i, py->phys + i, runtime);
 				p->gc_moved += runtime;
 			}
 		break;
 	case QS_EXT_TRIM:
 		for (uint64_t i = 0; i < x->nblocks; i++)
-			if (!page_holds(p, x->lba + i, runtime) &&
-			    map_get(p, x->lba + i) != PLC_NONE)
+			if (!page_holds(p, x->lba + i, runtime) && trim_applies(e, x->lba + i, runtime))
 				map_set(e, x->lba + i, PLC_NONE, runtime);
 		eng_index_drop_range(e, x->lba, x->nblocks);
 		break;
@@ -641,7 +787,7 @@ int plc_read(struct qs_engine *e, struct req *r, uint64_t lba, uint64_t n, unsig
 {
 	struct plc *p = e->plc;
 	for (uint64_t i = 0; i < n;) {
-		uint64_t ph = map_get(p, lba + i);
+		uint64_t ph = map_lookup(p, lba + i);
 		if (ph == PLC_NONE) {
 			if (!e->no_data)
 				memset(buf + i * QS_BLOCK_SIZE, 0, QS_BLOCK_SIZE);
@@ -650,7 +796,7 @@ int plc_read(struct qs_engine *e, struct req *r, uint64_t lba, uint64_t n, unsig
 		}
 		/* Blocks written together lie together: merge within a band. */
 		uint64_t j = i + 1;
-		while (j < n && map_get(p, lba + j) == ph + (j - i) &&
+		while (j < n && map_lookup(p, lba + j) == ph + (j - i) &&
 		       band_of(p, ph + (j - i)) == band_of(p, ph))
 			j++;
 		e->st.qlc_reads++;
@@ -1685,6 +1831,8 @@ static void gc_gather(struct qs_engine *e, struct unit *u)
 				p->bands[p->victim].stuck = true;
 				break;
 			}
+			if (pend_stale(e, l, q))
+				break; /* garbage: not moved */
 			u->lba[u->n] = l;
 			u->from[u->n] = q;
 			u->n++;
@@ -2962,6 +3110,106 @@ void plc_stats(const struct qs_engine *e, struct qs_engine_stats *s)
 	s->p2l_page_writes = p->p2l_page_writes;
 	s->p2l_page_reads = p->p2l_page_reads;
 	s->gc_stuck_blocks = p->gc_unknown;
+	s->map_kept = p->pend_kept;
+	s->map_kept_applied = p->pend_applied;
+	s->map_kept_reads = p->pend_page_reads;
+	s->map_kept_stale = p->pend_stale_gc;
+}
+
+/* ---- qs_engine_check ----------------------------------------------------- */
+
+/* QLC block ph is named by lba (as its value, or as the page's old value a
+ * kept change owes): it must be in the bands, valid and named once. */
+static int check_ref(struct plc *p, uint8_t *seen, uint64_t lba, uint64_t ph, const char *as,
+		     char *why, size_t len)
+{
+	if (ph >= p->phys)
+		snprintf(why, len, "LBA %llu's %s %llu is past the bands", (unsigned long long)lba,
+			 as, (unsigned long long)ph);
+	else if (!plc_bit(p->valid, ph))
+		snprintf(why, len, "LBA %llu's %s %llu has no valid bit", (unsigned long long)lba, as,
+			 (unsigned long long)ph);
+	else if (plc_bit(seen, ph))
+		snprintf(why, len, "QLC block %llu named twice (LBA %llu's %s)",
+			 (unsigned long long)ph, (unsigned long long)lba, as);
+	else
+		return plc_bit_put(seen, ph, true), 0;
+	return -EUCLEAN;
+}
+
+/* Every LBA's references (check_ref); *refs counts them. */
+static int check_lbas(struct plc *p, uint8_t *seen, uint64_t *refs, char *why, size_t len)
+{
+	for (uint64_t lba = 0; lba < p->lbas; lba++) {
+		const struct qs_pend_ent *x = pend_find(p, lba);
+		uint64_t v = x ? x->val : map_get(p, lba);
+		if (v != PLC_NONE && check_ref(p, seen, lba, v, "value", why, len))
+			return -EUCLEAN;
+		*refs += v != PLC_NONE;
+		uint64_t pv = x && (x->flags & PEND_STALE) ? map_get(p, lba) : PLC_NONE;
+		if (pv != PLC_NONE && check_ref(p, seen, lba, pv, "old page value", why, len))
+			return -EUCLEAN;
+		*refs += pv != PLC_NONE;
+	}
+	return 0;
+}
+
+/* The bits set are exactly those named, and each band counts its own. */
+static int check_bits(struct plc *p, const uint8_t *seen, uint64_t refs, char *why, size_t len)
+{
+	uint64_t total = 0;
+	for (uint64_t b = 0; b < p->nbands; b++) {
+		uint64_t n = 0;
+		for (uint64_t ph = b * p->band_blocks; ph < (b + 1) * p->band_blocks; ph++) {
+			if (plc_bit(p->valid, ph) && !plc_bit(seen, ph)) {
+				snprintf(why, len, "QLC block %llu is valid but no LBA names it",
+					 (unsigned long long)ph);
+				return -EUCLEAN;
+			}
+			n += plc_bit(p->valid, ph);
+		}
+		if (n != p->bands[b].valid) {
+			snprintf(why, len, "band %llu counts %u valid blocks, its bits %llu",
+				 (unsigned long long)b, (unsigned)p->bands[b].valid, (unsigned long long)n);
+			return -EUCLEAN;
+		}
+		total += n;
+	}
+	if (total != refs || p->mapped != refs) {
+		snprintf(why, len, "%llu blocks named, %llu valid bits, %llu counted mapped",
+			 (unsigned long long)refs, (unsigned long long)total,
+			 (unsigned long long)p->mapped);
+		return -EUCLEAN;
+	}
+	return 0;
+}
+
+int plc_check(struct qs_engine *e, char *why, size_t len)
+{
+	struct plc *p = e->plc;
+	if (!p->map)
+		return -ENOTSUP; /* the map pages are not all in DRAM */
+	if (p->pend_overflow) {
+		snprintf(why, len, "%llu kept map changes lost: the store was full",
+			 (unsigned long long)p->pend_overflow);
+		return -EUCLEAN;
+	}
+	if (p->move_wrong) {
+		snprintf(why, len, "%llu GC moves decided by a valid bit that was wrong",
+			 (unsigned long long)p->move_wrong);
+		return -EUCLEAN;
+	}
+	size_t n = (size_t)((p->phys + 63) / 64 * 8);
+	uint8_t *seen = eng_alloc(e, n, 64);
+	if (!seen)
+		return -ENOMEM;
+	memset(seen, 0, n);
+	uint64_t refs = 0;
+	int rc = check_lbas(p, seen, &refs, why, len);
+	if (!rc)
+		rc = check_bits(p, seen, refs, why, len);
+	eng_free(e, seen);
+	return rc;
 }
 
 void plc_mem(const struct qs_engine *e, struct qs_engine_mem *m)

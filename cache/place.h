@@ -210,6 +210,8 @@ struct plc {
 	uint32_t nmerge;		/* pages read to apply their entries */
 	uint64_t merge_pg[PLC_MERGE_MAX];
 	uint64_t pend_kept, pend_applied, pend_page_reads, pend_overflow;
+	uint64_t pend_stale_gc; /* old page values GC found garbage (PEND_STALE) */
+	uint64_t move_wrong;	/* qs_engine_check: a move's bit against the table */
 	uint32_t band_blocks;
 	uint64_t nbands;
 	uint32_t width;		/* map entry bytes: 4 or 8 */
@@ -453,6 +455,8 @@ void plc_durable(struct qs_engine *e);
 
 struct qs_engine_stats;
 void plc_stats(const struct qs_engine *e, struct qs_engine_stats *s);
+/* qs_engine_check for log placement. */
+int plc_check(struct qs_engine *e, char *why, size_t len);
 /* Log placement's parts of the engine's DRAM into m (eng_mem), and total
  * corrected for timing-only runs. */
 void plc_mem(const struct qs_engine *e, struct qs_engine_mem *m);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The store of kept map updates (cache/pend.c) against a plain reference:
- * random puts, replaces, takes of the fullest page and of random pages, and
- * epoch moves, checked after every step (counts per page and per epoch, the
+ * random puts, replaces, holds, takes of the fullest page and of random
+ * pages, and epoch moves, checked after every step (counts per page and per epoch, the
  * fullest page's count) and whole at the end; the plan against what init
  * allocates; a full store refusing a new LBA but not a replace.
  */
@@ -54,6 +54,7 @@ struct ref {
 	uint64_t val[LBAS];
 	uint8_t flags[LBAS], epoch[LBAS];
 	uint32_t count;
+	bool held[PAGES]; /* qs_pend_fullest passes it over */
 	bool seen[LBAS]; /* a take's or move's callback reported it */
 };
 
@@ -67,12 +68,16 @@ static uint32_t ref_page_count(const struct ref *r, uint64_t g)
 
 static void check_all(struct qs_pend *pd, const struct ref *r)
 {
-	uint32_t most = 0, ep[EPOCHS] = {0};
+	uint32_t most = 0, ep[EPOCHS] = {0}, held = 0;
 	assert_int_equal(pd->count, r->count);
 	for (uint64_t g = 0; g < PAGES; g++) {
 		uint32_t n = ref_page_count(r, g);
 		assert_int_equal(qs_pend_page_count(pd, g), n);
-		most = n > most ? n : most;
+		assert_int_equal(qs_pend_page_held(pd, g), r->held[g]);
+		if (!r->held[g])
+			most = n > most ? n : most;
+		else
+			held += n;
 	}
 	for (uint64_t lba = 0; lba < LBAS; lba++) {
 		struct qs_pend_ent *e;
@@ -87,10 +92,21 @@ static void check_all(struct qs_pend *pd, const struct ref *r)
 	}
 	for (uint32_t x = 0; x < EPOCHS; x++)
 		assert_int_equal(qs_pend_epoch_count(pd, x), ep[x]);
+	assert_int_equal(qs_pend_unheld_count(pd), r->count - held);
 	uint64_t page = UINT64_MAX;
 	assert_int_equal(qs_pend_fullest(pd, &page), most);
-	if (most)
+	if (most) {
 		assert_int_equal(ref_page_count(r, page), most);
+		assert_false(r->held[page]);
+	}
+}
+
+/* Hold page g if it has entries (a hold of an empty page does nothing). */
+static void hold_page(struct qs_pend *pd, struct ref *r, uint64_t g)
+{
+	qs_pend_page_hold(pd, g);
+	if (ref_page_count(r, g))
+		r->held[g] = true;
 }
 
 /* A take's or move's callback: the entry is the reference's, once. */
@@ -115,6 +131,7 @@ static void take_page(struct qs_pend *pd, struct ref *r, uint64_t g)
 		assert_int_equal(r->seen[lba], r->has[lba]);
 		r->has[lba] = false;
 	}
+	r->held[g] = false;
 	r->count -= want;
 }
 
@@ -167,8 +184,10 @@ static void test_model(void **state)
 		} else if (k < 90) {
 			if (qs_pend_fullest(&pd, &page))
 				take_page(&pd, &r, page);
-		} else if (k < 96) {
+		} else if (k < 93) {
 			take_page(&pd, &r, rng_next(&s) % PAGES);
+		} else if (k < 96) {
+			hold_page(&pd, &r, rng_next(&s) % PAGES);
 		} else {
 			move_epoch(&pd, &r, (uint8_t)(rng_next(&s) % EPOCHS),
 				   (uint8_t)(rng_next(&s) % EPOCHS));
@@ -185,6 +204,9 @@ static void test_model(void **state)
 		last = n;
 		take_page(&pd, &r, page);
 	}
+	for (uint64_t g = 0; g < PAGES; g++)
+		if (r.held[g])
+			take_page(&pd, &r, g);
 	assert_int_equal(r.count, 0);
 	check_all(&pd, &r);
 	qs_pend_fini(&pd);

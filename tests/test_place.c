@@ -230,9 +230,20 @@ static void test_paged_map_lookups(void **st)
 	th_fini(&h);
 }
 
-/* Random 4 KiB writes over the paged map's client span, then a drain;
- * the map pages read and the map page misses. */
-static void keep_run(uint32_t keep, unsigned flags, struct qs_engine_stats *s)
+/* The engine's own walk of its state (qs_engine_check) finds nothing. */
+static void keep_check(struct th *h, int at)
+{
+	char why[256];
+	int rc = qs_engine_check(h->e, why, sizeof(why));
+	if (rc)
+		fprintf(stderr, "qs_engine_check after %d I/Os: %d, %s\n", at, rc, why);
+	assert_int_equal(rc, 0);
+}
+
+/* Random 4 KiB writes (and a few discards) over the paged map's client
+ * span, n of them, then a drain; without data the engine's state is
+ * checked every 500 I/Os and at the end. */
+static void keep_run(uint32_t keep, unsigned flags, int n, struct qs_engine_stats *s)
 {
 	struct th h;
 	assert_int_equal(th_init_paged(&h, 5), 0);
@@ -241,11 +252,21 @@ static void keep_run(uint32_t keep, unsigned flags, struct qs_engine_stats *s)
 	assert_int_equal(th_open(&h, true), 0);
 	uint64_t blocks = qs_engine_size(h.e) / 4096, x = 88172645463325252ull;
 	static unsigned char b[4096];
-	for (int i = 0; i < 20000; i++) {
+	for (int i = 0; i < n; i++) {
 		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-		assert_int_equal(th_io(&h, 'w', x % blocks * 4096, 4096, b, 0), 0);
+		uint64_t lba = x % blocks, len = 1 + x / blocks % 40;
+		if (x % 97 == 0)
+			assert_int_equal(th_io(&h, 'd', lba * 4096,
+					       (len < blocks - lba ? len : blocks - lba) * 4096, NULL, 0),
+					 0);
+		else
+			assert_int_equal(th_io(&h, 'w', lba * 4096, 4096, b, 0), 0);
+		if ((flags & QS_OPEN_NO_DATA) && i % 500 == 0)
+			keep_check(&h, i);
 	}
 	assert_int_equal(th_io(&h, 'D', 0, 0, NULL, 0), 0);
+	if (flags & QS_OPEN_NO_DATA)
+		keep_check(&h, n);
 	qs_engine_get_stats(h.e, s);
 	assert_int_equal(s->cached_blocks, 0);
 	/* the store is part of the engine's DRAM, and of the plan */
@@ -267,13 +288,15 @@ static void test_map_keep(void **st)
 {
 	(void)st;
 	struct qs_engine_stats off, on;
-	keep_run(0, QS_OPEN_NO_DATA, &off);
-	keep_run(8, QS_OPEN_NO_DATA, &on);
+	keep_run(0, QS_OPEN_NO_DATA, 20000, &off);
+	keep_run(8, QS_OPEN_NO_DATA, 20000, &on);
 	fprintf(stderr, "map pages read: %llu without kept changes, %llu with 8 a page\n",
 		(unsigned long long)off.map_page_reads, (unsigned long long)on.map_page_reads);
 	assert_true(off.map_page_reads > 100);
 	assert_true(on.map_page_reads * 2 < off.map_page_reads);
 	assert_true(on.mem.map_meta > off.mem.map_meta);
+	assert_true(on.map_kept > 1000 && on.map_kept_applied > 0 && on.map_kept_reads > 0);
+	assert_int_equal(off.map_kept, 0);
 	struct th h;
 	assert_int_equal(th_init_paged(&h, 5), 0);
 	h.conf.map_keep_per_page = 8;
@@ -281,6 +304,28 @@ static void test_map_keep(void **st)
 	assert_int_equal(th_open(&h, true), -EINVAL);
 	assert_non_null(strstr(h.env.warnings, "engine.map_keep_per_page 8: only for timing-only"));
 	th_fini(&h);
+}
+
+/*
+ * Kept changes hold the map's values: with GC moving blocks over several
+ * passes of the drive, every LBA's value (kept, else its page's) and the
+ * valid bitmap agree at every check (qs_engine_check), and GC finds the
+ * old page values that changes kept without their page left valid.
+ */
+static void test_map_keep_values(void **st)
+{
+	(void)st;
+	struct qs_engine_stats s;
+	for (uint32_t keep = 0; keep <= 2; keep += 2) {
+		keep_run(keep, QS_OPEN_NO_DATA, 60000, &s);
+		fprintf(stderr,
+			"keep %u: %llu moved by GC, %llu kept, %llu applied, %llu stale found by GC\n",
+			keep, (unsigned long long)s.gc_moved_blocks, (unsigned long long)s.map_kept,
+			(unsigned long long)s.map_kept_applied, (unsigned long long)s.map_kept_stale);
+		assert_true(s.gc_moved_blocks > 1000);
+		if (keep)
+			assert_true(s.map_kept_stale > 0);
+	}
 }
 
 /*
@@ -950,6 +995,7 @@ int main(void)
 		cmocka_unit_test(test_page_seq),
 		cmocka_unit_test(test_mapped_twice),
 		cmocka_unit_test(test_map_keep),
+		cmocka_unit_test(test_map_keep_values),
 		cmocka_unit_test(test_restarts),
 		cmocka_unit_test(test_clean_state),
 		cmocka_unit_test(test_placement_mismatch),

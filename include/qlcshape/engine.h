@@ -394,10 +394,28 @@ struct qs_engine_stats {
 	uint64_t p2l_page_reads;   /* read: a victim's pages, both slots */
 	uint64_t gc_stuck_blocks;  /* valid blocks GC found no P2L entry for (their
 				      band is left; 0 unless the fast tier lost them) */
+	/* log placement's kept map changes (engine.map_keep_per_page) */
+	uint64_t map_kept;	   /* changes kept for pages not in DRAM */
+	uint64_t map_kept_applied; /* kept changes applied to their pages */
+	uint64_t map_kept_reads;   /* pages read to apply kept changes */
+	uint64_t map_kept_stale;   /* old page values GC found garbage without
+				      the page */
 	struct qs_engine_mem mem;  /* DRAM by part */
 };
 
 void qs_engine_get_stats(const struct qs_engine *e, struct qs_engine_stats *s);
+
+/*
+ * A test aid: walk the engine's state and check what must hold between any
+ * two engine calls (log placement: every LBA's value, kept or in its page,
+ * is a distinct QLC block with its valid bit; the bits set are exactly
+ * those and the page values kept changes still owe; each band's count and
+ * the mapped count agree with the bits; no kept change was lost). Slow:
+ * every LBA. 0; -EUCLEAN with the first violation in why; -ENOTSUP where
+ * the state is not all in DRAM (a paged map holding data) or there is
+ * nothing to walk (in place); -ENOMEM.
+ */
+int qs_engine_check(struct qs_engine *e, char *why, size_t len);
 
 /* One line of internal state for debugging (queues, positions). */
 void qs_engine_debug_dump(const struct qs_engine *e, char *out, size_t len);
