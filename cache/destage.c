@@ -176,8 +176,12 @@ void dst_diu_add(struct qs_engine *e, uint64_t iu)
 	uint32_t i;
 	if (!qs_index_get(&e->diu_map, iu, &i)) {
 		i = diu_take(e);
-		if (i == NIL)
-			return; /* the index still holds the block; only ordering suffers */
+		if (i == NIL) {
+			/* the index still holds the block; only ordering
+			 * suffers, but counts no longer tell an IU's blocks */
+			e->diu_short = true;
+			return;
+		}
 		struct diu *d = &e->dius[i];
 		d->iu = iu;
 		d->count = 0;

@@ -232,6 +232,7 @@ struct qs_engine {
 	struct diu *dius;
 	uint32_t diu_cap, diu_free, ndius;
 	uint32_t diu_hw;	/* slots [diu_hw, diu_cap) never used yet: free */
+	bool diu_short;		/* a block found no dirty-IU slot: counts may be short */
 	uint32_t fifo_first, fifo_last;
 	uint32_t *bucket_head; /* [iu_blocks + 1] */
 	bool buckets_on;       /* bucket lists kept (fullest-first order only) */

@@ -289,7 +289,7 @@ int mpc_get(struct qs_engine *e, uint64_t pg)
 	x->page = pg;
 	x->pins = 0;
 	x->cow = MPC_NONE;
-	x->dirty = x->pending = x->wb = x->in_lru = false;
+	x->dirty = x->pending = x->wb = x->in_lru = x->acq = false;
 	m->pg_frame[pg] = f;
 	m->resident++;
 	peak_note(m);

@@ -80,6 +80,7 @@ struct mpc_frame {
 	bool pending;	     /* in the running flush, not yet copied for writing */
 	bool wb;	     /* a write of it in flight */
 	bool in_lru;
+	bool acq;	     /* held by the acquirer (plc_rec_pin) */
 };
 
 struct mpc_io {
