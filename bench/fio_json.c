@@ -285,6 +285,7 @@ static void fj_qlcshape(struct fj *w, const struct qs_report_fio_doc *doc,
 	fj_u64(w, "read_bytes", r->fast_read_bytes);
 	fj_dbl(w, "written_per_client_byte", qs_report_per_client(r, r->fast_write_bytes));
 	fj_dbl(w, "read_per_client_byte", qs_report_per_client(r, r->fast_read_bytes));
+	fj_dbl(w, "life_years", r->shaping ? r->fast_life_years : NAN);
 	fj_close(w, '}');
 	fj_map(w, r);
 	fj_mem(w, r);

@@ -107,6 +107,22 @@ double qs_report_life_years(double budget_bytes, uint64_t rated_capacity,
 	return budget / (qlc_write_bytes_per_s * prog_amp * SECONDS_PER_YEAR);
 }
 
+double qs_report_fast_life(double rating_bytes, double rating_prog_amp, uint64_t write_bytes,
+			   uint64_t model_write_bytes, uint64_t model_nand_prog_bytes,
+			   uint64_t elapsed_ns)
+{
+	if (!(rating_bytes > 0) || !elapsed_ns)
+		return NAN;
+	if (!write_bytes)
+		return INFINITY;
+	double amp = model_write_bytes && model_nand_prog_bytes
+			     ? (double)model_nand_prog_bytes / (double)model_write_bytes
+			     : 1;
+	double rate = (double)write_bytes / ((double)elapsed_ns / 1e9);
+	double budget = rating_bytes * (rating_prog_amp > 0 ? rating_prog_amp : 1);
+	return budget / (rate * amp * SECONDS_PER_YEAR);
+}
+
 void qs_report_qlc_fill(struct qs_report_qlc *q, const struct qs_report_qlc_in *in)
 {
 	q->write_bytes = in->qlc_write_bytes;
@@ -359,6 +375,7 @@ G(g_f_bytes, (double)r->fast_write_bytes / 1e6)
 G(g_f_rbytes, r->shaping ? (double)r->fast_read_bytes / 1e6 : NAN)
 G(g_f_wpc, r->shaping ? qs_report_per_client(r, r->fast_write_bytes) : NAN)
 G(g_f_rpc, r->shaping ? qs_report_per_client(r, r->fast_read_bytes) : NAN)
+G(g_f_life, r->shaping ? r->fast_life_years : NAN)
 G(g_map_rpc, qs_report_is_log(r) ? qs_report_per_client(r, r->map_page_reads * QS_BLOCK_SIZE)
 				 : NAN)
 /* seconds to steady state; -INFINITY: checked, not reached ("not steady") */
@@ -417,6 +434,7 @@ static const struct row rows[] = {
 	{"fast-tier read MB", 10, g_f_rbytes, "%.1f", CMP_NONE},
 	{"fast-tier W/client B", 10, g_f_wpc, "%.3f", CMP_NONE},
 	{"fast-tier R/client B", 10, g_f_rpc, "%.3f", CMP_NONE},
+	{"fast-tier life y", 10, g_f_life, "%.2f", CMP_NONE},
 	{"log dirty at end MB", 8, g_dirty, "%.1f", CMP_NONE},
 	{"log dirty growth %", 8, g_dirty_growth, "%.1f", CMP_NONE},
 	{"map misses %", 9, g_map_miss, "%.2f", CMP_NONE},
@@ -731,6 +749,8 @@ int qs_report_json(FILE *f, const struct qs_report_run *runs, size_t n)
 		json_num(f, qs_report_per_client(r, r->fast_write_bytes), "%.6f");
 		fputs(", \"read_per_client_byte\": ", f);
 		json_num(f, qs_report_per_client(r, r->fast_read_bytes), "%.6f");
+		fputs(", \"life_years\": ", f);
+		json_num(f, r->shaping ? r->fast_life_years : NAN, "%.6f");
 		fputs("},\n", f);
 		json_map(f, r);
 		fputs(",\n", f);
@@ -813,7 +833,8 @@ int qs_report_csv(FILE *f, const struct qs_report_run *runs, size_t n)
 	      "dirty_start_bytes,dirty_end_bytes,dirty_end_share_pct,dirty_growth_pct,"
 	      "ss_criterion,ss_reached,ss_at_s,map_miss_pct,map_page_io_bytes,"
 	      "map_dram_peak_bytes,engine_bytes,engine_full_scale_bytes,fast_read_bytes,"
-	      "fast_written_per_client,fast_read_per_client,map_page_reads_per_client\n", f);
+	      "fast_written_per_client,fast_read_per_client,map_page_reads_per_client,"
+	      "fast_life_years\n", f);
 	for (size_t i = 0; i < n; i++) {
 		const struct qs_report_run *r = &runs[i];
 		csv_str(f, r->job);
@@ -860,6 +881,7 @@ int qs_report_csv(FILE *f, const struct qs_report_run *runs, size_t n)
 								  QS_BLOCK_SIZE)
 					       : NAN,
 			"%.6f");
+		csv_num(f, r->shaping ? r->fast_life_years : NAN, "%.6f");
 		fputc('\n', f);
 	}
 	return ferror(f) ? -EIO : 0;

@@ -129,6 +129,9 @@ struct qs_report_run {
 	struct qs_report_qlc qlc;
 	uint64_t fast_write_bytes; /* bytes written to the fast tier */
 	uint64_t fast_read_bytes;  /* bytes read from it (log data, map and P2L pages) */
+	double fast_life_years;	   /* the fast device's projected life at this run's
+				      rate of writes to it (qs_report_fast_life);
+				      NAN: no rating, or shaping off */
 	struct qs_report_wear wear;
 	/* the writes the engine received in the window (every job of a group,
 	 * as the QLC figures): bytes the client asked for, and bytes rounding
@@ -200,6 +203,21 @@ void qs_report_dir_fill(struct qs_report_dir *d, const struct qs_hist *lat,
  * INFINITY when nothing is written, NAN on invalid input (<= 0 budget).
  * Any time, any thread.
  */
+/*
+ * The fast device's projected life in years: its rating (rating_bytes,
+ * its profile's endurance_pbw x 1e15) times the NAND bytes per byte
+ * under the rating's pattern (rating_prog_amp; 0: 1), over the run's rate
+ * of writes to it (write_bytes over elapsed_ns) times its own program
+ * amplification where its model has one (model_nand_prog_bytes /
+ * model_write_bytes; model_write_bytes 0: none, 1). The whole device's
+ * rating: a log that is one partition of a shared device wears it with
+ * the others' writes as well. NAN without a rating or a window; INFINITY
+ * when nothing was written.
+ */
+double qs_report_fast_life(double rating_bytes, double rating_prog_amp, uint64_t write_bytes,
+			   uint64_t model_write_bytes, uint64_t model_nand_prog_bytes,
+			   uint64_t elapsed_ns);
+
 double qs_report_life_years(double budget_bytes, uint64_t rated_capacity,
 			    uint64_t capacity, double qlc_write_bytes_per_s,
 			    double prog_amp);

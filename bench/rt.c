@@ -29,6 +29,7 @@
 
 #include "delta.h"
 #include "drive.h"
+#include "rating.h"
 #include "rt.h"
 
 /* Longest the loop sleeps without looking at the clock (progress line, and
@@ -648,6 +649,14 @@ static void rt_result(void *ctx, size_t open, size_t close, struct qs_bench_resu
 	qs_report_wear_fill(&res->rep.wear, &qi);
 	res->rep.fast_write_bytes = x1->f1.write_bytes - x0->f0.write_bytes;
 	res->rep.fast_read_bytes = x1->f1.read_bytes - x0->f0.read_bytes;
+	/* emu: the fast model's profile and counters; dev: no rating */
+	double rating;
+	uint64_t cap;
+	res->rep.fast_life_years = NAN;
+	if (w->fe && !qs_rating_lookup(&w->fast_prof, &rating, &cap))
+		res->rep.fast_life_years = qs_report_fast_life(
+			rating, w->fast_prof.endurance_prog_amp, res->rep.fast_write_bytes,
+			res->fast.host_write_bytes, res->fast.nand_prog_bytes, res->window_ns);
 	res->rep.mem_scale = rt_scale(w);
 }
 

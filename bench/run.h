@@ -103,6 +103,8 @@ const struct qs_drv_sizes *qs_bench_world_sizes(const struct qs_bench_world *w);
 double qs_bench_world_scale(const struct qs_bench_world *w);
 /* The QLC profile the rating and its pattern come from (owned by w). */
 const struct qs_profile *qs_bench_world_qlc_profile(const struct qs_bench_world *w);
+/* The fast tier's profile, as the QLC's. */
+const struct qs_profile *qs_bench_world_fast_profile(const struct qs_bench_world *w);
 
 /*
  * The devices one variant runs its groups on, as fio runs a job file on

@@ -833,6 +833,13 @@ static void rc_describe(const struct rc_opts *o, const struct rc_world *rw,
 	else
 		fprintf(f, "life: no endurance rating in the profile (endurance_pbw) or "
 			   "--rating-pbw: not projected\n");
+	const struct qs_profile *fp = qs_bench_world_fast_profile(w);
+	if (fp->endurance_pbw > 0)
+		fprintf(f, "fast-tier life: the whole device's rating, %.5g PBW (profile %s), "
+			   "over the run's writes to it\n", fp->endurance_pbw, fp->name);
+	else
+		fprintf(f, "fast-tier life: no endurance rating in profile %s (endurance_pbw): "
+			   "not projected\n", fp->name);
 }
 
 /* The real-time world of dev and emu mode. */

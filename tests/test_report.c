@@ -361,6 +361,8 @@ static void sample_runs(struct qs_report_run r[3])
 	r[1].dirty_end_bytes = 4000;
 	r[1].fast_write_bytes = 7400000000ull;
 	r[1].fast_read_bytes = 6000;
+	r[1].fast_life_years = 2.5;
+	r[0].fast_life_years = 7; /* shaping off: reported as none */
 	r[1].map_hits = 300;
 	r[1].map_misses = 100;
 	r[1].map_page_reads = 50;
@@ -493,7 +495,11 @@ static void test_json(void **state)
 			    (double)r[i].qlc.read_fill_bytes);
 		const struct jv *f = jget(o, "fast", J_OBJ);
 		jkeys(f, (const char *[]){"write_bytes", "read_bytes", "written_per_client_byte",
-					  "read_per_client_byte", NULL});
+					  "read_per_client_byte", "life_years", NULL});
+		if (!r[i].shaping) /* set for run 0, but no fast tier without shaping */
+			jget(f, "life_years", J_NULL);
+		else
+			assert_true(jget(f, "life_years", J_NUM)->num == 2.5);
 		assert_true(jget(f, "write_bytes", J_NUM)->num == (double)r[i].fast_write_bytes);
 		assert_true(jget(f, "read_bytes", J_NUM)->num == (double)r[i].fast_read_bytes);
 		if (i == 1) /* 6000 bytes read for 8000 written by the client */
@@ -736,7 +742,7 @@ static void test_csv(void **state)
 	char (*f)[64] = calloc(64, 64);
 	char *save = NULL, *line = strtok_r(out, "\n", &save);
 	size_t nh = csv_split(line, f, 64);
-	assert_int_equal(nh, 52);
+	assert_int_equal(nh, 53);
 	assert_string_equal(f[0], "job");
 	assert_string_equal(f[3], "placement");
 	assert_string_equal(f[4], "read_iops");
@@ -761,6 +767,7 @@ static void test_csv(void **state)
 	assert_string_equal(f[49], "fast_written_per_client");
 	assert_string_equal(f[50], "fast_read_per_client");
 	assert_string_equal(f[51], "map_page_reads_per_client");
+	assert_string_equal(f[52], "fast_life_years");
 	int lines = 0;
 	while ((line = strtok_r(NULL, "\n", &save))) {
 		size_t n = csv_split(line, f, 64);
@@ -981,6 +988,17 @@ static void test_life_and_fill(void **state)
 	assert_true(fabs(a - y / 16) < 1e-9);
 	assert_true(isinf(qs_report_life_years(1e15, 1, 1, 0, 1)));
 	assert_true(isnan(qs_report_life_years(0, 1, 1, 1, 1)));
+	/* the fast device: 146 PB over 1 GB/s is 4.63 years; a model that
+	 * programs twice what it is sent halves it, a rating pattern's
+	 * amplification of 1.5 gives half again */
+	double f1 = qs_report_fast_life(146e15, 0, 10000000000ull, 0, 0, 10000000000ull);
+	assert_true(fabs(f1 - 146e15 / (1e9 * 31557600.0)) < 1e-9);
+	assert_true(fabs(f1 - 4.6265) < 0.001);
+	double f2 = qs_report_fast_life(146e15, 1.5, 10000000000ull, 500, 1000, 10000000000ull);
+	assert_true(fabs(f2 - f1 * 1.5 / 2) < 1e-9);
+	assert_true(isnan(qs_report_fast_life(NAN, 1, 1, 0, 0, 1)));
+	assert_true(isnan(qs_report_fast_life(1e15, 1, 1, 0, 0, 0)));
+	assert_true(isinf(qs_report_fast_life(1e15, 1, 0, 0, 0, 1)));
 
 	/* 4 KiB random writes passed through: waf_host 1, waf_iu 16 */
 	struct qs_report_qlc q;
