@@ -1020,6 +1020,41 @@ static int job_key_kb_base(struct job_build *b, const char *key, const char *v, 
 	return 0;
 }
 
+/*
+ * fio's engines that move blocks (sync, libaio, io_uring, sg, rbd, nbd,
+ * ...) run on the bench's own, with no effect, and so does null (fio's
+ * examples use it to show an access pattern, zipf.fio, which the bench
+ * runs on the drive); those whose I/O is not a drive's are refused, each
+ * with what it does instead.
+ */
+static const struct {
+	const char *name, *why;
+} job_engines_refused[] = {
+	{"cpuio", "fio's cpuio engine burns CPU: it has no I/O for the bench to simulate"},
+	{"net", "fio's net engine moves data over a network, not to a drive"},
+	{"netsplice", "fio's netsplice engine moves data over a network, not to a drive"},
+	{"rdma", "fio's rdma engine moves data between hosts' memory, not to a drive"},
+	{"exec", "fio's exec engine runs a program: no I/O for the bench to simulate"},
+	{"e4defrag", "fio's e4defrag engine is ext4's online defragmentation, a file system's work"},
+	{"filecreate", "fio's filecreate engine creates files: metadata, no block I/O"},
+	{"filestat", "fio's filestat engine stats files: metadata, no block I/O"},
+	{"filedelete", "fio's filedelete engine deletes files: metadata, no block I/O"},
+	{"ftruncate", "fio's ftruncate engine changes file sizes: no block I/O"},
+	{"falloc", "fio's falloc engine allocates file space: no data written"},
+};
+
+static int job_key_ioengine(struct job_build *b, const char *key, const char *v, unsigned line,
+			    const char **allowed)
+{
+	(void)b, (void)key, (void)line;
+	for (size_t i = 0; i < sizeof(job_engines_refused) / sizeof(job_engines_refused[0]); i++)
+		if (!strcmp(v, job_engines_refused[i].name)) {
+			*allowed = job_engines_refused[i].why;
+			return -ENOTSUP;
+		}
+	return 0;
+}
+
 static int job_key_trace(struct job_build *b, const char *key, const char *v, unsigned line,
 			 const char **allowed)
 {
@@ -1507,6 +1542,9 @@ struct job_opt {
 
 /* the reasons shared by several options */
 #define WHY_ENGINE "the bench has one engine of its own, with no kernel path"
+#define WHY_CPUIO "an option of fio's cpuio engine, which burns CPU: the bench refuses it"
+#define WHY_NET "an option of fio's net, netsplice and rdma engines (I/O over a network): the bench refuses them"
+#define WHY_EXEC "an option of fio's exec engine, which runs a program: the bench refuses it"
 #define WHY_HOST "every job works on the one simulated drive, on a virtual clock"
 #define WHY_FILES "a job works on one span of the drive, not on files"
 #define WHY_DATA "the simulation holds no data"
@@ -1545,7 +1583,9 @@ static const struct job_opt job_opts[] = {
 	NONE("ignore_error", 0, WHY_ERRORS),
 	DO("rw_sequencer", job_key_default_only, 0, "sequential (fio's default) only: identical is refused"),
 	/* engine and queue */
-	NONE("ioengine", 0, WHY_ENGINE),
+	NONE_FN("ioengine", job_key_ioengine, 0,
+		WHY_ENGINE "; refused: cpuio, net, netsplice, rdma, exec, e4defrag, filecreate, "
+		"filestat, filedelete, ftruncate and falloc, whose I/O is not a drive's"),
 	DO("iodepth", job_key_count, 0, "I/Os in flight per clone"),
 	NONE("iodepth_batch", 0, WHY_ENGINE),
 	ALIAS("iodepth_batch_submit", "iodepth_batch"),
@@ -1786,6 +1826,44 @@ static const struct job_opt job_opts[] = {
 	NONE("writefua", JK_FLAG, WHY_ENGINE),
 	NONE("sg_write_mode", 0, WHY_ENGINE),
 	NONE("stream_id", 0, WHY_ENGINE),
+	/* the own options of fio's remote block and file engines (gfapi, mtd,
+	 * nbd, rados, rbd), which run on the bench's engine too */
+	NONE("volume", 0, WHY_ENGINE),
+	NONE("brick", 0, WHY_ENGINE),
+	NONE("single-instance", 0, WHY_ENGINE),
+	NONE("skip_bad", 0, WHY_ENGINE),
+	NONE("uri", 0, WHY_ENGINE),
+	NONE("clustername", 0, WHY_ENGINE),
+	NONE("pool", 0, WHY_ENGINE),
+	NONE("clientname", 0, WHY_ENGINE),
+	NONE("conf", 0, WHY_ENGINE),
+	NONE("busy_poll", 0, WHY_ENGINE),
+	NONE("touch_objects", 0, WHY_ENGINE),
+	NONE("rbdname", 0, WHY_ENGINE),
+	/* and those of the engines the bench refuses (job_key_ioengine) */
+	REFUSE("cpuload", 0, WHY_CPUIO),
+	REFUSE("cpuchunks", 0, WHY_CPUIO),
+	REFUSE("cpumode", 0, WHY_CPUIO),
+	REFUSE("exit_on_io_done", 0, WHY_CPUIO),
+	REFUSE("hostname", 0, WHY_NET),
+	REFUSE("port", 0, WHY_NET),
+	REFUSE("protocol", 0, WHY_NET),
+	REFUSE("nodelay", 0, WHY_NET),
+	REFUSE("listen", 0, WHY_NET),
+	REFUSE("pingpong", 0, WHY_NET),
+	REFUSE("interface", 0, WHY_NET),
+	REFUSE("ttl", 0, WHY_NET),
+	REFUSE("window_size", 0, WHY_NET),
+	REFUSE("mss", 0, WHY_NET),
+	REFUSE("bindname", 0, WHY_NET),
+	REFUSE("verb", 0, WHY_NET),
+	REFUSE("program", 0, WHY_EXEC),
+	REFUSE("arguments", 0, WHY_EXEC),
+	REFUSE("grace_time", 0, WHY_EXEC),
+	REFUSE("std_redirect", 0, WHY_EXEC),
+	REFUSE("donorname", 0, "an option of fio's e4defrag engine (ext4's online defragmentation), which the bench refuses"),
+	REFUSE("inplace", 0, "an option of fio's e4defrag engine (ext4's online defragmentation), which the bench refuses"),
+	REFUSE("stat_type", 0, "an option of fio's filestat engine (file metadata), which the bench refuses"),
 	NONE("cmdprio", 0, WHY_PRIO),
 	NONE("cmdprio_class", 0, WHY_PRIO),
 	NONE("cmdprio_percentage", 0, WHY_PRIO),

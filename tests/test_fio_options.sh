@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test_fio_options: every option of the installed fio's own list (fio
-# --cmdhelp=all: 217 in fio 3.33), and of its block and file I/O engines
-# (fio --enghelp=ENGINE: 21 more), is known to the bench (issue 33). Each
+# --cmdhelp=all: 217 in fio 3.33), and of every engine it lists (fio
+# --enghelp, then --enghelp=ENGINE: 57 more), is known to the bench (issue
+# 33); every engine too, as the value of ioengine. Each
 # goes alone, with the value 1, into a one-job file that qlcshape bench run
 # loads; the bench must not answer "unknown key": the option is then
 # implemented, accepted without effect, refused with a reason, or its value
@@ -36,17 +37,23 @@ if [ "$n" -lt 100 ]; then
 	echo "test_fio_options: FAIL: fio --cmdhelp=all listed $n options (want at least 100)"
 	exit 1
 fi
-# The options of fio's block and file I/O engines (fio --enghelp=ENGINE),
-# which job files for a drive set with their ioengine: the bench has one
-# engine of its own, so they are accepted without effect. An engine this
-# fio lacks lists nothing.
+# The engines this fio has (fio --enghelp: "Available IO engines:", then
+# one a line) and their own options (fio --enghelp=ENGINE), which job
+# files set with their ioengine: the bench runs those of the engines that
+# move blocks on its own engine, without effect, and refuses the others'
+# with the engine's reason.
+fio --enghelp 2>/dev/null | awk 'NR > 1 { gsub(/[ \t]/, ""); if ($0 != "") print }' >"$tmp/engines"
+if [ "$(wc -l <"$tmp/engines")" -lt 10 ]; then
+	echo "test_fio_options: FAIL: fio --enghelp listed $(wc -l <"$tmp/engines") engines (want at least 10)"
+	exit 1
+fi
 ne=0
-for eng in sync psync vsync pvsync pvsync2 libaio io_uring io_uring_cmd posixaio mmap sg null; do
+while read -r eng; do
 	fio --enghelp="$eng" 2>/dev/null | awk -F: '{ gsub(/[ \t]/, "", $1); if ($1 != "" && $1 !~ /^IOengine/) print $1 }' \
 		>"$tmp/eng"
 	ne=$((ne + $(wc -l <"$tmp/eng")))
 	cat "$tmp/eng" >>"$tmp/opts"
-done
+done <"$tmp/engines"
 sort -u -o "$tmp/opts" "$tmp/opts"
 if [ "$ne" -lt 10 ]; then
 	echo "test_fio_options: FAIL: fio --enghelp listed $ne engine options (want at least 10)"
@@ -71,8 +78,23 @@ while read -r o; do
 	esac
 done <"$tmp/opts"
 
-echo "fio options (with the block engines' own): $n; with the value 1: accepted $took, refused with a reason" \
+echo "fio options (with every engine's own): $n; with the value 1: accepted $took, refused with a reason" \
 	"$refused, the value refused $badval, unknown $unknown"
+# Every engine as ioengine's value: taken (it moves blocks: the bench's
+# engine runs its I/O) or refused with the reason; never an error without one.
+etook=0 erefused=0
+while read -r eng; do
+	printf '[j]\nioengine=%s\nbs=3\n' "$eng" >"$tmp/o.fio"
+	out=$("$tool" bench run "$tmp/o.fio" 2>&1 >/dev/null)
+	case $out in
+	*":3: [j] key 'bs' value '3'"*) etook=$((etook + 1)) ;;
+	*":2: [j] key 'ioengine' value '$eng': refused: fio's "*) erefused=$((erefused + 1)) ;;
+	*)
+		echo "test_fio_options: unexpected answer for ioengine=$eng: $out"
+		other=$((other + 1)) ;;
+	esac
+done <"$tmp/engines"
+echo "fio engines: $(wc -l <"$tmp/engines"); run on the bench's engine $etook, refused with a reason $erefused"
 if [ "$unknown" -ne 0 ] || [ "$other" -ne 0 ]; then
 	echo "test_fio_options: FAIL: $unknown unknown, $other unexpected answers"
 	exit 1
