@@ -217,6 +217,17 @@ static const struct pmetric engine_metrics[] = {
 	{"qlcshape_map_lookups_total", C, NULL, "result", "miss", ES(map_misses), 1},
 	{"qlcshape_map_page_reads_total", C, "Log placement: map pages read from the fast tier.",
 	 NULL, NULL, ES(map_page_reads), 1},
+	{"qlcshape_map_kept_changes_total", C,
+	 "Log placement: map changes kept for pages not in DRAM (engine.map_keep_per_page; "
+	 "0 while it is timing only).", NULL, NULL, ES(map_kept), 1},
+	{"qlcshape_map_kept_applied_total", C,
+	 "Log placement: kept map changes applied to their pages.", NULL, NULL,
+	 ES(map_kept_applied), 1},
+	{"qlcshape_map_kept_page_reads_total", C,
+	 "Log placement: map pages read to apply kept changes.", NULL, NULL, ES(map_kept_reads), 1},
+	{"qlcshape_map_kept_stale_total", C,
+	 "Log placement: old page values of kept changes GC found to be garbage.", NULL, NULL,
+	 ES(map_kept_stale), 1},
 };
 
 #undef ES

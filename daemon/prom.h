@@ -54,7 +54,7 @@ struct qs_prom_input {
  * newline. Any thread may call it; in and what it points to are only read
  * and stay the caller's. Returns 0; -EINVAL when in->config is NULL or
  * empty; -ENOSPC when out is too small (out then holds a truncated text
- * that must not be published). About 12 KiB is enough for every metric (control replies take 16 KiB).
+ * that must not be published). About 14 KiB is enough for every metric (control replies take 16 KiB).
  */
 int qs_prom_render(const struct qs_prom_input *in, char *out, size_t len);
 

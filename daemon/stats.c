@@ -60,7 +60,8 @@ static void st_json_engine(struct qs_out *o, const struct qs_stats_view *v)
 		       " \"map\": {\"bytes\": %llu, \"mapped_blocks\": %llu, \"page_writes\": %llu, "
 		       "\"from_clean_state\": %s, \"dram_limit\": %llu, \"resident_bytes\": %llu, "
 		       "\"peak_bytes\": %llu, \"region_bytes\": %llu, \"hits\": %llu, "
-		       "\"misses\": %llu, \"page_reads\": %llu},\n"
+		       "\"misses\": %llu, \"page_reads\": %llu, \"kept\": %llu, "
+		       "\"kept_applied\": %llu, \"kept_page_reads\": %llu, \"kept_stale\": %llu},\n"
 		       " \"p2l\": {\"page_writes\": %llu, \"page_reads\": %llu, "
 		       "\"gc_stuck_blocks\": %llu},\n",
 		       U(e->bands), U(e->bands_free), U(e->bands_open), U(e->bands_full),
@@ -69,8 +70,9 @@ static void st_json_engine(struct qs_out *o, const struct qs_stats_view *v)
 		       U(e->mapped_blocks), U(e->map_page_writes), e->clean_state ? "true" : "false",
 		       U(e->map_dram_limit), U(e->map_resident_bytes), U(e->map_peak_bytes),
 		       U(e->map_region_bytes), U(e->map_hits), U(e->map_misses),
-		       U(e->map_page_reads), U(e->p2l_page_writes), U(e->p2l_page_reads),
-		       U(e->gc_stuck_blocks));
+		       U(e->map_page_reads), U(e->map_kept), U(e->map_kept_applied),
+		       U(e->map_kept_reads), U(e->map_kept_stale), U(e->p2l_page_writes),
+		       U(e->p2l_page_reads), U(e->gc_stuck_blocks));
 	qs_out_printf(o, " \"memory\": {\"index\": %llu, \"dirty\": %llu, \"map_pages\": %llu, "
 	       "\"map_meta\": %llu, \"qlc_blocks\": %llu, \"bands\": %llu, \"other\": %llu, "
 	       "\"total\": %llu},\n", U(e->mem.index), U(e->mem.dirty), U(e->mem.map_pages),
@@ -139,6 +141,8 @@ static void st_text_engine(struct qs_out *o, const struct qs_stats_view *v)
 		       "valid bitmap %s at start\n"
 		       "map pages        %llu of %llu bytes in DRAM (peak %llu, limit %llu), "
 		       "%llu hits, %llu misses, %llu page reads\n"
+		       "kept changes     %llu kept, %llu applied, %llu page reads, %llu old "
+		       "values found stale by GC\n"
 		       "p2l pages        %llu written, %llu read; %llu valid blocks GC could not "
 		       "place\n",
 		       U(e->bands_free), U(e->bands), U(e->bands_open), U(e->bands_full),
@@ -148,7 +152,9 @@ static void st_text_engine(struct qs_out *o, const struct qs_stats_view *v)
 		       e->clean_state ? "read from the clean state" : "rebuilt from the map",
 		       U(e->map_resident_bytes), U(e->map_region_bytes / 2), U(e->map_peak_bytes),
 		       U(e->map_dram_limit), U(e->map_hits), U(e->map_misses), U(e->map_page_reads),
-		       U(e->p2l_page_writes), U(e->p2l_page_reads), U(e->gc_stuck_blocks));
+		       U(e->map_kept), U(e->map_kept_applied), U(e->map_kept_reads),
+		       U(e->map_kept_stale), U(e->p2l_page_writes), U(e->p2l_page_reads),
+		       U(e->gc_stuck_blocks));
 	qs_out_printf(o, "engine dram      %llu bytes: index %llu, dirty-IU records %llu, map pages "
 	       "%llu, per map page %llu, per QLC block %llu, bands %llu, buffers and other %llu\n",
 	       U(e->mem.total), U(e->mem.index), U(e->mem.dirty), U(e->mem.map_pages),
