@@ -117,6 +117,14 @@ ifneq ($(DAEMON_SRCS),)
 ALL += $(DAEMON)
 endif
 
+# The minimal ublk server of make vmtest-scale (tests/vm/ublk_min.c): liburing
+# only, none of the project's code. Built with everything else, so that a
+# warning in it shows in every build, not first in the VM.
+UBLK_MIN := $(BUILD)/tests/vm/ublk_min
+URING_CFLAGS := $(shell pkg-config --cflags liburing 2>/dev/null)
+URING_LIBS   := $(shell pkg-config --libs liburing 2>/dev/null)
+ALL += $(UBLK_MIN)
+
 .PHONY: all test tests bench deps clean vmtest vmtest-systemd vmtest-ceph peers man install uninstall fuzz fuzz-bins
 all: $(ALL)
 
@@ -139,6 +147,11 @@ $(TOOL): $(TOOL_OBJS) $(LIBHOST) $(LIBCACHE)
 $(DAEMON): $(DAEMON_OBJS) $(LIBHOST) $(LIBCACHE)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDSAN) -o $@ $^ $(PKG_LIBS) $(INI_LIBS) $(LDLIBS)
+
+$(UBLK_MIN): tests/vm/ublk_min.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) -Idaemon $(URING_CFLAGS) $(LDSAN) -o $@ $< $(URING_LIBS) -lpthread
 
 # Tests link the bench and daemon code (all but the programs' mains) as
 # archives, so each test pulls in only the objects it uses; the archives
