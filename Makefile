@@ -125,7 +125,7 @@ URING_CFLAGS := $(shell pkg-config --cflags liburing 2>/dev/null)
 URING_LIBS   := $(shell pkg-config --libs liburing 2>/dev/null)
 ALL += $(UBLK_MIN)
 
-.PHONY: all test tests bench deps clean vmtest vmtest-systemd vmtest-ceph peers man install uninstall fuzz fuzz-bins
+.PHONY: all test tests bench deps clean vmtest vmtest-systemd vmtest-ceph vmtest-scale peers man install uninstall fuzz fuzz-bins
 all: $(ALL)
 
 deps:
@@ -250,6 +250,15 @@ vmtest-ceph: deps
 	$(Q)bash scripts/deps.sh --systemd-vm
 	$(Q)$(MAKE) --no-print-directory SAN=0 all
 	$(Q)bash tests/vm/ceph.sh
+
+# The ublk floor (tests/vm/scale.sh, docs/DAEMON.md "The ublk floor"): the
+# minimal ublk server at 1 and 2 queues under fio, in one boot of the newest
+# kernel of the suite, qemu TCG with two vCPUs. A benchmark: it prints a
+# table and fails only if something does not work. Not part of vmtest.
+vmtest-scale: deps
+	$(Q)bash scripts/deps.sh --vm
+	$(Q)$(MAKE) --no-print-directory SAN=0 build/tests/vm/ublk_min
+	$(Q)bash tests/vm/scale.sh
 
 # qlcshape against dm-writecache, bcache and dm-cache over the same emulated
 # QLC (docs/COMPARISON.md): one Debian guest under TCG, about half an hour.
