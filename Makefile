@@ -117,7 +117,15 @@ ifneq ($(DAEMON_SRCS),)
 ALL += $(DAEMON)
 endif
 
-.PHONY: all test tests bench deps clean vmtest vmtest-systemd vmtest-ceph peers man install uninstall fuzz fuzz-bins
+# The minimal ublk server of make vmtest-scale (tests/vm/ublk_min.c): liburing
+# only, none of the project's code. Built with everything else, so that a
+# warning in it shows in every build, not first in the VM.
+UBLK_MIN := $(BUILD)/tests/vm/ublk_min
+URING_CFLAGS := $(shell pkg-config --cflags liburing 2>/dev/null)
+URING_LIBS   := $(shell pkg-config --libs liburing 2>/dev/null)
+ALL += $(UBLK_MIN)
+
+.PHONY: all test tests bench deps clean vmtest vmtest-systemd vmtest-ceph vmtest-scale peers man install uninstall fuzz fuzz-bins
 all: $(ALL)
 
 deps:
@@ -139,6 +147,11 @@ $(TOOL): $(TOOL_OBJS) $(LIBHOST) $(LIBCACHE)
 $(DAEMON): $(DAEMON_OBJS) $(LIBHOST) $(LIBCACHE)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDSAN) -o $@ $^ $(PKG_LIBS) $(INI_LIBS) $(LDLIBS)
+
+$(UBLK_MIN): tests/vm/ublk_min.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) -Idaemon $(URING_CFLAGS) $(LDSAN) -o $@ $< $(URING_LIBS) -lpthread
 
 # Tests link the bench and daemon code (all but the programs' mains) as
 # archives, so each test pulls in only the objects it uses; the archives
@@ -237,6 +250,15 @@ vmtest-ceph: deps
 	$(Q)bash scripts/deps.sh --systemd-vm
 	$(Q)$(MAKE) --no-print-directory SAN=0 all
 	$(Q)bash tests/vm/ceph.sh
+
+# The ublk floor (tests/vm/scale.sh, docs/DAEMON.md "The ublk floor"): the
+# minimal ublk server at 1 and 2 queues under fio, in one boot of the newest
+# kernel of the suite, qemu TCG with two vCPUs. A benchmark: it prints a
+# table and fails only if something does not work. Not part of vmtest.
+vmtest-scale: deps
+	$(Q)bash scripts/deps.sh --vm
+	$(Q)$(MAKE) --no-print-directory SAN=0 build/tests/vm/ublk_min
+	$(Q)bash tests/vm/scale.sh
 
 # qlcshape against dm-writecache, bcache and dm-cache over the same emulated
 # QLC (docs/COMPARISON.md): one Debian guest under TCG, about half an hour.
