@@ -50,17 +50,8 @@ ${CC:-cc} -O2 -Wall -Werror -o "$VM/notify-sink" tests/vm/notify_sink.c
 # The power cut's client-side checker (tests/vm/pcut.c).
 ${CC:-cc} -O2 -Wall -Werror -pthread -o "$VM/pcut" tests/vm/pcut.c
 
-# Copy a program and every library ldd lists into root, keeping paths.
-add_prog() { # root src dest
-	local root=$1 src=$2 dest=$3 lib
-	mkdir -p "$root$(dirname "$dest")"
-	cp -L "$src" "$root$dest"
-	for lib in $(ldd "$src" | awk '/=> \// { print $3 } /^\t\// { print $1 }'); do
-		[ -e "$root$lib" ] && continue
-		mkdir -p "$root$(dirname "$lib")"
-		cp -L "$lib" "$root$lib"
-	done
-}
+# add_prog: a program and its libraries into the initramfs.
+. tests/vm/host-lib.sh
 
 build_initramfs() { # kernel -> build/vm/initramfs-K.cpio
 	local k=$1 root=$VM/root-$1

@@ -41,17 +41,8 @@ else
 	k=$(newest_kernel)
 fi
 
-# Copy a program and every library ldd lists into root, keeping paths (as run.sh).
-add_prog() { # root src dest
-	local root=$1 src=$2 dest=$3 lib
-	mkdir -p "$root$(dirname "$dest")"
-	cp -L "$src" "$root$dest"
-	for lib in $(ldd "$src" | awk '/=> \// { print $3 } /^\t\// { print $1 }'); do
-		[ -e "$root$lib" ] && continue
-		mkdir -p "$root$(dirname "$lib")"
-		cp -L "$lib" "$root$lib"
-	done
-}
+# add_prog: a program and its libraries into the initramfs.
+. tests/vm/host-lib.sh
 
 # Only what the floor needs: busybox, ublk_drv, fio, ublk_min; no other
 # module (the empty mods/order), as each insmod is slow under TCG.
