@@ -801,12 +801,23 @@ static void ckpt_candidate(struct qs_engine *e, uint64_t *pos_out, uint64_t *seq
 	*seq_out = seq;
 }
 
+const char *eng_ckpt_stage_name(enum eng_ckpt_stage s)
+{
+	switch (s) {
+	case CKPT_MAP_FLUSH: return "map page flush";
+	case CKPT_QLC_FLUSH: return "QLC flush";
+	case CKPT_LOG_FLUSH: return "log device flush";
+	case CKPT_SUPERBLOCK: return "superblock write";
+	}
+	return "step";
+}
+
 static void ckpt_cb(void *arg, int res)
 {
 	struct qs_engine *e = arg;
 	eng_enter(e);
 	if (res < 0) {
-		if (e->ckpt_stage == 1) {
+		if (e->ckpt_stage == CKPT_QLC_FLUSH) {
 			e->st.qlc_errors++;
 			e->qlc_unflushed = true;
 		} else {
@@ -820,16 +831,17 @@ static void ckpt_cb(void *arg, int res)
 		 * (reads still work), rather than hanging the device.
 		 */
 		if (++e->ckpt_fail_streak >= 5) {
-			eng_log(e, QS_LOG_ERR, "checkpoint step %d failed %u times in a row: %s",
-				e->ckpt_stage, e->ckpt_fail_streak, strerror(-res));
+			eng_log(e, QS_LOG_ERR, "checkpoint's %s failed %u times in a row: %s",
+				eng_ckpt_stage_name(e->ckpt_stage), e->ckpt_fail_streak,
+				strerror(-res));
 			eng_fail(e, "the log cannot be checkpointed");
 			eng_space_kick(e);
 		} else {
-			eng_log(e, QS_LOG_ERR, "checkpoint step %d failed: %s; tail kept, retrying",
-				e->ckpt_stage, strerror(-res));
+			eng_log(e, QS_LOG_ERR, "checkpoint's %s failed: %s; tail kept, retrying",
+				eng_ckpt_stage_name(e->ckpt_stage), strerror(-res));
 			e->ckpt_retry_ns = eng_now(e) + (100000000ull << e->ckpt_fail_streak);
 		}
-	} else if (e->ckpt_stage == 3) {
+	} else if (e->ckpt_stage == CKPT_SUPERBLOCK) {
 		eng_pace_freed(e, e->ckpt_pos - e->tail_pos);
 		e->tail_pos = e->ckpt_pos;
 		e->tail_seq = e->ckpt_seq;
@@ -842,7 +854,7 @@ static void ckpt_cb(void *arg, int res)
 		eng_check_drain(e);
 		ckpt_kick(e, false);
 	} else {
-		if (e->ckpt_stage == 2 && e->ckpt_flush_seq > e->durable_seq) {
+		if (e->ckpt_stage == CKPT_LOG_FLUSH && e->ckpt_flush_seq > e->durable_seq) {
 			e->durable_seq = e->ckpt_flush_seq;
 			plc_durable(e);
 		}
@@ -854,13 +866,13 @@ static void ckpt_cb(void *arg, int res)
 
 static void ckpt_step(struct qs_engine *e)
 {
-	if (e->ckpt_stage == 0) {
+	if (e->ckpt_stage == CKPT_MAP_FLUSH) {
 		/* Log placement: the map pages changed by the records the tail
 		 * is about to pass go to the fast tier first. */
 		plc_map_flush(e, ckpt_cb, e);
 		return;
 	}
-	if (e->ckpt_stage == 1) {
+	if (e->ckpt_stage == CKPT_QLC_FLUSH) {
 		if (e->qlc_unflushed && (e->qlc->flags & QS_VOL_VOLATILE_CACHE)) {
 			e->qlc_unflushed = false;
 			e->st.qlc_flushes++;
@@ -868,16 +880,16 @@ static void ckpt_step(struct qs_engine *e)
 			return;
 		}
 		e->qlc_unflushed = false;
-		e->ckpt_stage = 2;
+		e->ckpt_stage = CKPT_LOG_FLUSH;
 	}
-	if (e->ckpt_stage == 2) {
+	if (e->ckpt_stage == CKPT_LOG_FLUSH) {
 		if (e->fast->flags & QS_VOL_VOLATILE_CACHE) {
 			e->st.log_flushes++;
 			e->ckpt_flush_seq = e->done_seq;
 			e->fast->ops->flush(e->fast->ctx, ckpt_cb, e);
 			return;
 		}
-		e->ckpt_stage = 3;
+		e->ckpt_stage = CKPT_SUPERBLOCK;
 	}
 	rcv_write_sb(e, e->ckpt_pos, e->ckpt_seq, false, ckpt_cb, e);
 }
@@ -909,7 +921,7 @@ void ckpt_kick(struct qs_engine *e, bool force)
 	e->ckpt_active = true;
 	e->ckpt_pos = pos;
 	e->ckpt_seq = seq;
-	e->ckpt_stage = e->plc ? 0 : 1;
+	e->ckpt_stage = e->plc ? CKPT_MAP_FLUSH : CKPT_QLC_FLUSH;
 	ckpt_step(e);
 }
 

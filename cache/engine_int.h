@@ -166,6 +166,29 @@ struct destage {
 	uint32_t npieces;	/* used since dst_start */
 };
 
+/* A checkpoint's steps, in order (destage.c, ckpt_step): each starts when
+ * the one before completed. */
+enum eng_ckpt_stage {
+	CKPT_MAP_FLUSH,	 /* log placement: the map pages the tail is to pass */
+	CKPT_QLC_FLUSH,	 /* the QLC's write cache: destaged IUs durable */
+	CKPT_LOG_FLUSH,	 /* the fast tier's write cache: the records up to the new tail */
+	CKPT_SUPERBLOCK, /* the superblock that moves the tail */
+};
+
+/* A clean close's steps after the map and the clean state (recover.c,
+ * close_cb), in order; CLOSE_DONE also when one failed. */
+enum eng_close_stage {
+	CLOSE_START,
+	CLOSE_QLC_FLUSH,
+	CLOSE_LOG_FLUSH,
+	CLOSE_SUPERBLOCK,
+	CLOSE_DONE,
+};
+
+/* "the map page flush", "the QLC flush", ...: a step for the log. */
+const char *eng_ckpt_stage_name(enum eng_ckpt_stage s);
+const char *eng_close_stage_name(enum eng_close_stage s);
+
 /* One read of a destage. */
 struct dpiece {
 	struct destage *d;
@@ -259,7 +282,7 @@ struct qs_engine {
 
 	/* checkpoint */
 	bool ckpt_active;
-	int ckpt_stage;
+	enum eng_ckpt_stage ckpt_stage;
 	uint64_t ckpt_pos, ckpt_seq;
 	uint64_t ckpt_scan_pos, ckpt_scan_seq; /* dead up to here (see ckpt_candidate) */
 	struct qs_fmt_sb *sb_buf; /* 4 KiB aligned */
@@ -323,7 +346,7 @@ struct qs_engine {
 	struct qs_fmt_sb *sb_read[2];
 	struct iovec sb_read_iov[2], sb_iov;
 	struct sb_read_ctx { struct qs_engine *e; int copy; } sb_read_ctx[2];
-	int close_stage;
+	enum eng_close_stage close_stage;
 	bool close_started;
 	int sb_read_res[2];
 	int open_pending;

@@ -654,26 +654,42 @@ static void close_mapped_cb(void *arg, int res);
 static void close_cleaned_cb(void *arg, int res);
 static void close_begin(struct qs_engine *e);
 
+const char *eng_close_stage_name(enum eng_close_stage s)
+{
+	switch (s) {
+	case CLOSE_START: return "start";
+	case CLOSE_QLC_FLUSH: return "QLC flush";
+	case CLOSE_LOG_FLUSH: return "log device flush";
+	case CLOSE_SUPERBLOCK: return "clean superblock write";
+	case CLOSE_DONE: return "end";
+	}
+	return "step";
+}
+
+/* The step that was in flight completed (res): on to the next. */
 static void close_cb(void *arg, int res)
 {
 	struct qs_engine *e = arg;
 	eng_enter(e);
 	if (res < 0) {
-		eng_log(e, QS_LOG_ERR, "close: step %d failed: %s; the next open will scan the log",
-			e->close_stage, strerror(-res));
-		e->close_stage = 4;
-	} else {
+		/* CLOSE_DONE: the caller said why (a map page write, a failed
+		 * engine) */
+		if (e->close_stage != CLOSE_DONE)
+			eng_log(e, QS_LOG_ERR, "close: the %s failed: %s; the next open will scan "
+				"the log", eng_close_stage_name(e->close_stage), strerror(-res));
+		e->close_stage = CLOSE_DONE;
+	} else if (e->close_stage < CLOSE_DONE) {
 		e->close_stage++;
 	}
-	if (e->close_stage == 2 && (e->fast->flags & QS_VOL_VOLATILE_CACHE)) {
+	if (e->close_stage == CLOSE_LOG_FLUSH && (e->fast->flags & QS_VOL_VOLATILE_CACHE)) {
 		e->st.log_flushes++;
 		e->fast->ops->flush(e->fast->ctx, close_cb, e);
-	} else if (e->close_stage <= 3) {
-		e->close_stage = 3;
+	} else if (e->close_stage <= CLOSE_SUPERBLOCK) {
+		e->close_stage = CLOSE_SUPERBLOCK;
 		/* Everything before the head is durable and nothing is in flight:
 		 * the next open may trust the headers up to head. */
 		rcv_write_sb(e, e->tail_pos, e->tail_seq, true, close_cb, e);
-		e->close_stage = 3;
+		e->close_stage = CLOSE_SUPERBLOCK;
 	} else {
 		e->closed = true;
 		eng_notify(e, e->close_cb, e->close_arg, res < 0 ? res : 0);
@@ -715,7 +731,7 @@ static void close_mapped_cb(void *arg, int res)
 		/* Not clean: the next open replays the log over the older pages. */
 		eng_log(e, QS_LOG_ERR, "close: map page write failed: %s; the next open will "
 			"scan the log", strerror(-res));
-		e->close_stage = 4;
+		e->close_stage = CLOSE_DONE;
 		close_cb(e, res);
 	} else {
 		plc_clean_write(e, close_cleaned_cb, e);
@@ -739,24 +755,24 @@ static void close_cleaned_cb(void *arg, int res)
 static void close_begin(struct qs_engine *e)
 {
 	if (e->conf.mode == QS_MODE_PASSTHROUGH || !e->ready || e->failed) {
-		e->close_stage = 4;
+		e->close_stage = CLOSE_DONE;
 		close_cb(e, e->failed ? -EIO : 0);
 	} else if (e->qlc_unflushed && (e->qlc->flags & QS_VOL_VOLATILE_CACHE)) {
-		e->close_stage = 1;
+		e->close_stage = CLOSE_QLC_FLUSH;
 		e->qlc_unflushed = false;
 		e->st.qlc_flushes++;
 		e->qlc->ops->flush(e->qlc->ctx, close_cb, e);
 	} else {
 		/*
 		 * Nothing of the QLC's to flush: on to the log device's flush
-		 * (stage 2), which must come before the clean superblock. This
-		 * started at stage 0 and went from 1 straight to the
-		 * superblock, so a clean close whose QLC writes were all FUA
+		 * (CLOSE_LOG_FLUSH), which must come before the clean
+		 * superblock. This started at the start and went from the QLC
+		 * flush straight to the superblock, so a clean close whose QLC writes were all FUA
 		 * (log placement) sealed a clean superblock over map pages,
 		 * clean state and records still in the device's cache: the
 		 * crash sweep's points inside the close found it.
 		 */
-		e->close_stage = 1;
+		e->close_stage = CLOSE_QLC_FLUSH;
 		close_cb(e, 0);
 	}
 }
