@@ -584,6 +584,17 @@ int qs_drv_sizes_model(const struct qs_profile *p, uint64_t scale_bytes, uint64_
 	return 0;
 }
 
+double qs_drv_fast_life(const struct qs_profile *fp, const struct qs_bench_result *res)
+{
+	double bytes;
+	uint64_t cap;
+	if (qs_rating_lookup(fp, &bytes, &cap))
+		return NAN;
+	return qs_report_fast_life(bytes, fp->endurance_prog_amp, res->rep.fast_write_bytes,
+				   res->fast.host_write_bytes, res->fast.nand_prog_bytes,
+				   res->window_ns);
+}
+
 /* Stamp every 4 KiB block of a write with its own offset and the seed. */
 static uint64_t drv_stamp_check(uint64_t off, uint64_t seed)
 {

@@ -179,6 +179,14 @@ int qs_drv_engine_close(const struct qs_drv_world_ops *ops, void *ctx, struct qs
 uint64_t qs_drv_log_bytes(uint64_t bytes);
 
 /*
+ * The fast tier's projected life for res->rep.fast_life_years: the
+ * rating of fp (its profile; NAN without one) over res's window of writes
+ * to it, with res->fast's model counters for its own amplification
+ * (qs_report_fast_life). For both worlds, once res's counters are in.
+ */
+double qs_drv_fast_life(const struct qs_profile *fp, const struct qs_bench_result *res);
+
+/*
  * The engine settings of log placement in a bench world, filled into c
  * over the engine's defaults: iu_bytes, op_pct, and the band: band_bytes
  * when not 0 (--band-size), else one superblock of the QLC model

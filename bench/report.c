@@ -111,16 +111,15 @@ double qs_report_fast_life(double rating_bytes, double rating_prog_amp, uint64_t
 			   uint64_t model_write_bytes, uint64_t model_nand_prog_bytes,
 			   uint64_t elapsed_ns)
 {
-	if (!(rating_bytes > 0) || !elapsed_ns)
+	if (!elapsed_ns)
 		return NAN;
-	if (!write_bytes)
-		return INFINITY;
 	double amp = model_write_bytes && model_nand_prog_bytes
 			     ? (double)model_nand_prog_bytes / (double)model_write_bytes
 			     : 1;
-	double rate = (double)write_bytes / ((double)elapsed_ns / 1e9);
 	double budget = rating_bytes * (rating_prog_amp > 0 ? rating_prog_amp : 1);
-	return budget / (rate * amp * SECONDS_PER_YEAR);
+	/* the whole device's rating: no capacity scaling */
+	return qs_report_life_years(budget, 1, 1, (double)write_bytes / ((double)elapsed_ns / 1e9),
+				    amp);
 }
 
 void qs_report_qlc_fill(struct qs_report_qlc *q, const struct qs_report_qlc_in *in)

@@ -29,7 +29,6 @@
 
 #include "delta.h"
 #include "drive.h"
-#include "rating.h"
 #include "rt.h"
 
 /* Longest the loop sleeps without looking at the clock (progress line, and
@@ -650,13 +649,7 @@ static void rt_result(void *ctx, size_t open, size_t close, struct qs_bench_resu
 	res->rep.fast_write_bytes = x1->f1.write_bytes - x0->f0.write_bytes;
 	res->rep.fast_read_bytes = x1->f1.read_bytes - x0->f0.read_bytes;
 	/* emu: the fast model's profile and counters; dev: no rating */
-	double rating;
-	uint64_t cap;
-	res->rep.fast_life_years = NAN;
-	if (w->fe && !qs_rating_lookup(&w->fast_prof, &rating, &cap))
-		res->rep.fast_life_years = qs_report_fast_life(
-			rating, w->fast_prof.endurance_prog_amp, res->rep.fast_write_bytes,
-			res->fast.host_write_bytes, res->fast.nand_prog_bytes, res->window_ns);
+	res->rep.fast_life_years = w->fe ? qs_drv_fast_life(&w->fast_prof, res) : NAN;
 	res->rep.mem_scale = rt_scale(w);
 }
 

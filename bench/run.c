@@ -17,7 +17,6 @@
 
 #include "delta.h"
 #include "drive.h"
-#include "rating.h"
 #include "run.h"
 #include "sim.h"
 
@@ -263,19 +262,6 @@ static void rn_window_edge(void *ctx, size_t job, bool end)
 	qs_model_get_counters(s->fm, end ? &x->f1 : &x->f0);
 }
 
-/* The fast tier's projected life (qs_report_fast_life) from its profile's
- * rating and its model's counters over the window. */
-static double fast_life(const struct qs_profile *fp, const struct qs_bench_result *res)
-{
-	double bytes;
-	uint64_t cap;
-	if (qs_rating_lookup(fp, &bytes, &cap))
-		return NAN;
-	return qs_report_fast_life(bytes, fp->endurance_prog_amp, res->rep.fast_write_bytes,
-				   res->fast.host_write_bytes, res->fast.nand_prog_bytes,
-				   res->window_ns);
-}
-
 /* The drives' figures of a report entry: the models' counters from job
  * open's window opening to job close's closing. */
 static void rn_result(void *ctx, size_t open, size_t close, struct qs_bench_result *res)
@@ -304,7 +290,7 @@ static void rn_result(void *ctx, size_t open, size_t close, struct qs_bench_resu
 	qs_report_wear_fill(&res->rep.wear, &qi);
 	res->rep.fast_write_bytes = res->fast.host_write_bytes;
 	res->rep.fast_read_bytes = res->fast.host_read_bytes;
-	res->rep.fast_life_years = fast_life(&w->fast_p, res);
+	res->rep.fast_life_years = qs_drv_fast_life(&w->fast_p, res);
 	res->rep.mem_scale = qs_bench_world_scale(w);
 }
 
