@@ -767,10 +767,11 @@ static void close_begin(struct qs_engine *e)
 		 * Nothing of the QLC's to flush: on to the log device's flush
 		 * (CLOSE_LOG_FLUSH), which must come before the clean
 		 * superblock. This started at the start and went from the QLC
-		 * flush straight to the superblock, so a clean close whose QLC writes were all FUA
-		 * (log placement) sealed a clean superblock over map pages,
-		 * clean state and records still in the device's cache: the
-		 * crash sweep's points inside the close found it.
+		 * flush straight to the superblock, so a clean close whose
+		 * QLC writes were all FUA (log placement) sealed a clean
+		 * superblock over map pages, clean state and records still in
+		 * the device's cache: the crash sweep's points inside the
+		 * close found it.
 		 */
 		e->close_stage = CLOSE_QLC_FLUSH;
 		close_cb(e, 0);
